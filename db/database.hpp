@@ -1,0 +1,151 @@
+// The results database: the one place in scalebench that knows SQL.
+// Schema and its meaning: docs/database.md (a public interface; users query it directly).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace scalebench::db {
+
+// Raised for every database failure; the message names the file and the SQLite error.
+class DatabaseError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A query that tried to modify the database through the read-only path.
+class ReadOnlyViolation : public DatabaseError {
+ public:
+  using DatabaseError::DatabaseError;
+};
+
+inline constexpr int kSchemaVersion = 1;
+
+// One invocation of `scalebench run` on one experiment file.
+struct ExperimentRecord {
+  std::int64_t id = 0;            // assigned by insert_experiment
+  std::string name;
+  std::string source_path;        // the experiment file as given
+  std::string spec_json;          // the file's JSON, normalised
+  std::string started_at;         // ISO 8601 UTC wall clock
+  std::string host;
+  int cpu_count = 0;
+  std::string scalebench_version;
+};
+
+// One launched process (one cell of the matrix: condition x np x repetition).
+struct RunRecord {
+  std::int64_t id = 0;             // assigned by insert_run
+  std::int64_t experiment_id = 0;
+  std::string experiment;          // experiment name, duplicated for easy querying
+  std::string condition;           // condition name from the experiment file
+  std::string launcher;            // single | mpirun | srun | command
+  int np = 1;
+  int repetition = 1;              // 1-based
+  std::string command_line;        // argv joined with shell quoting, for humans
+  std::string status;              // ok | failed | timeout | incomplete | interrupted
+  std::optional<int> exit_code;    // absent when killed by a signal
+  std::optional<int> signal;       // the signal that ended it, if any
+  std::string error;               // why status is not ok; empty when ok
+  std::string started_at;          // ISO 8601 UTC wall clock with microseconds
+  std::string ended_at;
+  double wall_seconds = 0;         // process start to exit, monotonic clock
+  std::optional<double> startup_seconds;    // process start to first `Epoch 1/z`
+  std::optional<long long> train_images;    // training images per epoch, all ranks
+  std::optional<double> images_per_second;  // train_images * epochs / sum(epoch durations)
+};
+
+struct EpochRecord {
+  std::int64_t run_id = 0;
+  int epoch = 0;                   // 1-based, as printed
+  int total_epochs = 0;
+  double start_offset_seconds = 0; // from the run's process start
+  std::optional<double> duration_seconds;  // from stamped lines; absent if the end was never seen
+  std::optional<double> trainer_seconds;   // the trainer's own clock for the same epoch
+  std::optional<double> loss;
+  std::optional<double> accuracy;
+};
+
+struct LineRecord {
+  std::int64_t run_id = 0;
+  std::int64_t seq = 0;            // 0-based arrival order within the run
+  double offset_seconds = 0;       // arrival time from the run's process start (monotonic)
+  std::string stream;              // stdout | stderr
+  std::optional<int> rank;         // from the launcher's tag, absent for untagged lines
+  std::string text;                // payload after the tag, valid UTF-8
+};
+
+// A finished run with everything measured about it, stored in one transaction.
+struct RunBundle {
+  RunRecord run;
+  std::vector<EpochRecord> epochs;
+  std::vector<LineRecord> lines;
+};
+
+// Result of a read-only query, all values rendered as text (NULL as absent).
+struct QueryResult {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::optional<std::string>>> rows;
+};
+
+// One epoch joined with its run: the unit the report and statistics work on.
+struct EpochSample {
+  std::int64_t run_id = 0;
+  std::string experiment;
+  std::string condition;
+  std::string launcher;
+  int np = 1;
+  int repetition = 1;
+  int epoch = 0;
+  double duration_seconds = 0;
+  std::optional<double> trainer_seconds;
+  std::optional<long long> train_images;
+};
+
+enum class OpenMode { ReadWrite, ReadOnly };
+
+class Database {
+ public:
+  // ReadWrite creates the file (and its directory) and the schema when absent and migrates
+  // older schema versions; ReadOnly requires an existing scalebench database.
+  static Database open(const std::string& path, OpenMode mode = OpenMode::ReadWrite);
+  ~Database();
+  Database(Database&&) noexcept;
+  Database& operator=(Database&&) noexcept;
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  const std::string& path() const { return path_; }
+  int schema_version() const;
+
+  std::int64_t insert_experiment(const ExperimentRecord& experiment);
+  // Stores the run, its epochs and lines atomically; returns the new run id.
+  std::int64_t insert_run(const RunBundle& bundle);
+
+  std::vector<ExperimentRecord> experiments() const;
+  // Runs, optionally of one experiment name, in insertion order.
+  std::vector<RunRecord> runs(const std::optional<std::string>& experiment = std::nullopt) const;
+  std::vector<EpochRecord> epochs(std::int64_t run_id) const;
+  std::vector<LineRecord> lines(std::int64_t run_id) const;
+  // Epochs with a duration, of runs with status ok, joined with their run.
+  std::vector<EpochSample> epoch_samples(
+      const std::optional<std::string>& experiment = std::nullopt) const;
+  // Name of the most recently started experiment, if any.
+  std::optional<std::string> latest_experiment() const;
+
+  // Runs one SQL statement that must not modify anything; throws ReadOnlyViolation otherwise.
+  QueryResult query_read_only(const std::string& sql) const;
+
+ private:
+  Database(sqlite3* handle, std::string path);
+  sqlite3* handle_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace scalebench::db

@@ -1,0 +1,30 @@
+// One-way analysis of variance.
+#pragma once
+
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+namespace scalebench::stats {
+
+// Input that no statistic can be computed from (fewer than two groups, an empty group, ...).
+class StatsError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct OneWayAnova {
+  double ss_between = 0;
+  double ss_within = 0;
+  double df_between = 0;  // k - 1
+  double df_within = 0;   // N - k
+  double ms_between = 0;
+  double ms_within = 0;
+  double f = 0;           // ms_between / ms_within; +inf when ms_within == 0 and ms_between > 0
+  double p = 1;           // P(F > f) from the F distribution's complement (no underflow to 0)
+};
+
+// Fisher's one-way ANOVA over k >= 2 groups with N > k observations in total.
+OneWayAnova one_way_anova(const std::vector<std::vector<double>>& groups);
+
+}  // namespace scalebench::stats
