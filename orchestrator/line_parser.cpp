@@ -1,0 +1,243 @@
+#include "orchestrator/line_parser.hpp"
+
+#include <charconv>
+#include <cstdint>
+
+namespace scalebench::orchestrator {
+namespace {
+
+std::string_view trim(std::string_view text) {
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+bool is_digits(std::string_view text) {
+  if (text.empty()) return false;
+  for (char c : text)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
+std::optional<int> to_int(std::string_view text) {
+  if (!is_digits(text) || text.size() > 9) return std::nullopt;
+  int value = 0;
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
+}
+
+std::optional<double> to_double(std::string_view text) {
+  text = trim(text);
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// horovodrun's optional prefix: `Mon Nov 22 10:00:00 2026` (strftime "%a %b %d %H:%M:%S %Y").
+bool looks_like_timestamp(std::string_view prefix) {
+  prefix = trim(prefix);
+  if (prefix.size() < 20 || prefix.size() > 32) return false;
+  int colons = 0;
+  for (char c : prefix) {
+    if (c == ':') ++colons;
+    else if (!(c == ' ' || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
+      return false;
+  }
+  return colons == 2;
+}
+
+std::optional<KeyValueLine> parse_key_values(std::string_view text) {
+  KeyValueLine line;
+  while (true) {
+    text = trim(text);
+    if (text.empty()) break;
+    const auto space = text.find(' ');
+    const auto token = text.substr(0, space);
+    const auto equals = token.find('=');
+    if (equals == std::string_view::npos || equals == 0) return std::nullopt;
+    line.fields.emplace_back(std::string(token.substr(0, equals)),
+                             std::string(token.substr(equals + 1)));
+    if (space == std::string_view::npos) break;
+    text.remove_prefix(space);
+  }
+  return line;
+}
+
+}  // namespace
+
+std::string_view stream_name(Stream stream) {
+  return stream == Stream::Stdout ? "stdout" : "stderr";
+}
+
+TaggedLine parse_tagged_line(std::string_view line, const TagOptions& options) {
+  TaggedLine untagged{std::nullopt, std::nullopt, line};
+
+  for (const auto& [marker, stream] : {std::pair{std::string_view("]<stdout>:"), Stream::Stdout},
+                                       std::pair{std::string_view("]<stderr>:"), Stream::Stderr}}) {
+    const auto close = line.find(marker);
+    if (close == std::string_view::npos) continue;
+    const auto open = line.rfind('[', close);
+    if (open == std::string_view::npos) continue;
+    const auto inside = line.substr(open + 1, close - open - 1);
+    const auto comma = inside.rfind(',');
+    // Open MPI: [jobid,rank] where jobid may be a PMIx namespace; horovodrun: [rank].
+    const auto rank_text = comma == std::string_view::npos ? inside : inside.substr(comma + 1);
+    const auto rank = to_int(rank_text);
+    if (!rank) continue;
+    if (comma != std::string_view::npos && comma == 0) continue;
+    if (open != 0 && !looks_like_timestamp(line.substr(0, open))) continue;
+    auto payload = line.substr(close + marker.size());
+    if (!payload.empty() && payload.front() == ' ') payload.remove_prefix(1);  // Open MPI 5
+    return {rank, stream, payload};
+  }
+
+  if (options.rank_colon_prefix) {
+    auto start = line.find_first_not_of(' ');
+    const auto colon = line.find(':');
+    if (start != std::string_view::npos && colon != std::string_view::npos && colon > start) {
+      if (const auto rank = to_int(line.substr(start, colon - start))) {
+        auto payload = line.substr(colon + 1);
+        if (!payload.empty() && payload.front() == ' ') payload.remove_prefix(1);
+        return {rank, std::nullopt, payload};
+      }
+    }
+  }
+  return untagged;
+}
+
+std::optional<EpochMarker> parse_epoch_marker(std::string_view payload) {
+  payload = trim(payload);
+  constexpr std::string_view kPrefix = "Epoch ";
+  if (payload.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  payload.remove_prefix(kPrefix.size());
+  const auto slash = payload.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  const auto epoch = to_int(payload.substr(0, slash));
+  const auto total = to_int(payload.substr(slash + 1));
+  if (!epoch || !total || *epoch < 1 || *epoch > *total) return std::nullopt;
+  return EpochMarker{*epoch, *total};
+}
+
+std::optional<EpochEnd> parse_epoch_end(std::string_view payload) {
+  payload = trim(payload);
+  // Keras's progress prefix "469/469" comes first; the values follow as " - key: value".
+  const auto first_dash = payload.find(" - ");
+  if (first_dash == std::string_view::npos) return std::nullopt;
+  const auto progress = payload.substr(0, first_dash);
+  const auto slash = progress.find('/');
+  if (slash == std::string_view::npos || !is_digits(progress.substr(0, slash)) ||
+      !is_digits(progress.substr(slash + 1)))
+    return std::nullopt;
+
+  EpochEnd end;
+  bool any = false;
+  auto rest = payload.substr(first_dash + 3);
+  while (!rest.empty()) {
+    const auto next = rest.find(" - ");
+    const auto item = rest.substr(0, next);
+    const auto colon = item.find(": ");
+    if (colon != std::string_view::npos) {
+      const auto key = trim(item.substr(0, colon));
+      const auto value = to_double(item.substr(colon + 2));
+      if (value) {
+        any = true;
+        if (key == "loss") end.loss = value;
+        else if (key == "accuracy") end.accuracy = value;
+        else if (key == "test_accuracy") end.test_accuracy = value;
+        else if (key == "images/s") end.images_per_second = value;
+        else if (key == "epoch_seconds") end.epoch_seconds = value;
+      }
+    }
+    if (next == std::string_view::npos) break;
+    rest.remove_prefix(next + 3);
+  }
+  if (!any) return std::nullopt;
+  return end;
+}
+
+std::optional<std::string> KeyValueLine::get(std::string_view key) const {
+  for (const auto& [k, v] : fields)
+    if (k == key) return v;
+  return std::nullopt;
+}
+
+std::optional<KeyValueLine> parse_trainer_header(std::string_view payload) {
+  payload = trim(payload);
+  constexpr std::string_view kPrefix = "scalebench-train ";
+  if (payload.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  return parse_key_values(payload.substr(kPrefix.size()));
+}
+
+std::optional<KeyValueLine> parse_training_done(std::string_view payload) {
+  payload = trim(payload);
+  constexpr std::string_view kPrefix = "Training done:";
+  if (payload.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  return parse_key_values(payload.substr(kPrefix.size()));
+}
+
+std::string sanitize_utf8(std::string_view bytes) {
+  if (!bytes.empty() && bytes.back() == '\r') bytes.remove_suffix(1);
+  std::string out;
+  out.reserve(bytes.size());
+  constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    const auto byte = static_cast<std::uint8_t>(bytes[i]);
+    std::size_t length = 0;
+    std::uint32_t min_code = 0;
+    if (byte < 0x80) {
+      out.push_back(static_cast<char>(byte));
+      ++i;
+      continue;
+    } else if ((byte & 0xE0) == 0xC0) {
+      length = 2, min_code = 0x80;
+    } else if ((byte & 0xF0) == 0xE0) {
+      length = 3, min_code = 0x800;
+    } else if ((byte & 0xF8) == 0xF0) {
+      length = 4, min_code = 0x10000;
+    }
+    bool valid = length != 0 && i + length <= bytes.size();
+    std::uint32_t code = length ? byte & (0x7F >> length) : 0;
+    for (std::size_t k = 1; valid && k < length; ++k) {
+      const auto next = static_cast<std::uint8_t>(bytes[i + k]);
+      if ((next & 0xC0) != 0x80) valid = false;
+      code = (code << 6) | (next & 0x3F);
+    }
+    // Reject overlong forms, surrogates and code points past U+10FFFF.
+    if (valid && (code < min_code || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF))
+      valid = false;
+    if (valid) {
+      out.append(bytes.substr(i, length));
+      i += length;
+    } else {
+      out.append(kReplacement);
+      ++i;
+    }
+  }
+  return out;
+}
+
+void LineSplitter::feed(std::string_view chunk, std::vector<std::string>& out) {
+  while (!chunk.empty()) {
+    const auto newline = chunk.find('\n');
+    if (newline == std::string_view::npos) {
+      pending_.append(chunk);
+      return;
+    }
+    pending_.append(chunk.substr(0, newline));
+    out.push_back(std::move(pending_));
+    pending_.clear();
+    chunk.remove_prefix(newline + 1);
+  }
+}
+
+std::optional<std::string> LineSplitter::finish() {
+  if (pending_.empty()) return std::nullopt;
+  std::string rest = std::move(pending_);
+  pending_.clear();
+  return rest;
+}
+
+}  // namespace scalebench::orchestrator

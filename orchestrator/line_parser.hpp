@@ -1,0 +1,73 @@
+// Parsing one output line: the launcher's rank tag, and what the trainer said.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace scalebench::orchestrator {
+
+enum class Stream { Stdout, Stderr };
+std::string_view stream_name(Stream stream);
+
+// Which tag forms to recognise besides the bracketed ones that are always accepted.
+struct TagOptions {
+  // `N: text` as written by `srun --label` and MPICH's `mpiexec -l`. Off by default because an
+  // untagged line such as "3: done" would be misread as rank 3.
+  bool rank_colon_prefix = false;
+};
+
+struct TaggedLine {
+  std::optional<int> rank;            // absent for untagged lines
+  std::optional<Stream> tag_stream;   // the stream named inside the tag, if any
+  std::string_view payload;           // the text after the tag
+};
+
+// Accepts `[1,0]<stdout>:x` (Open MPI 4), `[ns@1,0]<stdout>: x` (Open MPI 5, one space after the
+// colon is dropped), `[0]<stdout>:x` (horovodrun, optionally after its 1-second timestamp) and
+// untagged lines. Never throws: anything unrecognised is an untagged line.
+TaggedLine parse_tagged_line(std::string_view line, const TagOptions& options = {});
+
+struct EpochMarker {
+  int epoch = 0;
+  int total = 0;
+};
+// `Epoch y/z` with 1 <= y <= z (surrounding whitespace allowed, nothing else).
+std::optional<EpochMarker> parse_epoch_marker(std::string_view payload);
+
+// The trainer's end-of-epoch line: `s/s - loss: 0.5 - accuracy: 0.8 - ... - epoch_seconds: 4.8`.
+struct EpochEnd {
+  std::optional<double> loss;
+  std::optional<double> accuracy;
+  std::optional<double> test_accuracy;
+  std::optional<double> images_per_second;
+  std::optional<double> epoch_seconds;
+};
+std::optional<EpochEnd> parse_epoch_end(std::string_view payload);
+
+// `scalebench-train k=v ...` (header) and `Training done: k=v ...` (end of training).
+struct KeyValueLine {
+  std::vector<std::pair<std::string, std::string>> fields;
+  std::optional<std::string> get(std::string_view key) const;
+};
+std::optional<KeyValueLine> parse_trainer_header(std::string_view payload);
+std::optional<KeyValueLine> parse_training_done(std::string_view payload);
+
+// Replaces every invalid UTF-8 sequence by U+FFFD and drops a trailing '\r', so stored text is
+// always valid UTF-8 whatever a process wrote.
+std::string sanitize_utf8(std::string_view bytes);
+
+// Splits a byte stream into lines as chunks arrive; a line may span chunks.
+class LineSplitter {
+ public:
+  // Appends the complete lines contained in `chunk` (without '\n') to `out`.
+  void feed(std::string_view chunk, std::vector<std::string>& out);
+  // The unterminated rest at end of stream, if any.
+  std::optional<std::string> finish();
+
+ private:
+  std::string pending_;
+};
+
+}  // namespace scalebench::orchestrator

@@ -1,0 +1,145 @@
+// The matrix runner end to end through the fake executor and a real database file: milliseconds.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include "orchestrator/runner.hpp"
+#include "test_support.hpp"
+
+using namespace scalebench;
+using namespace scalebench::orchestrator;
+
+namespace {
+
+const char* kExperiment = R"({
+  "name": "fake",
+  "repetitions": 2,
+  "np": [1, 2],
+  "trainer": {"epochs": 3},
+  "conditions": [
+    {"name": "single", "launcher": "single"},
+    {"name": "mpirun", "launcher": "mpirun"}
+  ]
+})";
+
+int np_of(const LaunchSpec& spec) {
+  if (spec.argv[0] != "mpirun") return 1;
+  return std::stoi(spec.argv[2]);
+}
+
+// A trainer whose epochs take 2/np seconds, printing what scalebench-train prints.
+FakeProcess scripted_trainer(const LaunchSpec& spec) {
+  const int np = np_of(spec);
+  const double epoch = 2.0 / np;
+  const std::string tag = spec.argv[0] == "mpirun" ? "[1,0]<stdout>:" : "";
+  FakeProcess process;
+  double t = 0.25;
+  process.lines.push_back({0.1, Stream::Stdout, tag + fmt::format("scalebench-train model=mlp train_images=600 np={}", np)});
+  for (int y = 1; y <= 3; ++y) {
+    process.lines.push_back({t, Stream::Stdout, tag + fmt::format("Epoch {}/3", y)});
+    if (np == 2) process.lines.push_back({t + 0.001, Stream::Stdout, "[1,1]<stdout>:rank one says hi"});
+    t += epoch;
+    process.lines.push_back({t - 0.001, Stream::Stdout,
+                             tag + fmt::format("5/5 - loss: 0.5 - accuracy: 0.9 - epoch_seconds: {}", epoch - 0.001)});
+  }
+  process.lines.push_back({t, Stream::Stdout, tag + "Training done: epochs=3"});
+  process.duration_seconds = t + 0.05;
+  return process;
+}
+
+db::ExperimentRecord context_for(const Experiment& experiment) {
+  db::ExperimentRecord record;
+  record.name = experiment.name;
+  record.source_path = "fake.json";
+  record.spec_json = experiment.spec_json;
+  record.started_at = "2026-11-22T00:00:00.000000Z";
+  record.host = "test";
+  record.cpu_count = 2;
+  record.scalebench_version = "test";
+  return record;
+}
+
+}  // namespace
+
+TEST_CASE("the whole matrix runs through the fake executor into the database") {
+  test::TempDir dir;
+  auto database = db::Database::open((dir / "r.db").string());
+  const auto experiment = parse_experiment(kExperiment, "fake.json");
+  const auto plans = expand_matrix(experiment, {"scalebench-train", false});
+  FakeExecutor executor(scripted_trainer);
+
+  const auto outcome = run_experiment(experiment, plans, executor, database, context_for(experiment));
+  CHECK(outcome.runs == 6);
+  CHECK(outcome.ok == 6);
+  CHECK(executor.launched().size() == 6);
+
+  const auto runs = database.runs("fake");
+  REQUIRE(runs.size() == 6);
+  for (const auto& run : runs) {
+    CHECK(run.status == "ok");
+    CHECK(run.exit_code == 0);
+    CHECK(run.train_images == 600);
+    const double epoch = 2.0 / run.np;
+    CHECK(*run.images_per_second == doctest::Approx(600 / epoch));
+    CHECK(*run.startup_seconds == doctest::Approx(0.25));
+    const auto epochs = database.epochs(run.id);
+    REQUIRE(epochs.size() == 3);
+    for (const auto& e : epochs) {
+      CHECK(*e.duration_seconds == doctest::Approx(epoch));
+      CHECK(std::abs(*e.duration_seconds - *e.trainer_seconds) == doctest::Approx(0.001));
+    }
+  }
+  CHECK(runs[2].condition == "mpirun");
+  CHECK(runs[2].np == 2);
+  CHECK(runs[2].command_line == "mpirun -np 2 --tag-output scalebench-train --epochs 3");
+  const auto lines = database.lines(runs[2].id);
+  CHECK(lines.size() == 11);
+  CHECK(lines[2].rank == 1);
+  CHECK(lines[2].text == "rank one says hi");
+  CHECK(database.epoch_samples("fake").size() == 18);
+}
+
+TEST_CASE("failed, crashed and hanging runs are stored with their status and lines") {
+  test::TempDir dir;
+  auto database = db::Database::open((dir / "r.db").string());
+  const auto experiment = parse_experiment(
+      R"({"name":"bad","repetitions":4,"conditions":[{"name":"single","launcher":"single"}]})", "bad.json");
+  const auto plans = expand_matrix(experiment, {"scalebench-train", false});
+  int call = 0;
+  FakeExecutor executor([&](const LaunchSpec&) {
+    FakeProcess process;
+    switch (call++) {
+      case 0:  // crashes with an error
+        process.lines = {{0.1, Stream::Stdout, "Epoch 1/2"}, {0.5, Stream::Stderr, "out of memory"}};
+        process.exit_code = 1;
+        break;
+      case 1:  // hangs and is stopped
+        process.lines = {{0.1, Stream::Stdout, "Epoch 1/2"}};
+        process.exit_code.reset();
+        process.signal = 15;
+        process.timed_out = true;
+        break;
+      case 2:  // exits 0 but never finishes its epochs
+        process.lines = {{0.1, Stream::Stdout, "Epoch 1/2"}, {0.2, Stream::Stdout, "Epoch 2/2"}};
+        break;
+      default:
+        process.launch_error = "program not found: scalebench-train";
+    }
+    return process;
+  });
+  const auto outcome = run_experiment(experiment, plans, executor, database, context_for(experiment));
+  CHECK(outcome.runs == 4);
+  CHECK(outcome.ok == 0);
+  const auto runs = database.runs("bad");
+  REQUIRE(runs.size() == 4);
+  CHECK(runs[0].status == "failed");
+  CHECK(runs[0].error == "exit code 1 (last stderr line: out of memory)");
+  CHECK(runs[1].status == "timeout");
+  CHECK(runs[1].signal == 15);
+  CHECK(runs[2].status == "incomplete");
+  CHECK(runs[2].error == "no `Training done:` line, so the last epoch has no end");
+  CHECK(runs[3].status == "failed");
+  CHECK(runs[3].error == "program not found: scalebench-train");
+  CHECK(database.lines(runs[0].id).size() == 2);
+  CHECK(database.epoch_samples("bad").empty());  // only ok runs feed the statistics
+}
