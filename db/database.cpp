@@ -1,0 +1,865 @@
+// The results database on the SQLite C API. Every value goes through a bound parameter; the only
+// SQL built from text is the schema itself and PRAGMA user_version with our own constant.
+#include "db/database.hpp"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <array>
+#include <cctype>
+#include <concepts>
+#include <filesystem>
+#include <string_view>
+#include <utility>
+
+#include "db/schema.hpp"
+
+#ifndef SCALEBENCH_DB_VERSION_STRING
+#define SCALEBENCH_DB_VERSION_STRING "unknown"
+#endif
+
+namespace scalebench::db {
+namespace {
+
+// Long enough to ride out another process's insert_run (one transaction per finished run), short
+// enough that a stuck writer shows up as an error rather than a hang.
+constexpr int kBusyTimeoutMs = 5000;
+
+[[noreturn]] void fail(sqlite3* db, const std::string& path, std::string_view what) {
+  throw DatabaseError(fmt::format("{}: {}: {}", path, what, sqlite3_errmsg(db)));
+}
+
+void exec(sqlite3* db, const std::string& path, const char* sql, std::string_view what) {
+  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) fail(db, path, what);
+}
+
+// ---- UTF-8: the caller sanitises, this is the last line of defence -----------------------------
+
+// Length of the well-formed UTF-8 sequence starting at s[i], or 0 if it is not one.
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  std::uint32_t cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2, cp = c & 0x1Fu;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3, cp = c & 0x0Fu;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4, cp = c & 0x07u;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0u) != 0x80u) return 0;
+    cp = (cp << 6) | (b & 0x3Fu);
+  }
+  if (n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return 0;  // overlong, surrogate
+  if (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return 0;
+  return n;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_sequence_length(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+// Each byte that does not start a well-formed sequence becomes U+FFFD.
+std::string repair_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_sequence_length(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+// ---- RAII statement ----------------------------------------------------------------------------
+
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& path, std::string_view sql, std::string_view what)
+      : db_(db), path_(path), what_(what) {
+    if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
+        SQLITE_OK) {
+      fail(db_, path_, fmt::format("preparing to {}", what_));
+    }
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  template <std::integral T>
+  void bind(int index, T value) {
+    check(sqlite3_bind_int64(stmt_, index, static_cast<sqlite3_int64>(value)));
+  }
+  void bind(int index, double value) { check(sqlite3_bind_double(stmt_, index, value)); }
+  void bind(int index, std::string_view value) {
+    if (is_valid_utf8(value)) {
+      check(sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
+                                SQLITE_UTF8));
+    } else {
+      const std::string repaired = repair_utf8(value);
+      check(sqlite3_bind_text64(stmt_, index, repaired.data(), repaired.size(), SQLITE_TRANSIENT,
+                                SQLITE_UTF8));
+    }
+  }
+  void bind(int index, const std::string& value) { bind(index, std::string_view(value)); }
+  template <typename T>
+  void bind(int index, const std::optional<T>& value) {
+    if (value) {
+      bind(index, *value);
+    } else {
+      check(sqlite3_bind_null(stmt_, index));
+    }
+  }
+
+  // True while there is a row to read.
+  bool step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail(db_, path_, what_);
+  }
+  // Runs a statement that returns no rows.
+  void run() {
+    step();
+    reset();
+  }
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+
+  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
+  int integer(int col) const { return static_cast<int>(sqlite3_column_int64(stmt_, col)); }
+  double real(int col) const { return sqlite3_column_double(stmt_, col); }
+  std::string text(int col) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    if (p == nullptr) return {};
+    return std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
+  }
+  std::optional<int> optional_int(int col) const {
+    if (is_null(col)) return std::nullopt;
+    return integer(col);
+  }
+  std::optional<long long> optional_int64(int col) const {
+    if (is_null(col)) return std::nullopt;
+    return static_cast<long long>(int64(col));
+  }
+  std::optional<double> optional_real(int col) const {
+    if (is_null(col)) return std::nullopt;
+    return real(col);
+  }
+
+ private:
+  void check(int rc) {
+    if (rc != SQLITE_OK) fail(db_, path_, fmt::format("binding a parameter to {}", what_));
+  }
+
+  sqlite3* db_;
+  const std::string& path_;
+  std::string what_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// BEGIN IMMEDIATE on construction (takes the write lock now, so a busy database fails here and
+// not half-way); ROLLBACK on destruction unless committed.
+class Transaction {
+ public:
+  Transaction(sqlite3* db, const std::string& path, std::string_view what)
+      : db_(db), path_(path), what_(what) {
+    exec(db_, path_, "BEGIN IMMEDIATE", fmt::format("starting a transaction to {}", what_));
+  }
+  ~Transaction() {
+    if (!committed_ && sqlite3_get_autocommit(db_) == 0) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  void commit() {
+    exec(db_, path_, "COMMIT", fmt::format("committing the transaction to {}", what_));
+    committed_ = true;
+  }
+
+ private:
+  sqlite3* db_;
+  const std::string& path_;
+  std::string what_;
+  bool committed_ = false;
+};
+
+// ---- schema checks -----------------------------------------------------------------------------
+
+int read_user_version(sqlite3* db, const std::string& path) {
+  // The first read of the file: a file that is not SQLite at all fails here with
+  // "file is not a database".
+  Statement st(db, path, "PRAGMA user_version", "check that this is a scalebench database");
+  st.step();
+  return st.integer(0);
+}
+
+std::int64_t count_schema_objects(sqlite3* db, const std::string& path) {
+  Statement st(db, path, "SELECT count(*) FROM sqlite_master",
+               "check that this is a scalebench database");
+  st.step();
+  return st.int64(0);
+}
+
+bool has_scalebench_meta(sqlite3* db, const std::string& path) {
+  Statement tables(db, path,
+                   "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+                   "check that this is a scalebench database");
+  tables.step();
+  if (tables.int64(0) == 0) return false;
+  Statement st(db, path, "SELECT count(*) FROM meta WHERE key = 'schema_version'",
+               "check that this is a scalebench database");
+  st.step();
+  return st.int64(0) > 0;
+}
+
+enum class SchemaState { Current, Empty, Older };
+
+// Refuses files that are not ours or too new, before anything is written to them.
+SchemaState classify_schema(sqlite3* db, const std::string& path, int version) {
+  if (version > kSchemaVersion) {
+    throw DatabaseError(
+        fmt::format("{}: schema version {} is newer than this scalebench supports (up to {}); "
+                    "read it with a newer scalebench",
+                    path, version, kSchemaVersion));
+  }
+  if (version <= 0) {
+    if (count_schema_objects(db, path) > 0) {
+      throw DatabaseError(fmt::format(
+          "{}: not a scalebench database: it holds tables but no scalebench schema version "
+          "(PRAGMA user_version is {}); give --db a new file name",
+          path, version));
+    }
+    return SchemaState::Empty;
+  }
+  if (!has_scalebench_meta(db, path)) {
+    throw DatabaseError(fmt::format(
+        "{}: not a scalebench database: PRAGMA user_version is {} but there is no scalebench "
+        "`meta` table",
+        path, version));
+  }
+  return version < kSchemaVersion ? SchemaState::Older : SchemaState::Current;
+}
+
+void set_meta(sqlite3* db, const std::string& path, std::string_view key, std::string_view value) {
+  Statement st(db, path, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+               "write the meta table");
+  st.bind(1, key);
+  st.bind(2, value);
+  st.run();
+}
+
+void set_user_version(sqlite3* db, const std::string& path, int version) {
+  // PRAGMA takes no bound parameters; the value is our own integer constant.
+  const std::string sql = fmt::format("PRAGMA user_version = {}", version);
+  exec(db, path, sql.c_str(), "set the schema version");
+}
+
+void create_schema(sqlite3* db, const std::string& path) {
+  exec(db, path, schema::kCreateV1, "create the schema");
+  set_meta(db, path, "schema_version", std::to_string(kSchemaVersion));
+  set_meta(db, path, "created_by", "scalebench " SCALEBENCH_DB_VERSION_STRING);
+  Statement st(db, path,
+               "INSERT INTO meta (key, value) "
+               "VALUES ('created_at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+               "write the meta table");
+  st.run();
+  set_user_version(db, path, kSchemaVersion);
+}
+
+// Brings an older scalebench schema up to kSchemaVersion, one version at a time. Version 1 is the
+// first, so there is nothing to do yet; a change to the schema adds a case here.
+void migrate_schema(sqlite3* db, const std::string& path, int from) {
+  for (int version = from; version < kSchemaVersion; ++version) {
+    switch (version) {
+      default:
+        throw DatabaseError(fmt::format("{}: no migration from schema version {} to {}", path,
+                                        version, version + 1));
+    }
+  }
+  set_meta(db, path, "schema_version", std::to_string(kSchemaVersion));
+  set_user_version(db, path, kSchemaVersion);
+}
+
+// ---- read-only queries -------------------------------------------------------------------------
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// PRAGMAs a query may run: ones whose argument names a table or index, and settings read
+// without an argument. Everything else (including every assignment) is refused. (`PRAGMA
+// journal_mode` reads, but sqlite3_stmt_readonly counts it as a write, so it is not here.)
+bool is_reading_pragma(const char* name, const char* argument) {
+  static constexpr std::array kWithArgument = {
+      "table_info",  "table_xinfo",      "table_list",        "index_list",      "index_info",
+      "index_xinfo", "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check"};
+  static constexpr std::array kWithoutArgument = {
+      "user_version",  "schema_version", "application_id", "data_version",
+      "foreign_keys",  "page_size",      "page_count",     "freelist_count",
+      "encoding",      "database_list",  "collation_list", "compile_options",
+      "function_list", "module_list",    "pragma_list",    "query_only"};
+  if (name == nullptr) return false;
+  for (const char* allowed : kWithArgument) {
+    if (equals_ignoring_case(name, allowed)) return true;
+  }
+  if (argument != nullptr) return false;
+  for (const char* allowed : kWithoutArgument) {
+    if (equals_ignoring_case(name, allowed)) return true;
+  }
+  return false;
+}
+
+std::string describe_action(int action, const char* arg1, const char* arg2) {
+  const std::string a1 = arg1 != nullptr ? arg1 : "";
+  switch (action) {
+    case SQLITE_INSERT:
+      return fmt::format("INSERT into {}", a1);
+    case SQLITE_UPDATE:
+      return fmt::format("UPDATE of {}", a1);
+    case SQLITE_DELETE:
+      return fmt::format("DELETE from {}", a1);
+    case SQLITE_ATTACH:
+      return "ATTACH";
+    case SQLITE_DETACH:
+      return "DETACH";
+    case SQLITE_TRANSACTION:
+      return "transaction control";
+    case SQLITE_SAVEPOINT:
+      return "SAVEPOINT";
+    case SQLITE_PRAGMA:
+      return arg2 != nullptr ? fmt::format("PRAGMA {} = {}", a1, arg2)
+                             : fmt::format("PRAGMA {}", a1);
+    case SQLITE_ALTER_TABLE:
+      return "ALTER TABLE";
+    case SQLITE_DROP_INDEX:
+    case SQLITE_DROP_TABLE:
+    case SQLITE_DROP_TEMP_INDEX:
+    case SQLITE_DROP_TEMP_TABLE:
+    case SQLITE_DROP_TEMP_TRIGGER:
+    case SQLITE_DROP_TEMP_VIEW:
+    case SQLITE_DROP_TRIGGER:
+    case SQLITE_DROP_VIEW:
+    case SQLITE_DROP_VTABLE:
+      return fmt::format("DROP of {}", a1);
+    case SQLITE_CREATE_INDEX:
+    case SQLITE_CREATE_TABLE:
+    case SQLITE_CREATE_TEMP_INDEX:
+    case SQLITE_CREATE_TEMP_TABLE:
+    case SQLITE_CREATE_TEMP_TRIGGER:
+    case SQLITE_CREATE_TEMP_VIEW:
+    case SQLITE_CREATE_TRIGGER:
+    case SQLITE_CREATE_VIEW:
+    case SQLITE_CREATE_VTABLE:
+      return fmt::format("CREATE of {}", a1);
+    default:
+      return "a statement that writes";
+  }
+}
+
+struct AuthorizerState {
+  std::string denied;  // the first refused action, for the error message
+};
+
+// Installed while query_read_only prepares and runs its statement: allows reading only.
+int read_only_authorizer(void* user, int action, const char* arg1, const char* arg2,
+                         const char* /*database*/, const char* /*trigger*/) {
+  switch (action) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_FUNCTION:
+    case SQLITE_RECURSIVE:
+      return SQLITE_OK;
+    case SQLITE_PRAGMA:
+      if (is_reading_pragma(arg1, arg2)) return SQLITE_OK;
+      break;
+    case SQLITE_UPDATE:
+      // The first use of a table-valued pragma (SELECT * FROM pragma_table_info('runs')) checks
+      // an UPDATE of the schema table while it declares itself. A real UPDATE of it is refused
+      // by SQLite itself ("may not be modified") unless writable_schema, a PRAGMA refused above.
+      if (arg1 != nullptr && (equals_ignoring_case(arg1, "sqlite_master") ||
+                              equals_ignoring_case(arg1, "sqlite_schema"))) {
+        return SQLITE_OK;
+      }
+      break;
+    default:
+      break;
+  }
+  auto* state = static_cast<AuthorizerState*>(user);
+  if (state->denied.empty()) state->denied = describe_action(action, arg1, arg2);
+  return SQLITE_DENY;
+}
+
+// Query-only mode and the authorizer for as long as the query lives (destroyed after it).
+class ReadOnlyGuard {
+ public:
+  ReadOnlyGuard(sqlite3* db, const std::string& path) : db_(db) {
+    // A connection opened read-only is query-only for good; only a read-write one is toggled.
+    toggled_ = sqlite3_db_readonly(db_, "main") == 0;
+    if (toggled_) exec(db_, path, "PRAGMA query_only = ON", "enter query-only mode");
+    sqlite3_set_authorizer(db_, read_only_authorizer, &state_);
+  }
+  ~ReadOnlyGuard() {
+    sqlite3_set_authorizer(db_, nullptr, nullptr);
+    if (toggled_) sqlite3_exec(db_, "PRAGMA query_only = OFF", nullptr, nullptr, nullptr);
+  }
+  ReadOnlyGuard(const ReadOnlyGuard&) = delete;
+  ReadOnlyGuard& operator=(const ReadOnlyGuard&) = delete;
+
+  const std::string& denied() const { return state_.denied; }
+
+ private:
+  sqlite3* db_;
+  bool toggled_ = false;
+  AuthorizerState state_;
+};
+
+struct StatementDeleter {
+  void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
+};
+using StatementPtr = std::unique_ptr<sqlite3_stmt, StatementDeleter>;
+
+[[noreturn]] void throw_violation(std::string_view what) {
+  throw ReadOnlyViolation(
+      fmt::format("query: only read-only statements are allowed (got {})", what));
+}
+
+std::string_view trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t\r\n\f\v");
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(" \t\r\n\f\v");
+  return s.substr(first, last - first + 1);
+}
+
+std::optional<std::string> render_value(sqlite3_stmt* stmt, int col) {
+  switch (sqlite3_column_type(stmt, col)) {
+    case SQLITE_NULL:
+      return std::nullopt;
+    case SQLITE_INTEGER:
+      return std::to_string(sqlite3_column_int64(stmt, col));
+    case SQLITE_FLOAT:
+      return fmt::format("{}", sqlite3_column_double(stmt, col));  // shortest round-trip form
+    case SQLITE_BLOB: {
+      const auto size = static_cast<std::size_t>(sqlite3_column_bytes(stmt, col));
+      const auto* bytes = static_cast<const unsigned char*>(sqlite3_column_blob(stmt, col));
+      if (size > 32 || bytes == nullptr) return fmt::format("<blob {} bytes>", size);
+      std::string hex = "X'";
+      for (std::size_t i = 0; i < size; ++i) hex += fmt::format("{:02X}", bytes[i]);
+      return hex + "'";
+    }
+    default: {
+      const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, col));
+      if (p == nullptr) return std::string();
+      return std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt, col)));
+    }
+  }
+}
+
+// ---- row readers -------------------------------------------------------------------------------
+
+constexpr const char* kRunColumns =
+    "id, experiment_id, experiment, condition, launcher, np, repetition, command_line, status, "
+    "exit_code, signal, error, started_at, ended_at, wall_seconds, startup_seconds, "
+    "train_images, images_per_second";
+
+RunRecord read_run(const Statement& st) {
+  RunRecord r;
+  r.id = st.int64(0);
+  r.experiment_id = st.int64(1);
+  r.experiment = st.text(2);
+  r.condition = st.text(3);
+  r.launcher = st.text(4);
+  r.np = st.integer(5);
+  r.repetition = st.integer(6);
+  r.command_line = st.text(7);
+  r.status = st.text(8);
+  r.exit_code = st.optional_int(9);
+  r.signal = st.optional_int(10);
+  r.error = st.text(11);
+  r.started_at = st.text(12);
+  r.ended_at = st.text(13);
+  r.wall_seconds = st.real(14);
+  r.startup_seconds = st.optional_real(15);
+  r.train_images = st.optional_int64(16);
+  r.images_per_second = st.optional_real(17);
+  return r;
+}
+
+}  // namespace
+
+// ---- lifetime ----------------------------------------------------------------------------------
+
+Database::Database(sqlite3* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
+
+Database::~Database() { sqlite3_close_v2(handle_); }
+
+Database::Database(Database&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)), path_(std::move(other.path_)) {}
+
+Database& Database::operator=(Database&& other) noexcept {
+  if (this != &other) {
+    sqlite3_close_v2(handle_);
+    handle_ = std::exchange(other.handle_, nullptr);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+Database Database::open(const std::string& path, OpenMode mode) {
+  namespace fs = std::filesystem;
+  const bool read_only = mode == OpenMode::ReadOnly;
+  std::error_code ec;
+  if (read_only) {
+    if (!fs::exists(path, ec)) {
+      throw DatabaseError(fmt::format(
+          "{}: opening read-only: no such file (results are written by `scalebench run`)", path));
+    }
+  } else if (const fs::path parent = fs::path(path).parent_path(); !parent.empty()) {
+    fs::create_directories(parent, ec);
+    if (ec) {
+      throw DatabaseError(
+          fmt::format("{}: creating directory {}: {}", path, parent.string(), ec.message()));
+    }
+  }
+
+  sqlite3* handle = nullptr;
+  const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  const int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+  Database db(handle, path);  // owns the handle from here on, even a failed one
+  if (rc != SQLITE_OK) fail(handle, path, read_only ? "opening read-only" : "opening");
+  sqlite3_extended_result_codes(handle, 1);
+  sqlite3_busy_timeout(handle, kBusyTimeoutMs);
+  exec(handle, path, "PRAGMA foreign_keys = ON", "enabling foreign keys");
+
+  const SchemaState state = classify_schema(handle, path, read_user_version(handle, path));
+  if (read_only) {
+    if (state == SchemaState::Empty) {
+      throw DatabaseError(fmt::format(
+          "{}: not a scalebench database: the file holds no tables (results are written by "
+          "`scalebench run`)",
+          path));
+    }
+    if (state == SchemaState::Older) {
+      throw DatabaseError(fmt::format(
+          "{}: schema version {} is older than this scalebench's ({}); open it read-write once "
+          "(e.g. with `scalebench run`) to migrate it",
+          path, read_user_version(handle, path), kSchemaVersion));
+    }
+    exec(handle, path, "PRAGMA query_only = ON", "entering query-only mode");
+    return db;
+  }
+
+  // WAL lets readers (reports, `scalebench query`) run while a matrix is being written. It
+  // cannot change inside a transaction, and is persistent in the file.
+  {
+    Statement wal(handle, path, "PRAGMA journal_mode = WAL", "switch to WAL journal mode");
+    wal.step();
+  }
+  if (state != SchemaState::Current) {
+    // Check again under the write lock: another process may have created it meanwhile.
+    Transaction tx(handle, path, "create the schema");
+    const int version = read_user_version(handle, path);
+    switch (classify_schema(handle, path, version)) {
+      case SchemaState::Empty:
+        create_schema(handle, path);
+        break;
+      case SchemaState::Older:
+        migrate_schema(handle, path, version);
+        break;
+      case SchemaState::Current:
+        break;
+    }
+    tx.commit();
+  }
+  return db;
+}
+
+int Database::schema_version() const { return read_user_version(handle_, path_); }
+
+// ---- writing -----------------------------------------------------------------------------------
+
+std::int64_t Database::insert_experiment(const ExperimentRecord& e) {
+  Statement st(handle_, path_,
+               "INSERT INTO experiments (name, source_path, spec_json, started_at, host, "
+               "cpu_count, scalebench_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+               "insert an experiment");
+  st.bind(1, e.name);
+  st.bind(2, e.source_path);
+  st.bind(3, e.spec_json);
+  st.bind(4, e.started_at);
+  st.bind(5, e.host);
+  st.bind(6, e.cpu_count);
+  st.bind(7, e.scalebench_version);
+  st.run();
+  return sqlite3_last_insert_rowid(handle_);
+}
+
+std::int64_t Database::insert_run(const RunBundle& bundle) {
+  const RunRecord& r = bundle.run;
+  Transaction tx(handle_, path_, "insert a run");
+
+  Statement run(handle_, path_,
+                "INSERT INTO runs (experiment_id, experiment, condition, launcher, np, "
+                "repetition, command_line, status, exit_code, signal, error, started_at, "
+                "ended_at, wall_seconds, startup_seconds, train_images, images_per_second) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+                "?17)",
+                "insert a run");
+  run.bind(1, r.experiment_id);
+  run.bind(2, r.experiment);
+  run.bind(3, r.condition);
+  run.bind(4, r.launcher);
+  run.bind(5, r.np);
+  run.bind(6, r.repetition);
+  run.bind(7, r.command_line);
+  run.bind(8, r.status);
+  run.bind(9, r.exit_code);
+  run.bind(10, r.signal);
+  run.bind(11, r.error);
+  run.bind(12, r.started_at);
+  run.bind(13, r.ended_at);
+  run.bind(14, r.wall_seconds);
+  run.bind(15, r.startup_seconds);
+  run.bind(16, r.train_images);
+  run.bind(17, r.images_per_second);
+  run.run();
+  const std::int64_t run_id = sqlite3_last_insert_rowid(handle_);
+
+  // The run_id fields of the epoch and line records are ignored: they belong to this run.
+  if (!bundle.epochs.empty()) {
+    Statement ep(handle_, path_,
+                 "INSERT INTO epochs (run_id, epoch, total_epochs, start_offset_seconds, "
+                 "duration_seconds, trainer_seconds, loss, accuracy) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                 "insert an epoch");
+    for (const EpochRecord& e : bundle.epochs) {
+      ep.bind(1, run_id);
+      ep.bind(2, e.epoch);
+      ep.bind(3, e.total_epochs);
+      ep.bind(4, e.start_offset_seconds);
+      ep.bind(5, e.duration_seconds);
+      ep.bind(6, e.trainer_seconds);
+      ep.bind(7, e.loss);
+      ep.bind(8, e.accuracy);
+      ep.run();
+    }
+  }
+  if (!bundle.lines.empty()) {
+    Statement ln(handle_, path_,
+                 "INSERT INTO lines (run_id, seq, offset_seconds, stream, rank, text) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                 "insert an output line");
+    for (const LineRecord& l : bundle.lines) {
+      ln.bind(1, run_id);
+      ln.bind(2, l.seq);
+      ln.bind(3, l.offset_seconds);
+      ln.bind(4, l.stream);
+      ln.bind(5, l.rank);
+      ln.bind(6, l.text);
+      ln.run();
+    }
+  }
+  tx.commit();
+  return run_id;
+}
+
+// ---- reading -----------------------------------------------------------------------------------
+
+std::vector<ExperimentRecord> Database::experiments() const {
+  Statement st(handle_, path_,
+               "SELECT id, name, source_path, spec_json, started_at, host, cpu_count, "
+               "scalebench_version FROM experiments ORDER BY id",
+               "read experiments");
+  std::vector<ExperimentRecord> out;
+  while (st.step()) {
+    ExperimentRecord e;
+    e.id = st.int64(0);
+    e.name = st.text(1);
+    e.source_path = st.text(2);
+    e.spec_json = st.text(3);
+    e.started_at = st.text(4);
+    e.host = st.text(5);
+    e.cpu_count = st.integer(6);
+    e.scalebench_version = st.text(7);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<RunRecord> Database::runs(const std::optional<std::string>& experiment) const {
+  const std::string sql =
+      experiment ? fmt::format("SELECT {} FROM runs WHERE experiment = ?1 ORDER BY id", kRunColumns)
+                 : fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns);
+  Statement st(handle_, path_, sql, "read runs");
+  if (experiment) st.bind(1, *experiment);
+  std::vector<RunRecord> out;
+  while (st.step()) out.push_back(read_run(st));
+  return out;
+}
+
+std::vector<EpochRecord> Database::epochs(std::int64_t run_id) const {
+  Statement st(handle_, path_,
+               "SELECT run_id, epoch, total_epochs, start_offset_seconds, duration_seconds, "
+               "trainer_seconds, loss, accuracy FROM epochs WHERE run_id = ?1 ORDER BY epoch",
+               "read epochs");
+  st.bind(1, run_id);
+  std::vector<EpochRecord> out;
+  while (st.step()) {
+    EpochRecord e;
+    e.run_id = st.int64(0);
+    e.epoch = st.integer(1);
+    e.total_epochs = st.integer(2);
+    e.start_offset_seconds = st.real(3);
+    e.duration_seconds = st.optional_real(4);
+    e.trainer_seconds = st.optional_real(5);
+    e.loss = st.optional_real(6);
+    e.accuracy = st.optional_real(7);
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::vector<LineRecord> Database::lines(std::int64_t run_id) const {
+  Statement st(handle_, path_,
+               "SELECT run_id, seq, offset_seconds, stream, rank, text FROM lines "
+               "WHERE run_id = ?1 ORDER BY seq",
+               "read output lines");
+  st.bind(1, run_id);
+  std::vector<LineRecord> out;
+  while (st.step()) {
+    LineRecord l;
+    l.run_id = st.int64(0);
+    l.seq = st.int64(1);
+    l.offset_seconds = st.real(2);
+    l.stream = st.text(3);
+    l.rank = st.optional_int(4);
+    l.text = st.text(5);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+std::vector<EpochSample> Database::epoch_samples(
+    const std::optional<std::string>& experiment) const {
+  const std::string sql = fmt::format(
+      "SELECT r.id, r.experiment, r.condition, r.launcher, r.np, r.repetition, e.epoch, "
+      "e.duration_seconds, e.trainer_seconds, r.train_images "
+      "FROM epochs AS e JOIN runs AS r ON r.id = e.run_id "
+      "WHERE r.status = 'ok' AND e.duration_seconds IS NOT NULL{} "
+      "ORDER BY r.id, e.epoch",
+      experiment ? " AND r.experiment = ?1" : "");
+  Statement st(handle_, path_, sql, "read epoch samples");
+  if (experiment) st.bind(1, *experiment);
+  std::vector<EpochSample> out;
+  while (st.step()) {
+    EpochSample s;
+    s.run_id = st.int64(0);
+    s.experiment = st.text(1);
+    s.condition = st.text(2);
+    s.launcher = st.text(3);
+    s.np = st.integer(4);
+    s.repetition = st.integer(5);
+    s.epoch = st.integer(6);
+    s.duration_seconds = st.real(7);
+    s.trainer_seconds = st.optional_real(8);
+    s.train_images = st.optional_int64(9);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::optional<std::string> Database::latest_experiment() const {
+  Statement st(handle_, path_, "SELECT name FROM experiments ORDER BY id DESC LIMIT 1",
+               "read the latest experiment");
+  if (!st.step()) return std::nullopt;
+  return st.text(0);
+}
+
+// ---- ad-hoc queries ----------------------------------------------------------------------------
+
+// Three defences, each enough on its own for ordinary SQL: an authorizer that permits only reads
+// (it also refuses ATTACH, transactions and setting PRAGMAs, which sqlite3_stmt_readonly lets
+// through), sqlite3_stmt_readonly, and query_only mode on the connection while the query runs.
+QueryResult Database::query_read_only(const std::string& sql) const {
+  ReadOnlyGuard guard(handle_, path_);
+
+  sqlite3_stmt* raw = nullptr;
+  const char* tail = nullptr;
+  const int rc =
+      sqlite3_prepare_v2(handle_, sql.c_str(), static_cast<int>(sql.size()), &raw, &tail);
+  StatementPtr stmt(raw);
+  if (rc != SQLITE_OK) {
+    // A refusal by the authorizer surfaces as SQLITE_AUTH, or as SQLITE_ERROR from inside a
+    // virtual table; either way the authorizer remembers what it refused.
+    if (!guard.denied().empty()) throw_violation(guard.denied());
+    fail(handle_, path_, "preparing the query");
+  }
+  if (!stmt) throw DatabaseError("query: no SQL statement given");
+
+  // Anything after the first statement other than whitespace and comments is refused.
+  if (tail != nullptr) {
+    const std::string_view rest = trim(tail);
+    if (!rest.empty()) {
+      sqlite3_stmt* next = nullptr;
+      const int next_rc =
+          sqlite3_prepare_v2(handle_, rest.data(), static_cast<int>(rest.size()), &next, nullptr);
+      StatementPtr next_stmt(next);
+      if (next_rc != SQLITE_OK || next_stmt) {
+        throw DatabaseError(fmt::format(
+            "query: exactly one SQL statement is allowed; found more after the first: \"{}\"",
+            rest.substr(0, 60)));
+      }
+    }
+  }
+  if (sqlite3_stmt_readonly(stmt.get()) == 0) throw_violation("a statement that writes");
+
+  QueryResult result;
+  const int columns = sqlite3_column_count(stmt.get());
+  for (int c = 0; c < columns; ++c) {
+    const char* name = sqlite3_column_name(stmt.get(), c);
+    result.columns.emplace_back(name != nullptr ? name : "");
+  }
+  while (true) {
+    const int step_rc = sqlite3_step(stmt.get());
+    if (step_rc == SQLITE_DONE) break;
+    if (step_rc != SQLITE_ROW) {
+      if (!guard.denied().empty()) throw_violation(guard.denied());
+      fail(handle_, path_, "running the query");
+    }
+    std::vector<std::optional<std::string>> row;
+    row.reserve(static_cast<std::size_t>(columns));
+    for (int c = 0; c < columns; ++c) row.push_back(render_value(stmt.get(), c));
+    result.rows.push_back(std::move(row));
+  }
+  return result;
+}
+
+}  // namespace scalebench::db

@@ -1,0 +1,78 @@
+// The SQL text of the results schema, version by version. docs/database.md describes every table
+// and column; change both together, and bump kSchemaVersion with a migration for any change.
+#pragma once
+
+namespace scalebench::db::schema {
+
+// Version 1, created in one transaction on an empty file. PRAGMA user_version is set separately.
+inline constexpr const char* kCreateV1 = R"sql(
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY NOT NULL,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE experiments (
+  id                 INTEGER PRIMARY KEY,
+  name               TEXT NOT NULL,
+  source_path        TEXT NOT NULL,
+  spec_json          TEXT NOT NULL,
+  started_at         TEXT NOT NULL,
+  host               TEXT NOT NULL,
+  cpu_count          INTEGER NOT NULL CHECK (cpu_count >= 0),
+  scalebench_version TEXT NOT NULL
+);
+CREATE INDEX experiments_by_name ON experiments (name);
+
+CREATE TABLE runs (
+  id                INTEGER PRIMARY KEY,
+  experiment_id     INTEGER NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+  experiment        TEXT NOT NULL,
+  condition         TEXT NOT NULL,
+  launcher          TEXT NOT NULL,
+  np                INTEGER NOT NULL CHECK (np >= 1),
+  repetition        INTEGER NOT NULL CHECK (repetition >= 1),
+  command_line      TEXT NOT NULL,
+  status            TEXT NOT NULL
+                    CHECK (status IN ('ok', 'failed', 'timeout', 'incomplete', 'interrupted')),
+  exit_code         INTEGER,
+  signal            INTEGER,
+  error             TEXT NOT NULL DEFAULT '',
+  started_at        TEXT NOT NULL,
+  ended_at          TEXT NOT NULL,
+  wall_seconds      REAL NOT NULL CHECK (wall_seconds >= 0),
+  startup_seconds   REAL,
+  train_images      INTEGER CHECK (train_images >= 0),
+  images_per_second REAL
+);
+CREATE INDEX runs_by_experiment_id ON runs (experiment_id);
+CREATE INDEX runs_by_experiment ON runs (experiment, status);
+
+CREATE TABLE epochs (
+  run_id               INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  epoch                INTEGER NOT NULL CHECK (epoch >= 1),
+  total_epochs         INTEGER NOT NULL,
+  start_offset_seconds REAL NOT NULL,
+  duration_seconds     REAL CHECK (duration_seconds >= 0),
+  trainer_seconds      REAL,
+  loss                 REAL,
+  accuracy             REAL,
+  PRIMARY KEY (run_id, epoch)
+) WITHOUT ROWID;
+
+CREATE TABLE lines (
+  run_id         INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  seq            INTEGER NOT NULL CHECK (seq >= 0),
+  offset_seconds REAL NOT NULL,
+  stream         TEXT NOT NULL CHECK (stream IN ('stdout', 'stderr')),
+  rank           INTEGER,
+  text           TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+
+CREATE VIEW epoch_times AS
+SELECT r.id AS run_id, r.experiment, r.condition, r.launcher, r.np, r.repetition,
+       e.epoch, e.duration_seconds, e.trainer_seconds, r.status
+FROM epochs AS e JOIN runs AS r ON r.id = e.run_id;
+)sql";
+
+}  // namespace scalebench::db::schema
