@@ -1,0 +1,68 @@
+// The interface between the training loop and a compute backend (cpu/, cuda/). The loop only
+// sees a Model: a flat parameter buffer, a flat gradient buffer (so the gradient allreduce is one
+// call), a training step on one batch, an optimizer step and an evaluation. Which backends exist
+// in a build is known only to backend_registry.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace scalebench::trainer {
+
+struct ModelSpec {
+  std::string name = "mlp";
+  std::size_t input_size = 784;  // C×H×W of one image
+  std::vector<int> hidden{128};  // hidden layer widths of the MLP
+  int classes = 10;
+  std::uint32_t seed = 1;  // parameter initialisation
+};
+
+struct SgdOptions {
+  double lr = 0.05;  // already scaled by the number of ranks
+  double momentum = 0.0;
+};
+
+// Sums over one batch, so that the loop can average over an epoch and over ranks.
+struct BatchStats {
+  double loss_sum = 0.0;     // sum of per-image cross-entropy losses
+  std::int64_t correct = 0;  // images whose arg-max prediction is the label
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual std::size_t parameter_count() const = 0;
+  // Host views of the flat buffers; gradients() holds the last train_batch's gradients of the
+  // batch-mean loss.
+  virtual std::span<float> parameters() = 0;
+  virtual std::span<float> gradients() = 0;
+  // Forward and backward on `batch` images (batch × input_size floats) and their labels.
+  virtual BatchStats train_batch(std::span<const float> images, std::span<const std::int32_t> labels,
+                                 std::size_t batch) = 0;
+  // One optimizer step with the current gradients() (after they were averaged over ranks).
+  virtual void sgd_step() = 0;
+  // Forward only: loss and correct count, no gradients.
+  virtual BatchStats evaluate(std::span<const float> images, std::span<const std::int32_t> labels,
+                              std::size_t batch) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  // One line for --help and error messages, e.g. the devices found.
+  virtual std::string description() const = 0;
+  virtual int device_count() const = 0;
+  // The smallest real use of the backend's device: x ← alpha·x, computed on the device
+  // (a round trip through device memory for accelerators). Used by the backend tests.
+  virtual void scale(std::span<float> x, float alpha) const = 0;
+  // Throws BackendError (or UsageError for an unknown model) when it cannot train this model.
+  virtual std::unique_ptr<Model> make_model(const ModelSpec& spec, const SgdOptions& sgd) const = 0;
+};
+
+}  // namespace scalebench::trainer

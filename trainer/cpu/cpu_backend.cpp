@@ -1,0 +1,32 @@
+#include "trainer/cpu/cpu_backend.hpp"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <fmt/format.h>
+
+#include "trainer/cpu/sequential.hpp"
+
+namespace scalebench::trainer::cpu {
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cpu"; }
+  std::string description() const override {
+    const dnnl_version_t* v = dnnl_version();
+    return fmt::format("cpu: oneDNN {}.{}.{} GEMMs", v->major, v->minor, v->patch);
+  }
+  int device_count() const override { return 1; }
+  void scale(std::span<float> x, float alpha) const override {
+    for (float& v : x) v *= alpha;
+  }
+  std::unique_ptr<Model> make_model(const ModelSpec& spec, const SgdOptions& sgd) const override {
+    return make_mlp(spec, sgd);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace scalebench::trainer::cpu

@@ -1,0 +1,151 @@
+#include "trainer/distributed.hpp"
+
+// The C API only: skip the deprecated C++ bindings, which would need libmpi_cxx.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace scalebench::trainer::dist {
+namespace {
+
+struct State {
+  bool mpi = false;
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  std::string host;
+};
+State g_state;
+
+std::string read_host_name() {
+  char buffer[256] = {};
+  if (::gethostname(buffer, sizeof buffer - 1) != 0) return "unknown-host";
+  return buffer;
+}
+
+// Every MPI call goes through this: on failure, say which call, where, on which host and rank,
+// then take the whole job down so that no other rank waits forever in a collective.
+void check_mpi(int rc, const char* call, const char* file, int line) {
+  if (rc == MPI_SUCCESS) return;
+  char message[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  if (MPI_Error_string(rc, message, &length) != MPI_SUCCESS) length = 0;
+  std::fprintf(stderr, "scalebench-train: error: %s failed at %s:%d on host %s, rank %d: %.*s\n",
+               call, file, line, g_state.host.c_str(), g_state.rank, length, message);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();
+}
+
+#define SB_MPI_CHECK(call) check_mpi((call), #call, __FILE__, __LINE__)
+
+long env_long(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return -1;
+  char* end = nullptr;
+  const long parsed = std::strtol(value, &end, 10);
+  return (end != nullptr && *end == '\0') ? parsed : -1;
+}
+
+int checked_count(std::size_t n) {
+  if (n > static_cast<std::size_t>(INT_MAX)) {
+    std::fprintf(stderr, "scalebench-train: error: MPI buffer of %zu elements exceeds INT_MAX\n", n);
+    abort_all(1);
+  }
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+bool launcher_detected() {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr) return true;
+  if (std::getenv("PMI_SIZE") != nullptr) return true;
+  if (std::getenv("PMIX_RANK") != nullptr) return true;
+  // A batch script has SLURM_NTASKS too; only srun's step variables mean we were launched.
+  long tasks = env_long("SLURM_STEP_NUM_TASKS");
+  if (tasks < 0 && std::getenv("SLURM_STEP_ID") != nullptr) tasks = env_long("SLURM_NTASKS");
+  return tasks > 1;
+}
+
+void init(int* argc, char*** argv) {
+  g_state = State{};
+  g_state.host = read_host_name();
+  if (!launcher_detected()) return;  // a plain single process: MPI is never touched
+
+  SB_MPI_CHECK(MPI_Init(argc, argv));
+  g_state.mpi = true;
+  // Errors come back as codes so that check_mpi can name the call before aborting.
+  SB_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  SB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &g_state.rank));
+  SB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &g_state.size));
+
+  MPI_Comm node_comm = MPI_COMM_NULL;
+  SB_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_state.rank,
+                                   MPI_INFO_NULL, &node_comm));
+  SB_MPI_CHECK(MPI_Comm_rank(node_comm, &g_state.local_rank));
+  SB_MPI_CHECK(MPI_Comm_free(&node_comm));
+}
+
+void finalize() {
+  if (!g_state.mpi) return;
+  int finalized = 0;
+  SB_MPI_CHECK(MPI_Finalized(&finalized));
+  if (!finalized) SB_MPI_CHECK(MPI_Finalize());
+  g_state.mpi = false;
+}
+
+void abort_all(int exit_code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (g_state.mpi) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::exit(exit_code);
+}
+
+bool using_mpi() { return g_state.mpi; }
+int rank() { return g_state.rank; }
+int size() { return g_state.size; }
+int local_rank() { return g_state.local_rank; }
+const std::string& host_name() {
+  if (g_state.host.empty()) g_state.host = read_host_name();
+  return g_state.host;
+}
+
+void broadcast(std::span<float> data) {
+  if (g_state.size == 1) return;
+  SB_MPI_CHECK(MPI_Bcast(data.data(), checked_count(data.size()), MPI_FLOAT, 0, MPI_COMM_WORLD));
+}
+
+void allreduce_average(std::span<float> data) {
+  if (g_state.size == 1) return;
+  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data.data(), checked_count(data.size()), MPI_FLOAT,
+                             MPI_SUM, MPI_COMM_WORLD));
+  const float scale = 1.0f / static_cast<float>(g_state.size);
+  for (float& x : data) x *= scale;
+}
+
+void allreduce_sum(std::span<double> data) {
+  if (g_state.size == 1) return;
+  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data.data(), checked_count(data.size()), MPI_DOUBLE,
+                             MPI_SUM, MPI_COMM_WORLD));
+}
+
+void barrier() {
+  if (g_state.size == 1) return;
+  SB_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+void print0(std::string_view line) {
+  if (g_state.rank != 0) return;
+  std::string whole(line);
+  whole += '\n';
+  std::fwrite(whole.data(), 1, whole.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace scalebench::trainer::dist

@@ -1,0 +1,66 @@
+#include "trainer/options.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "trainer/backend_registry.hpp"
+#include "trainer/errors.hpp"
+
+namespace scalebench::trainer {
+
+void add_options(CLI::App& app, TrainOptions& o) {
+  app.description(
+      "scalebench-train: the built-in data-parallel trainer. Run it alone, or under mpirun/srun "
+      "for data parallelism (gradients averaged by MPI allreduce). Output format: "
+      "docs/trainer-output.md.");
+  app.option_defaults()->always_capture_default();
+
+  app.add_option("--model", o.model, "Model to train")->check(CLI::IsMember({"mlp"}));
+  app.add_option("--hidden", o.hidden, "Hidden layer widths of the MLP, e.g. 256,128")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  app.add_option("--dataset", o.dataset, "Training data")
+      ->check(CLI::IsMember({"fashion-mnist", "idx", "synthetic"}));
+  app.add_option("--data-dir", o.data_dir,
+                 "Directory of train-/t10k- IDX files (gzip'd or raw) for fashion-mnist and idx");
+  app.add_option("--input-shape", o.input_shape, "Synthetic data: image shape CxHxW [1x28x28]");
+  app.add_option("--classes", o.classes, "Synthetic data: number of classes [10]")
+      ->check(CLI::Range(2, 1 << 20));
+  app.add_option("--train-images", o.train_images, "Synthetic data: training images [60000]")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--test-images", o.test_images, "Synthetic data: test images, 0 for none [10000]");
+  app.add_option("--train-limit", o.train_limit,
+                 "Use only the first N training images (0: all), for quick runs");
+  app.add_option("--epochs", o.epochs, "Number of epochs")->check(CLI::PositiveNumber);
+  app.add_option("--batch-size", o.batch_size, "Images per step on each rank")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--lr", o.lr, "SGD learning rate per rank; the trainer uses lr x np (Horovod)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--momentum", o.momentum, "SGD momentum (0: plain SGD)")
+      ->check(CLI::Range(0.0, 0.9999));
+  app.add_option("--seed", o.seed, "Seed of the initial parameters, the shuffles and synthetic data");
+  app.add_option("--threads", o.threads, "oneDNN/OpenMP threads per rank")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--backend", o.backend,
+                 fmt::format("Compute backend; this build has: {}",
+                             fmt::join(available_backends(), ", ")));
+}
+
+void validate(const TrainOptions& o) {
+  if (o.dataset != "synthetic") {
+    const char* given = o.input_shape ? "--input-shape"
+                        : o.classes ? "--classes"
+                        : o.train_images ? "--train-images"
+                        : o.test_images ? "--test-images"
+                                        : nullptr;
+    if (given != nullptr) {
+      throw UsageError(fmt::format(
+          "{} applies to --dataset synthetic only ({} takes shape, classes and sizes from its "
+          "files; use --train-limit to train on fewer images)",
+          given, o.dataset));
+    }
+  }
+  if (o.hidden.empty()) throw UsageError("--hidden needs at least one width");
+}
+
+}  // namespace scalebench::trainer

@@ -1,0 +1,40 @@
+// The command line of scalebench-train, shared by main.cpp and the tests.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace scalebench::trainer {
+
+struct TrainOptions {
+  std::string model = "mlp";
+  std::vector<int> hidden{128};
+  std::string dataset = "fashion-mnist";  // fashion-mnist | idx | synthetic
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  // Synthetic data only; unset means the default (1x28x28, 10 classes, 60000 / 10000 images).
+  std::optional<std::string> input_shape;
+  std::optional<int> classes;
+  std::optional<std::size_t> train_images;
+  std::optional<std::size_t> test_images;
+  std::size_t train_limit = 0;  // 0: all training images
+  int epochs = 3;
+  int batch_size = 128;  // per rank
+  double lr = 0.05;      // per-rank learning rate; the trainer uses lr × np
+  double momentum = 0.0;
+  std::uint32_t seed = 1;
+  int threads = 1;
+  std::string backend = "cpu";
+};
+
+// Declares every option on `app`, bound to `options`.
+void add_options(CLI::App& app, TrainOptions& options);
+// Checks what CLI11 cannot: option combinations (synthetic-only options, --data-dir with
+// synthetic data). Throws UsageError.
+void validate(const TrainOptions& options);
+
+}  // namespace scalebench::trainer

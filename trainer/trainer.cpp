@@ -1,0 +1,207 @@
+#include "trainer/trainer.hpp"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <random>
+
+#include "trainer/backend_registry.hpp"
+#include "trainer/distributed.hpp"
+#include "trainer/errors.hpp"
+
+namespace scalebench::trainer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Metric sums reduced across ranks in one call at the end of each epoch.
+enum Metric { kLossSum, kCorrect, kSeen, kTestCorrect, kTestSeen, kMetricCount };
+
+// Accuracy on this rank's contiguous shard of the test set, as sums for the allreduce.
+void evaluate_shard(Model& model, const Dataset& test, std::size_t batch, double* correct,
+                    double* seen) {
+  const auto rank = static_cast<std::size_t>(dist::rank());
+  const auto size = static_cast<std::size_t>(dist::size());
+  const std::size_t begin = test.size() * rank / size;
+  const std::size_t end = test.size() * (rank + 1) / size;
+  const std::size_t n = test.shape.elements();
+  for (std::size_t i = begin; i < end; i += batch) {
+    const std::size_t count = std::min(batch, end - i);
+    const BatchStats stats =
+        model.evaluate(std::span<const float>(test.images).subspan(i * n, count * n),
+                       std::span<const std::int32_t>(test.labels).subspan(i, count), count);
+    *correct += static_cast<double>(stats.correct);
+    *seen += static_cast<double>(count);
+  }
+}
+
+}  // namespace
+
+std::string format_header(const RunInfo& i) {
+  return fmt::format(
+      "scalebench-train model={} parameters={} dataset={} train_images={} test_images={} np={} "
+      "batch_size={} lr={:g} seed={} threads={} backend={}",
+      i.model, i.parameters, i.dataset, i.train_images, i.test_images, i.np, i.batch_size, i.lr,
+      i.seed, i.threads, i.backend);
+}
+
+std::string format_epoch_start(int epoch, int epochs) {
+  return fmt::format("Epoch {}/{}", epoch, epochs);
+}
+
+std::string format_epoch_end(const EpochResult& r) {
+  std::string line = fmt::format("{}/{} - loss: {:.6f} - accuracy: {:.6f}", r.steps, r.steps,
+                                 r.loss, r.accuracy);
+  if (r.test_accuracy) line += fmt::format(" - test_accuracy: {:.6f}", *r.test_accuracy);
+  line += fmt::format(" - images/s: {:.1f} - epoch_seconds: {:.6f}", r.images_per_second,
+                      r.seconds);
+  return line;
+}
+
+std::string format_done(const TrainingSummary& s) {
+  return fmt::format("Training done: epochs={} seconds={:.6f} images/s={:.1f}", s.epochs.size(),
+                     s.seconds, s.images_per_second);
+}
+
+DataSplit load_data(const TrainOptions& o) {
+  DataSplit data;
+  if (o.dataset == "fashion-mnist") {
+    data = load_fashion_mnist(o.data_dir);
+  } else if (o.dataset == "idx") {
+    data = load_idx_dir(o.data_dir);
+  } else if (o.dataset == "synthetic") {
+    SyntheticSpec spec;
+    if (o.input_shape) spec.shape = parse_shape(*o.input_shape);
+    if (o.classes) spec.classes = *o.classes;
+    if (o.train_images) spec.train_images = *o.train_images;
+    if (o.test_images) spec.test_images = *o.test_images;
+    spec.seed = o.seed;
+    data = make_synthetic(spec);
+  } else {
+    throw UsageError(fmt::format("unknown dataset '{}' (fashion-mnist, idx, synthetic)", o.dataset));
+  }
+  if (o.train_limit > 0) data.train.truncate(o.train_limit);
+  return data;
+}
+
+void set_threads(int threads) { omp_set_num_threads(std::max(1, threads)); }
+
+TrainingSummary train(const TrainOptions& o, const DataSplit& data,
+                      const std::function<void(std::string_view)>& print) {
+  validate(o);
+  const int np = dist::size();
+  const auto batch = static_cast<std::size_t>(o.batch_size);
+  const Dataset& train_set = data.train;
+  const std::size_t steps = train_set.size() / (batch * static_cast<std::size_t>(np));
+  if (steps == 0) {
+    throw UsageError(fmt::format(
+        "{} training images are fewer than np x batch_size = {} x {}; lower --batch-size or "
+        "use more images",
+        train_set.size(), np, batch));
+  }
+
+  const Backend& backend = find_backend(o.backend);
+  ModelSpec spec;
+  spec.name = o.model;
+  spec.input_size = train_set.shape.elements();
+  spec.hidden = o.hidden;
+  spec.classes = train_set.classes;
+  spec.seed = o.seed;
+  const SgdOptions sgd{o.lr * np, o.momentum};
+  std::unique_ptr<Model> model = backend.make_model(spec, sgd);
+  // Every rank starts from rank 0's parameters (Horovod's broadcast_parameters).
+  dist::broadcast(model->parameters());
+
+  TrainingSummary summary;
+  RunInfo& info = summary.info;
+  info.model = o.model;
+  info.parameters = model->parameter_count();
+  info.dataset = data.name;
+  info.train_images = steps * batch * static_cast<std::size_t>(np);
+  info.test_images = data.test ? data.test->size() : 0;
+  info.np = np;
+  info.batch_size = o.batch_size;
+  info.lr = sgd.lr;
+  info.seed = o.seed;
+  info.threads = o.threads;
+  info.backend = std::string(backend.name());
+  print(format_header(info));
+
+  const std::size_t n = train_set.shape.elements();
+  const std::size_t per_rank = steps * batch;
+  const std::size_t shard_begin = per_rank * static_cast<std::size_t>(dist::rank());
+  std::vector<std::size_t> order(train_set.size());
+  std::vector<float> batch_images(batch * n);
+  std::vector<std::int32_t> batch_labels(batch);
+
+  Clock::time_point epoch_start = Clock::now();
+  print(format_epoch_start(1, o.epochs));
+  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+    // The same permutation on every rank; each takes its own contiguous slice of it.
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::mt19937 shuffle_rng(o.seed + static_cast<std::uint32_t>(epoch));
+    std::shuffle(order.begin(), order.end(), shuffle_rng);
+
+    double metrics[kMetricCount] = {};
+    for (std::size_t step = 0; step < steps; ++step) {
+      for (std::size_t j = 0; j < batch; ++j) {
+        const std::size_t index = order[shard_begin + step * batch + j];
+        const std::span<const float> image = train_set.image(index);
+        std::copy(image.begin(), image.end(), batch_images.begin() + static_cast<std::ptrdiff_t>(j * n));
+        batch_labels[j] = train_set.labels[index];
+      }
+      const BatchStats stats = model->train_batch(batch_images, batch_labels, batch);
+      dist::allreduce_average(model->gradients());
+      model->sgd_step();
+      metrics[kLossSum] += stats.loss_sum;
+      metrics[kCorrect] += static_cast<double>(stats.correct);
+      metrics[kSeen] += static_cast<double>(batch);
+    }
+    if (data.test) {
+      evaluate_shard(*model, *data.test, std::max<std::size_t>(batch, 1000), &metrics[kTestCorrect],
+                     &metrics[kTestSeen]);
+    }
+    dist::allreduce_sum(metrics);
+
+    EpochResult result;
+    result.epoch = epoch;
+    result.steps = steps;
+    result.loss = metrics[kLossSum] / metrics[kSeen];
+    result.accuracy = metrics[kCorrect] / metrics[kSeen];
+    if (data.test && metrics[kTestSeen] > 0) {
+      result.test_accuracy = metrics[kTestCorrect] / metrics[kTestSeen];
+    }
+    // This reading ends epoch y and starts epoch y+1 (docs/trainer-output.md).
+    const Clock::time_point epoch_end = Clock::now();
+    result.seconds = seconds_between(epoch_start, epoch_end);
+    result.images_per_second = static_cast<double>(info.train_images) / result.seconds;
+    epoch_start = epoch_end;
+    print(format_epoch_end(result));
+    if (epoch < o.epochs) print(format_epoch_start(epoch + 1, o.epochs));
+
+    summary.seconds += result.seconds;
+    summary.epochs.push_back(result);
+  }
+  summary.images_per_second =
+      static_cast<double>(info.train_images) * static_cast<double>(o.epochs) / summary.seconds;
+  print(format_done(summary));
+  return summary;
+}
+
+void run(const TrainOptions& options) {
+  validate(options);
+  set_threads(options.threads);
+  // Fail on a missing backend before spending seconds on data.
+  (void)find_backend(options.backend);
+  const DataSplit data = load_data(options);
+  train(options, data, [](std::string_view line) { dist::print0(line); });
+}
+
+}  // namespace scalebench::trainer
