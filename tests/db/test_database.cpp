@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "db/database.hpp"
 #include "test_support.hpp"
@@ -562,5 +563,68 @@ TEST_CASE("query_read_only reports SQL errors with SQLite's message and the path
   } catch (const db::ReadOnlyViolation&) {
     FAIL("a syntax error is not a read-only violation");
   } catch (const db::DatabaseError&) {
+  }
+}
+
+TEST_CASE("a reader sees committed runs while the writer keeps its connection open") {
+  TempDir dir;
+  const auto path = (dir / "r.db").string();
+  auto writer = db::Database::open(path);
+  auto second_writer = db::Database::open(path);  // schema creation is not repeated
+  CHECK(second_writer.schema_version() == db::kSchemaVersion);
+  auto reader = db::Database::open(path, db::OpenMode::ReadOnly);
+  CHECK(reader.runs().empty());
+  const auto exp = writer.insert_experiment(make_experiment("live"));
+  writer.insert_run(make_run(exp, "live", "mlp", 1, 1));
+  CHECK(reader.runs().size() == 1);
+  CHECK(reader.latest_experiment() == "live");
+  second_writer.insert_run(make_run(exp, "live", "mlp", 1, 2));
+  CHECK(reader.epoch_samples(std::string("live")).size() == 4);
+}
+
+TEST_CASE("ReadWrite adopts an empty file and reports an unwritable location") {
+  TempDir dir;
+  const auto empty = (dir / "empty.db").string();
+  write_file(empty, "");
+  auto d = db::Database::open(empty);
+  CHECK(d.schema_version() == db::kSchemaVersion);
+
+  const auto blocker = dir / "file";
+  write_file(blocker, "x");
+  const auto below = (blocker / "sub/r.db").string();  // a directory cannot be made under a file
+  const std::string message = error_of([&] { db::Database::open(below); });
+  CHECK(message.find(below + ": ") == 0);
+}
+
+TEST_CASE("the example queries in docs/database.md run through query_read_only") {
+  std::ifstream in(scalebench::test::source_dir() / "docs/database.md");
+  REQUIRE(in);
+  std::vector<std::string> queries;
+  std::string line;
+  std::string current;
+  bool in_sql = false;
+  while (std::getline(in, line)) {
+    if (!in_sql && line == "```sql") {
+      in_sql = true;
+      current.clear();
+    } else if (in_sql && line == "```") {
+      in_sql = false;
+      queries.push_back(current);
+    } else if (in_sql) {
+      current += line + "\n";
+    }
+  }
+  REQUIRE(queries.size() >= 4);
+
+  TempDir dir;
+  auto d = db::Database::open((dir / "r.db").string());
+  const auto exp = d.insert_experiment(make_experiment("scaling"));
+  for (int np : {1, 2, 4}) d.insert_run(make_run(exp, "scaling", "mlp", np, 1));
+  db::RunBundle failed = make_run(exp, "scaling", "mlp", 8, 1, 1);
+  failed.run.status = "failed";
+  d.insert_run(failed);
+  for (const auto& sql : queries) {
+    CAPTURE(sql);
+    CHECK_FALSE(d.query_read_only(sql).rows.empty());
   }
 }
