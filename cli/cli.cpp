@@ -1,0 +1,153 @@
+#include "cli/cli.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <ostream>
+
+#include "cli/commands.hpp"
+#include "db/database.hpp"
+#include "orchestrator/experiment.hpp"
+#include "orchestrator/suggest.hpp"
+#include "plotting/report.hpp"
+#include "stats/anova.hpp"
+
+namespace scalebench::cli {
+namespace {
+
+using Action = std::function<int()>;
+// Declares a subcommand's options on `app` and returns what to run once they are parsed.
+using Configure = std::function<Action(CLI::App& app, std::ostream& out, std::ostream& err)>;
+
+struct Entry {
+  Subcommand command;
+  Configure configure;
+};
+
+void add_database_option(CLI::App& app, std::string& database) {
+  app.add_option("--db", database, "Results database (SQLite)")->capture_default_str();
+}
+
+const std::vector<Entry>& table() {
+  static const std::vector<Entry> entries = {
+      {{"run", "run every cell of an experiment matrix and store the measurements"},
+       [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
+         auto options = std::make_shared<RunCommand>();
+         app.add_option("experiment", options->experiment_path, "Experiment file (JSON)")->required();
+         add_database_option(app, options->database);
+         app.add_flag("--dry-run", options->dry_run, "Print the runs without starting them");
+         return [options, &out, &err] { return run_command(*options, out, err); };
+       }},
+      {{"report", "print the paper-style table: epoch times, Tukey p, images/s, ANOVA"},
+       [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
+         auto options = std::make_shared<ReportCommand>();
+         add_database_option(app, options->database);
+         app.add_option("--experiment", options->experiment, "Experiment name (default: latest)");
+         app.add_option("--format", options->format, "Output format")
+             ->check(CLI::IsMember(plotting::exporter_names()))
+             ->capture_default_str();
+         app.add_option("--base", options->base, "Base condition label for Tukey and speed-up");
+         app.add_option("--output,-o", options->output, "Write to this file instead of stdout");
+         return [options, &out, &err] { return report_command(*options, out, err); };
+       }},
+      {{"plot", "render the scaling figure (epoch time and images/s against np) as SVG and PNG"},
+       [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
+         auto options = std::make_shared<PlotCommand>();
+         add_database_option(app, options->database);
+         app.add_option("--experiment", options->experiment, "Experiment name (default: latest)");
+         app.add_option("--base", options->base, "Base condition label");
+         app.add_option("--output,-o", options->output_prefix,
+                        "Path prefix for .svg/.png/.dat/.gp (default: next to the database)");
+         return [options, &out, &err] { return plot_command(*options, out, err); };
+       }},
+      {{"query", "run one read-only SQL statement on the results database"},
+       [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
+         auto options = std::make_shared<QueryCommand>();
+         app.add_option("sql", options->sql, "One SELECT (or other read-only) statement")->required();
+         add_database_option(app, options->database);
+         app.add_flag("--csv", options->csv, "CSV instead of an aligned table");
+         return [options, &out, &err] { return query_command(*options, out, err); };
+       }},
+      {{"version", "print the version"},
+       [](CLI::App&, std::ostream& out, std::ostream&) -> Action {
+         return [&out] {
+           fmt::print(out, "scalebench {} (database schema {})\n", SCALEBENCH_VERSION,
+                      db::kSchemaVersion);
+           return 0;
+         };
+       }},
+  };
+  return entries;
+}
+
+void print_usage(std::ostream& out) {
+  fmt::print(out, "usage: scalebench COMMAND [OPTIONS]\n\ncommands:\n");
+  for (const auto& entry : table())
+    fmt::print(out, "  {:<9} {}\n", entry.command.name, entry.command.summary);
+  fmt::print(out, "  {:<9} {}\n\n`scalebench COMMAND --help` lists a command's options.\n", "help",
+             "print this list");
+}
+
+}  // namespace
+
+const std::vector<Subcommand>& subcommands() {
+  static const std::vector<Subcommand> list = [] {
+    std::vector<Subcommand> out;
+    for (const auto& entry : table()) out.push_back(entry.command);
+    return out;
+  }();
+  return list;
+}
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    print_usage(args.empty() ? err : out);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") return run_cli({"version"}, out, err);
+
+  const auto& entries = table();
+  const auto entry = std::find_if(entries.begin(), entries.end(),
+                                  [&](const Entry& e) { return e.command.name == args[0]; });
+  if (entry == entries.end()) {
+    std::vector<std::string> names;
+    for (const auto& e : entries) names.emplace_back(e.command.name);
+    names.emplace_back("help");
+    const auto suggestion = orchestrator::closest_match(args[0], names);
+    fmt::print(err, "scalebench: unknown command '{}'{}; `scalebench help` lists them\n", args[0],
+               suggestion ? fmt::format(", did you mean '{}'?", *suggestion) : "");
+    return 2;
+  }
+
+  CLI::App app(std::string(entry->command.summary), "scalebench " + args[0]);
+  const Action action = entry->configure(app, out, err);
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11 wants them reversed
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::ParseError& error) {
+    fmt::print(err, "scalebench {}: {}\n", args[0], error.what());
+    return 2;
+  }
+
+  try {
+    return action();
+  } catch (const orchestrator::ExperimentError& error) {
+    fmt::print(err, "scalebench: error: {}\n", error.what());
+  } catch (const db::DatabaseError& error) {
+    fmt::print(err, "scalebench: error: {}\n", error.what());
+  } catch (const plotting::ReportError& error) {
+    fmt::print(err, "scalebench: error: {}\n", error.what());
+  } catch (const stats::StatsError& error) {
+    fmt::print(err, "scalebench: error: statistics: {}\n", error.what());
+  } catch (const std::filesystem::filesystem_error& error) {
+    fmt::print(err, "scalebench: error: {}\n", error.what());
+  }
+  return 1;
+}
+
+}  // namespace scalebench::cli

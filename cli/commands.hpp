@@ -1,0 +1,43 @@
+// What each subcommand does, once its options are parsed (cli.cpp parses them).
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+namespace scalebench::cli {
+
+inline constexpr const char* kDefaultDatabase = "results/scalebench.db";
+
+struct RunCommand {
+  std::string experiment_path;
+  std::string database = kDefaultDatabase;
+  bool dry_run = false;  // print the matrix, run nothing, write nothing
+};
+int run_command(const RunCommand& options, std::ostream& out, std::ostream& err);
+
+struct ReportCommand {
+  std::string database = kDefaultDatabase;
+  std::optional<std::string> experiment;  // default: the latest one
+  std::string format = "markdown";
+  std::optional<std::string> base;
+  std::optional<std::string> output;      // default: stdout
+};
+int report_command(const ReportCommand& options, std::ostream& out, std::ostream& err);
+
+struct PlotCommand {
+  std::string database = kDefaultDatabase;
+  std::optional<std::string> experiment;
+  std::optional<std::string> base;
+  std::optional<std::string> output_prefix;  // default: results/<experiment>-scaling
+};
+int plot_command(const PlotCommand& options, std::ostream& out, std::ostream& err);
+
+struct QueryCommand {
+  std::string database = kDefaultDatabase;
+  std::string sql;
+  bool csv = false;
+};
+int query_command(const QueryCommand& options, std::ostream& out, std::ostream& err);
+
+}  // namespace scalebench::cli
