@@ -22,8 +22,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::optional<std::string> closest_match(std::string_view word,
                                          const std::vector<std::string>& candidates) {
-  // Like ninja: a typo is at most a third of the word, and never more than three edits.
-  const std::size_t limit = std::min<std::size_t>(3, std::max<std::size_t>(1, word.size() / 3));
+  // A typo is two edits (a swap) or a third of the word, and never more than three edits.
+  const std::size_t limit = std::min<std::size_t>(3, std::max<std::size_t>(2, word.size() / 3));
   std::optional<std::string> best;
   std::size_t best_distance = limit + 1;
   for (const auto& candidate : candidates) {

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs everything scalebench needs from Debian 12 packages (run as root; no other network).
+# CUDA, cuDNN and NCCL are not Debian packages: when /usr/local/cuda has them, the CUDA backend
+# is built too; without them the CPU-only build is complete.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ccache pkg-config
+  libboost-dev libboost-filesystem-dev   # Boost.Process, Boost.Asio, Boost.Math (headers), Boost.Filesystem
+  libsqlite3-dev sqlite3
+  libfmt-dev nlohmann-json3-dev libcli11-dev doctest-dev
+  libopenmpi-dev openmpi-bin
+  libdnnl-dev zlib1g-dev
+  gnuplot-nox
+  dataset-fashion-mnist
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "scalebench: all Debian packages already installed"
+  exit 0
+fi
+echo "scalebench: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
