@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <array>
 #include <cctype>
@@ -513,6 +514,32 @@ RunRecord read_run(const Statement& st) {
   return r;
 }
 
+// A WAL database can be read only through its -shm file, which a reader creates if it can. In a
+// directory we cannot write (an archived or shared results directory) with no writer around to
+// have made one, the file is opened immutable instead: no locks and no -shm. No writer can be
+// active then, since a writer needs the -wal file, and there is none.
+bool needs_immutable_open(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(path + "-wal", ec) || fs::exists(path + "-shm", ec)) return false;
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  return ::access(dir.c_str(), W_OK) != 0;
+}
+
+std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (const char c : path) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) != 0 || c == '/' || c == '.' || c == '_' || c == '-' || c == '~') {
+      uri += c;
+    } else {
+      uri += fmt::format("%{:02X}", u);
+    }
+  }
+  return uri + "?immutable=1";
+}
+
 }  // namespace
 
 // ---- lifetime ----------------------------------------------------------------------------------
@@ -551,8 +578,13 @@ Database Database::open(const std::string& path, OpenMode mode) {
   }
 
   sqlite3* handle = nullptr;
-  const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  const int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  std::string target = path;
+  if (read_only && needs_immutable_open(path)) {
+    target = immutable_uri(path);
+    flags |= SQLITE_OPEN_URI;
+  }
+  const int rc = sqlite3_open_v2(target.c_str(), &handle, flags, nullptr);
   Database db(handle, path);  // owns the handle from here on, even a failed one
   if (rc != SQLITE_OK) fail(handle, path, read_only ? "opening read-only" : "opening");
   sqlite3_extended_result_codes(handle, 1);
