@@ -1,0 +1,297 @@
+#include "plotting/figure.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include <boost/process.hpp>
+#include <fmt/format.h>
+
+#include "plotting/format.hpp"
+
+namespace scalebench::plotting {
+namespace {
+
+namespace bp = boost::process;
+namespace fs = std::filesystem;
+
+constexpr std::string_view kSingleLauncher = "single";
+
+// Tableau 10: distinguishable, print- and colour-blind-friendly enough for a handful of series.
+constexpr std::string_view kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                         "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+// The rows of one condition and launcher, sorted by np: one line (or, for "single", one marker).
+struct Series {
+  std::string title;
+  bool single = false;
+  std::vector<const ReportRow*> rows;
+  bool any_throughput() const {
+    return std::any_of(rows.begin(), rows.end(), [](auto* r) { return r->images_per_second; });
+  }
+  bool any_ideal() const {
+    return std::any_of(rows.begin(), rows.end(),
+                       [](auto* r) { return r->images_per_second && r->scaling_efficiency; });
+  }
+};
+
+std::vector<Series> make_series(const ReportTable& table) {
+  std::vector<Series> series;
+  std::map<std::pair<std::string, std::string>, std::size_t> index;
+  std::map<std::string, std::set<std::string>> launchers_of;
+  for (const auto& row : table.rows) launchers_of[row.condition].insert(row.launcher);
+  for (const auto& row : table.rows) {
+    auto [it, inserted] = index.try_emplace({row.condition, row.launcher}, series.size());
+    if (inserted) {
+      Series s;
+      s.single = row.launcher == kSingleLauncher;
+      s.title = row.condition;
+      if (s.single) {
+        if (row.condition.find("single") == std::string::npos) s.title += " (single process)";
+      } else if (launchers_of[row.condition].size() > 1) {
+        s.title += fmt::format(" ({})", row.launcher);
+      }
+      series.push_back(std::move(s));
+    }
+    series[it->second].rows.push_back(&row);
+  }
+  // Launched series first, single-process markers last: the legend's second row (the linear-scaling
+  // lines) then sits under the first row's series.
+  std::stable_partition(series.begin(), series.end(), [](const Series& s) { return !s.single; });
+  for (auto& s : series) {
+    std::stable_sort(s.rows.begin(), s.rows.end(),
+                     [](const ReportRow* a, const ReportRow* b) { return a->np < b->np; });
+  }
+  return series;
+}
+
+std::string value_or_missing(const std::optional<double>& value) {
+  return value ? format_exact(*value) : "NaN";
+}
+
+// A gnuplot single-quoted string: no escapes are interpreted, a quote is doubled.
+std::string gnuplot_string(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += '\'';
+    out += (c == '\n' || c == '\r') ? ' ' : c;
+  }
+  return out + "'";
+}
+
+std::string read_all(std::istream& in) {
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) throw ReportError(fmt::format("cannot write {}", path.string()));
+}
+
+}  // namespace
+
+FigureFiles figure_files(const fs::path& output_prefix) {
+  auto with = [&](const char* extension) {
+    fs::path path = output_prefix;
+    path += extension;
+    return path;
+  };
+  return FigureFiles{with(".svg"), with(".png"), with(".dat"), with(".gp")};
+}
+
+std::string scaling_data(const ReportTable& table) {
+  std::string out = fmt::format(
+      "# scalebench scaling data, experiment {}\n"
+      "# One block per series (gnuplot `index`), blocks separated by two blank lines; NaN = unknown.\n"
+      "# ideal_images_per_s = images_per_s / scaling_efficiency (linear scaling from the reference "
+      "group, docs/report.md)\n"
+      "# np mean_epoch_s sd_epoch_s images_per_s ideal_images_per_s\n",
+      table.experiment);
+  const std::vector<Series> series = make_series(table);
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    out += fmt::format("{}# index {}: {}\n", i == 0 ? "" : "\n\n", i, series[i].title);
+    for (const ReportRow* row : series[i].rows) {
+      std::optional<double> ideal;
+      if (row->images_per_second && row->scaling_efficiency && *row->scaling_efficiency > 0) {
+        ideal = *row->images_per_second / *row->scaling_efficiency;
+      }
+      out += fmt::format("{} {} {} {} {}\n", row->np, format_exact(row->mean_epoch_seconds),
+                         value_or_missing(row->sd_epoch_seconds),
+                         value_or_missing(row->images_per_second), value_or_missing(ideal));
+    }
+  }
+  return out;
+}
+
+std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
+  const std::vector<Series> series = make_series(table);
+  std::set<int> nps;
+  for (const auto& row : table.rows) nps.insert(row.np);
+  const int min_np = *nps.begin();
+  const int max_np = *nps.rbegin();
+  const bool log_x = max_np > 4 * min_np;
+  const bool throughput_panel =
+      std::any_of(series.begin(), series.end(), [](const Series& s) { return s.any_throughput(); });
+
+  std::string out;
+  out += fmt::format("# scalebench scaling figure, experiment {}\n", table.experiment);
+  out += fmt::format("# Re-render after editing: cd <this directory> && gnuplot {}\n",
+                     files.script.filename().string());
+  out += "set encoding utf8\n";
+  out += fmt::format("data = {}\n", gnuplot_string(files.data.filename().string()));
+  for (std::size_t i = 0; i < std::size(kColours); ++i) {
+    out += fmt::format("set linetype {} lc rgb '{}' lw 2 pt 7 ps 1\n", i + 1, kColours[i]);
+  }
+  out += fmt::format("set linetype cycle {}\n", std::size(kColours));
+  // Reference levels of single-process groups and the throughput range, read from the data so
+  // edits there carry over.
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    if (!series[i].single || series[i].rows.size() != 1) continue;
+    out += fmt::format("stats data index {} using 2 nooutput name 'single{}_time'\n", i, i);
+    if (series[i].rows[0]->images_per_second) {
+      out += fmt::format("stats data index {} using 4 nooutput name 'single{}_rate'\n", i, i);
+    }
+  }
+
+  if (throughput_panel) out += "stats data using 4 nooutput name 'rate'\n";
+  out += "set style line 100 lc rgb '#e0e0e0' lw 1 dt 1\n";
+  out += "set grid ls 100\n";
+  out += "set border lw 1\n";
+  out += "set xlabel 'processes (np)'\n";
+  if (log_x) {
+    out += "set logscale x 2\n";
+    out += fmt::format("set xrange [{}:{}]\n", format_exact(min_np / 1.3),
+                       format_exact(max_np * 1.3));
+  } else {
+    out += fmt::format("set xrange [{}:{}]\n", format_exact(min_np - 0.5),
+                       format_exact(max_np + 0.5));
+  }
+  // Single-process markers sit just left of their np so they do not hide the np=1 point.
+  const std::string single_x = log_x ? "($1*0.93)" : "($1-0.08)";
+  std::string tics;
+  for (int np : nps) tics += fmt::format("{}{}", tics.empty() ? "" : ", ", np);
+  out += fmt::format("set xtics ({})\n", tics);
+  out += "set offsets 0, 0, graph 0.05, 0\n";
+
+  out += "do for [format in 'svg png'] {\n";
+  out += "  if (format eq 'svg') {\n";
+  out += "    set terminal svg size 1000,450 dynamic enhanced font 'sans,12' background rgb 'white'\n";
+  out += "  } else {\n";
+  out += "    set terminal pngcairo size 1000,450 enhanced font 'sans,12' background rgb 'white'\n";
+  out += "  }\n";
+  out += fmt::format("  set output {}.'.'.format\n",
+                     gnuplot_string(files.script.stem().string()));
+  out += fmt::format("  set multiplot layout 1,{} title {} noenhanced\n", throughput_panel ? 2 : 1,
+                     gnuplot_string(fmt::format("{}: scaling with the number of processes",
+                                                table.experiment)));
+
+  // Panel 1: mean epoch time with SD error bars.
+  out += fmt::format("  set title 'Mean {} time (error bars: ±1 SD)'\n", table.unit);
+  out += fmt::format("  set ylabel '{} time (s)'\n", table.unit);
+  out += "  set yrange [0:*]\n";
+  // Keys go below the panels, never over the data.
+  out += "  set key below center horizontal samplen 3 spacing 1.1\n";
+  std::vector<std::string> plots;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const Series& s = series[i];
+    const std::size_t lt = i + 1;
+    plots.push_back(fmt::format(
+        "data index {} using {}:2:(valid(3) ? $3 : 0) with {} lt {}{} title {} noenhanced", i,
+        s.single ? single_x : "1", s.single ? "yerrorbars" : "yerrorlines", lt,
+        s.single ? " pt 13 ps 1.6" : "", gnuplot_string(s.title)));
+    if (s.single && s.rows.size() == 1) {
+      plots.push_back(fmt::format("single{}_time_mean with lines lt {} dt 2 lw 1 notitle", i, lt));
+    }
+  }
+  out += "  plot " + fmt::format("{}", fmt::join(plots, ", \\\n       ")) + "\n";
+
+  // Panel 2: throughput with each series' linear-scaling line.
+  if (throughput_panel) {
+    out += "  set title 'Training throughput (dashed: linear scaling)'\n";
+    out += "  set ylabel 'throughput (images/s)'\n";
+    // Room for the measurements; a linear-scaling line far above them leaves through the top.
+    out += "  set yrange [0:rate_max*1.5]\n";
+    std::size_t throughput_series = 0;
+    for (const auto& s : series) throughput_series += s.any_throughput() ? 1 : 0;
+    // First column the measurements, second column their linear-scaling lines, row by row.
+    out += fmt::format("  set key below center vertical maxrows {} samplen 3 spacing 1.1\n",
+                       throughput_series);
+    plots.clear();
+    std::vector<std::string> ideal_lines;
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      const Series& s = series[i];
+      const std::size_t lt = i + 1;
+      if (!s.any_throughput()) continue;
+      plots.push_back(fmt::format("data index {} using {}:4 with {} lt {}{} title {} noenhanced", i,
+                                  s.single ? single_x : "1", s.single ? "points" : "linespoints", lt,
+                                  s.single ? " pt 13 ps 1.6" : "", gnuplot_string(s.title)));
+      if (s.single && s.rows.size() == 1) {
+        plots.push_back(
+            fmt::format("single{}_rate_mean with lines lt {} dt 2 lw 1 notitle", i, lt));
+      } else if (!s.single && s.any_ideal()) {
+        ideal_lines.push_back(fmt::format(
+            "data index {} using 1:5 with lines lt {} dt 2 lw 1.5 title {} noenhanced", i, lt,
+            gnuplot_string(s.title + ": linear")));
+      }
+    }
+    plots.insert(plots.end(), ideal_lines.begin(), ideal_lines.end());
+    out += "  plot " + fmt::format("{}", fmt::join(plots, ", \\\n       ")) + "\n";
+  }
+  out += "  unset multiplot\n";
+  out += "  unset output\n";
+  out += "}\n";
+  return out;
+}
+
+FigureFiles plot_scaling(const ReportTable& table, const fs::path& output_prefix) {
+  if (table.rows.empty()) {
+    throw ReportError(fmt::format("nothing to plot: the report of {} has no rows", table.experiment));
+  }
+  const FigureFiles files = figure_files(output_prefix);
+  const fs::path directory = fs::absolute(files.script).parent_path();
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (error) {
+    throw ReportError(fmt::format("cannot create {}: {}", directory.string(), error.message()));
+  }
+  write_file(files.data, scaling_data(table));
+  write_file(files.script, scaling_script(table, files));
+
+  const boost::filesystem::path gnuplot = bp::search_path("gnuplot");
+  if (gnuplot.empty()) {
+    throw ReportError(fmt::format(
+        "gnuplot not found: apt-get install gnuplot-nox (the data and script are in {} and {})",
+        files.data.string(), files.script.string()));
+  }
+  // argv, no shell; relative names in the script resolve against its directory.
+  bp::ipstream stderr_stream;
+  std::string messages;
+  int exit_code = 0;
+  try {
+    bp::child child(gnuplot, files.script.filename().string(), bp::start_dir(directory.string()),
+                    bp::std_in < bp::null, bp::std_out > bp::null, bp::std_err > stderr_stream);
+    messages = read_all(stderr_stream);
+    child.wait();
+    exit_code = child.exit_code();
+  } catch (const bp::process_error& e) {
+    throw ReportError(fmt::format("cannot run {}: {}", gnuplot.string(), e.what()));
+  }
+  if (exit_code != 0) {
+    throw ReportError(fmt::format("gnuplot failed (exit code {}) on {}:\n{}", exit_code,
+                                  files.script.string(), messages));
+  }
+  for (const fs::path& image : {files.svg, files.png}) {
+    if (!fs::exists(image) || fs::file_size(image) == 0) {
+      throw ReportError(fmt::format("gnuplot wrote no {}:\n{}", image.string(), messages));
+    }
+  }
+  return files;
+}
+
+}  // namespace scalebench::plotting

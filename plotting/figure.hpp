@@ -1,0 +1,32 @@
+// The scaling figure: epoch time and throughput against np, rendered by gnuplot to SVG and PNG.
+// The data file and the gnuplot script are kept next to the images so users can edit and re-run
+// them (`cd <dir> && gnuplot <name>.gp`). What is drawn: docs/report.md.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "plotting/report.hpp"
+
+namespace scalebench::plotting {
+
+struct FigureFiles {
+  std::filesystem::path svg;
+  std::filesystem::path png;
+  std::filesystem::path data;    // gnuplot data blocks, one per series
+  std::filesystem::path script;  // the gnuplot script that renders both images
+};
+
+// prefix + ".svg", ".png", ".dat", ".gp" (the prefix's own dots are kept: "out/run-1.2").
+FigureFiles figure_files(const std::filesystem::path& output_prefix);
+
+// The text of the data file and of the script for `files` (pure; plot_scaling writes them).
+std::string scaling_data(const ReportTable& table);
+std::string scaling_script(const ReportTable& table, const FigureFiles& files);
+
+// Writes the data file and script (creating the prefix's directory), runs gnuplot on the script and
+// returns the four paths. Throws ReportError when the table has no rows, when gnuplot is missing,
+// or when it fails (the message carries gnuplot's stderr).
+FigureFiles plot_scaling(const ReportTable& table, const std::filesystem::path& output_prefix);
+
+}  // namespace scalebench::plotting

@@ -1,0 +1,33 @@
+#include "plotting/format.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace scalebench::plotting {
+
+std::string format_p_value(double p) {
+  if (std::isnan(p)) return std::string(kNotAvailable);
+  if (p <= 0) {
+    // The true p is below the smallest positive double; say so instead of printing 0.
+    return fmt::format("p<{:.2e}", std::numeric_limits<double>::denorm_min());
+  }
+  if (p >= 0.001) return fmt::format("p={:#.2g}", p);
+  return fmt::format("p={:.2e}", p);
+}
+
+std::string format_measure(double value) {
+  if (!std::isfinite(value)) return fmt::format("{}", value);
+  if (value == 0) return "0.00";
+  if (std::fabs(value) >= 1) return fmt::format("{:.2f}", value);
+  return fmt::format("{:#.3g}", value);
+}
+
+std::string format_ratio(double value) { return fmt::format("{:.2f}", value); }
+
+std::string format_percent(double fraction) { return fmt::format("{:.1f}%", fraction * 100); }
+
+std::string format_exact(double value) { return fmt::format("{}", value); }
+
+}  // namespace scalebench::plotting
