@@ -96,6 +96,7 @@ void set_threads(int threads) { omp_set_num_threads(std::max(1, threads)); }
 TrainingSummary train(const TrainOptions& o, const DataSplit& data,
                       const std::function<void(std::string_view)>& print) {
   validate(o);
+  set_threads(o.threads);
   const int np = dist::size();
   const auto batch = static_cast<std::size_t>(o.batch_size);
   const Dataset& train_set = data.train;
@@ -197,7 +198,6 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
 
 void run(const TrainOptions& options) {
   validate(options);
-  set_threads(options.threads);
   // Fail on a missing backend before spending seconds on data.
   (void)find_backend(options.backend);
   const DataSplit data = load_data(options);

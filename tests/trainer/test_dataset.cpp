@@ -1,0 +1,199 @@
+// trainer/dataset.cpp: IDX files (gzip'd and raw), their errors, synthetic data, shapes.
+#include <doctest/doctest.h>
+#include <zlib.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+#include "trainer/dataset.hpp"
+#include "trainer/errors.hpp"
+
+using namespace scalebench::trainer;
+using scalebench::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::uint8_t> idx_bytes(std::uint32_t magic, const std::vector<std::uint32_t>& dims,
+                                    const std::vector<std::uint8_t>& data) {
+  std::vector<std::uint8_t> out;
+  auto put = [&](std::uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(v >> shift));
+  };
+  put(magic);
+  for (auto d : dims) put(d);
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+void write_gz(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
+  gzFile file = gzopen(path.c_str(), "wb");
+  REQUIRE(file != nullptr);
+  REQUIRE(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())) ==
+          static_cast<int>(bytes.size()));
+  REQUIRE(gzclose(file) == Z_OK);
+}
+
+void write_raw(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Three 2×3 images with pixels 0..17 scaled by 15, labels 2, 0, 1.
+std::vector<std::uint8_t> tiny_pixels() {
+  std::vector<std::uint8_t> pixels(18);
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(i * 15);
+  return pixels;
+}
+
+// The message of the DatasetError thrown by f, or "" when none is thrown.
+template <typename F>
+std::string dataset_error(F&& f) {
+  try {
+    f();
+  } catch (const DatasetError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a gzip'd IDX pair reads back with pixels scaled to [0, 1]") {
+  TempDir dir;
+  write_gz(dir / "images.gz", idx_bytes(0x803, {3, 2, 3}, tiny_pixels()));
+  write_gz(dir / "labels.gz", idx_bytes(0x801, {3}, {2, 0, 1}));
+  const Dataset data = read_idx_pair(dir / "images.gz", dir / "labels.gz");
+  CHECK(data.size() == 3);
+  CHECK(data.shape == Shape{1, 2, 3});
+  CHECK(data.classes == 3);  // max label + 1
+  CHECK(data.labels == std::vector<std::int32_t>{2, 0, 1});
+  CHECK(data.images[0] == 0.0f);
+  CHECK(data.images[17] == doctest::Approx(1.0f));  // 255
+  CHECK(data.image(1)[0] == doctest::Approx(90.0f / 255.0f));
+}
+
+TEST_CASE("raw (uncompressed) IDX files read the same way") {
+  TempDir dir;
+  write_raw(dir / "labels", idx_bytes(0x801, {4}, {1, 1, 0, 9}));
+  const IdxFile idx = read_idx(dir / "labels", 1);
+  CHECK(idx.dims == std::vector<std::uint32_t>{4});
+  CHECK(idx.data == std::vector<std::uint8_t>{1, 1, 0, 9});
+}
+
+TEST_CASE("a wrong magic number is an error naming the file") {
+  TempDir dir;
+  const fs::path path = dir / "train-images-idx3-ubyte.gz";
+  write_gz(path, idx_bytes(0x801, {3}, {1, 2, 3}));  // a labels file where images are expected
+  const std::string message = dataset_error([&] { read_idx(path, 3); });
+  CHECK(message.find(path.string()) != std::string::npos);
+  CHECK(message.find("bad magic number 0x00000801, expected 0x00000803") != std::string::npos);
+}
+
+TEST_CASE("truncated data, trailing data, missing files and count mismatches are errors") {
+  TempDir dir;
+  write_gz(dir / "short.gz", idx_bytes(0x803, {3, 2, 3}, std::vector<std::uint8_t>(17)));
+  CHECK(dataset_error([&] { read_idx(dir / "short.gz", 3); }).find("truncated") !=
+        std::string::npos);
+  write_gz(dir / "long.gz", idx_bytes(0x801, {2}, {1, 2, 3}));
+  CHECK(dataset_error([&] { read_idx(dir / "long.gz", 1); }).find("trailing data") !=
+        std::string::npos);
+  const std::string missing = dataset_error([&] { read_idx(dir / "nope.gz", 1); });
+  CHECK(missing.find("cannot open") != std::string::npos);
+  CHECK(missing.find("nope.gz") != std::string::npos);
+
+  write_gz(dir / "images.gz", idx_bytes(0x803, {3, 2, 3}, tiny_pixels()));
+  write_gz(dir / "labels.gz", idx_bytes(0x801, {2}, {0, 1}));
+  const std::string mismatch =
+      dataset_error([&] { read_idx_pair(dir / "images.gz", dir / "labels.gz"); });
+  CHECK(mismatch.find("3 images") != std::string::npos);
+  CHECK(mismatch.find("2 labels") != std::string::npos);
+}
+
+TEST_CASE("labels outside the declared classes are an error") {
+  TempDir dir;
+  write_gz(dir / "images.gz", idx_bytes(0x803, {3, 2, 3}, tiny_pixels()));
+  write_gz(dir / "labels.gz", idx_bytes(0x801, {3}, {0, 12, 1}));
+  CHECK(dataset_error([&] { read_idx_pair(dir / "images.gz", dir / "labels.gz", 10); })
+            .find("label 12 out of range") != std::string::npos);
+}
+
+TEST_CASE("an IDX directory without t10k files has no test set") {
+  TempDir dir;
+  write_gz(dir / "train-images-idx3-ubyte.gz", idx_bytes(0x803, {3, 2, 3}, tiny_pixels()));
+  write_raw(dir / "train-labels-idx1-ubyte", idx_bytes(0x801, {3}, {2, 0, 1}));
+  const DataSplit split = load_idx_dir(dir.path());
+  CHECK(split.name == "idx");
+  CHECK(split.train.size() == 3);
+  CHECK_FALSE(split.test.has_value());
+}
+
+TEST_CASE("a missing Fashion-MNIST directory says how to get it") {
+  const std::string message = dataset_error([] { load_fashion_mnist("/nonexistent/fmnist"); });
+  CHECK(message.find("/nonexistent/fmnist") != std::string::npos);
+  CHECK(message.find("dataset-fashion-mnist") != std::string::npos);
+}
+
+TEST_CASE("the installed Fashion-MNIST has the documented sizes") {
+  const fs::path dir = "/usr/share/datasets/fashion-mnist";
+  if (!fs::exists(dir / "train-images-idx3-ubyte.gz")) {
+    MESSAGE("skipped: Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)");
+    std::exit(scalebench::test::kSkipReturnCode);
+  }
+  const DataSplit split = load_fashion_mnist(dir);
+  CHECK(split.train.size() == 60000);
+  REQUIRE(split.test.has_value());
+  CHECK(split.test->size() == 10000);
+  CHECK(split.train.shape == Shape{1, 28, 28});
+  CHECK(split.train.classes == 10);
+}
+
+TEST_CASE("synthetic data is seeded, shaped and labelled as asked") {
+  SyntheticSpec spec;
+  spec.shape = Shape{3, 4, 5};
+  spec.classes = 7;
+  spec.train_images = 50;
+  spec.test_images = 20;
+  const DataSplit a = make_synthetic(spec);
+  const DataSplit b = make_synthetic(spec);
+  CHECK(a.name == "synthetic");
+  CHECK(a.train.size() == 50);
+  CHECK(a.test->size() == 20);
+  CHECK(a.train.images.size() == 50 * 60);
+  CHECK(a.train.images == b.train.images);
+  CHECK(a.train.labels == b.train.labels);
+  for (auto label : a.train.labels) CHECK((label >= 0 && label < 7));
+  for (float v : a.train.images) CHECK((v >= 0.0f && v < 1.0f));
+  spec.seed = 2;
+  CHECK(make_synthetic(spec).train.images != a.train.images);
+  spec.test_images = 0;
+  CHECK_FALSE(make_synthetic(spec).test.has_value());
+}
+
+TEST_CASE("truncate keeps the first images") {
+  SyntheticSpec spec;
+  spec.train_images = 10;
+  spec.test_images = 0;
+  DataSplit split = make_synthetic(spec);
+  const std::vector<std::int32_t> first(split.train.labels.begin(), split.train.labels.begin() + 4);
+  split.train.truncate(4);
+  CHECK(split.train.size() == 4);
+  CHECK(split.train.labels == first);
+  CHECK(split.train.images.size() == 4 * 784);
+  split.train.truncate(100);  // a limit above the size changes nothing
+  CHECK(split.train.size() == 4);
+}
+
+TEST_CASE("shapes parse as CxHxW") {
+  CHECK(parse_shape("1x28x28") == Shape{1, 28, 28});
+  CHECK(parse_shape("3X32x32") == Shape{3, 32, 32});
+  CHECK(to_string(Shape{3, 32, 32}) == "3x32x32");
+  for (const char* bad : {"", "28x28", "1x28x28x1", "0x28x28", "1x-2x3", "ax28x28", "1x28x"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse_shape(bad), UsageError);
+  }
+}

@@ -1,0 +1,88 @@
+// trainer/options.cpp: the command line of scalebench-train.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "trainer/errors.hpp"
+#include "trainer/options.hpp"
+
+using namespace scalebench::trainer;
+
+namespace {
+
+TrainOptions parse(std::vector<std::string> args) {
+  TrainOptions options;
+  CLI::App app;
+  add_options(app, options);
+  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
+  app.parse(args);
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("defaults") {
+  const TrainOptions o = parse({});
+  CHECK(o.model == "mlp");
+  CHECK(o.hidden == std::vector<int>{128});
+  CHECK(o.dataset == "fashion-mnist");
+  CHECK(o.data_dir == "/usr/share/datasets/fashion-mnist");
+  CHECK(o.epochs == 3);
+  CHECK(o.batch_size == 128);
+  CHECK(o.lr == doctest::Approx(0.05));
+  CHECK(o.momentum == 0.0);
+  CHECK(o.seed == 1);
+  CHECK(o.threads == 1);
+  CHECK(o.backend == "cpu");
+  CHECK(o.train_limit == 0);
+  CHECK_FALSE(o.classes.has_value());
+  CHECK_NOTHROW(validate(o));
+}
+
+TEST_CASE("every option parses") {
+  const TrainOptions o = parse({"--model", "mlp", "--hidden", "256,64", "--dataset", "synthetic",
+                                "--data-dir", "/tmp/x", "--input-shape", "3x8x8", "--classes",
+                                "5", "--train-images", "1000", "--test-images", "0",
+                                "--train-limit", "500", "--epochs", "2", "--batch-size", "32",
+                                "--lr", "0.1", "--momentum", "0.9", "--seed", "7", "--threads",
+                                "2", "--backend", "cpu"});
+  CHECK(o.hidden == std::vector<int>{256, 64});
+  CHECK(o.dataset == "synthetic");
+  CHECK(*o.input_shape == "3x8x8");
+  CHECK(*o.classes == 5);
+  CHECK(*o.train_images == 1000);
+  CHECK(*o.test_images == 0);
+  CHECK(o.train_limit == 500);
+  CHECK(o.epochs == 2);
+  CHECK(o.batch_size == 32);
+  CHECK(o.lr == doctest::Approx(0.1));
+  CHECK(o.momentum == doctest::Approx(0.9));
+  CHECK(o.seed == 7);
+  CHECK(o.threads == 2);
+  CHECK_NOTHROW(validate(o));
+}
+
+TEST_CASE("bad values are rejected by the parser") {
+  CHECK_THROWS_AS(parse({"--model", "resnet"}), CLI::ParseError);
+  CHECK_THROWS_AS(parse({"--dataset", "cifar"}), CLI::ParseError);
+  CHECK_THROWS_AS(parse({"--epochs", "0"}), CLI::ParseError);
+  CHECK_THROWS_AS(parse({"--batch-size", "-1"}), CLI::ParseError);
+  CHECK_THROWS_AS(parse({"--hidden", "128,0"}), CLI::ParseError);
+  CHECK_THROWS_AS(parse({"--momentum", "1.5"}), CLI::ParseError);
+  CHECK_THROWS_AS(parse({"--no-such-option"}), CLI::ParseError);
+}
+
+TEST_CASE("synthetic-only options need --dataset synthetic") {
+  for (const char* option : {"--input-shape", "--classes", "--train-images", "--test-images"}) {
+    INFO(option);
+    const TrainOptions o = parse({option, std::string(option) == "--input-shape" ? "1x2x2" : "3"});
+    try {
+      validate(o);
+      FAIL("no error");
+    } catch (const UsageError& e) {
+      CHECK(std::string(e.what()).find(option) != std::string::npos);
+    }
+  }
+}

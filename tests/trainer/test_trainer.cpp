@@ -1,0 +1,131 @@
+// trainer/trainer.cpp: the training loop and its output lines, in-process (one rank).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "trainer/errors.hpp"
+#include "trainer/trainer.hpp"
+
+using namespace scalebench::trainer;
+
+namespace {
+
+struct Run {
+  TrainingSummary summary;
+  std::vector<std::string> lines;
+};
+
+Run train_collecting(const TrainOptions& options, const DataSplit& data) {
+  Run run;
+  run.summary = train(options, data, [&](std::string_view line) { run.lines.emplace_back(line); });
+  return run;
+}
+
+TrainOptions small_synthetic_options() {
+  TrainOptions o;
+  o.dataset = "synthetic";
+  o.train_images = 1000;
+  o.test_images = 200;
+  o.classes = 4;
+  o.input_shape = "1x8x8";
+  o.hidden = {16};
+  o.epochs = 3;
+  o.batch_size = 50;
+  o.lr = 0.05;
+  o.seed = 3;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("output lines follow docs/trainer-output.md") {
+  RunInfo info{"mlp", 101770, "fashion-mnist", 60000, 10000, 2, 128, 0.1, 1, 1, "cpu"};
+  CHECK(format_header(info) ==
+        "scalebench-train model=mlp parameters=101770 dataset=fashion-mnist train_images=60000 "
+        "test_images=10000 np=2 batch_size=128 lr=0.1 seed=1 threads=1 backend=cpu");
+  CHECK(format_epoch_start(1, 3) == "Epoch 1/3");
+  EpochResult r{1, 469, 0.54321, 0.81, 0.84, 12345.6, 4.861234};
+  CHECK(format_epoch_end(r) ==
+        "469/469 - loss: 0.543210 - accuracy: 0.810000 - test_accuracy: 0.840000 - images/s: "
+        "12345.6 - epoch_seconds: 4.861234");
+  r.test_accuracy.reset();
+  CHECK(format_epoch_end(r) ==
+        "469/469 - loss: 0.543210 - accuracy: 0.810000 - images/s: 12345.6 - epoch_seconds: "
+        "4.861234");
+  TrainingSummary s;
+  s.epochs.resize(3);
+  s.seconds = 14.583702;
+  s.images_per_second = 12341.0;
+  CHECK(format_done(s) == "Training done: epochs=3 seconds=14.583702 images/s=12341.0");
+}
+
+TEST_CASE("a run prints header, Epoch and end-of-epoch lines in order") {
+  const TrainOptions o = small_synthetic_options();
+  const Run run = train_collecting(o, load_data(o));
+  REQUIRE(run.lines.size() == 1 + 2 * 3 + 1);
+  CHECK(run.lines[0] ==
+        "scalebench-train model=mlp parameters=1108 dataset=synthetic train_images=1000 "
+        "test_images=200 np=1 batch_size=50 lr=0.05 seed=3 threads=1 backend=cpu");
+  const std::regex end_line(
+      R"(20/20 - loss: \d+\.\d{6} - accuracy: \d\.\d{6} - test_accuracy: \d\.\d{6} - images/s: \d+\.\d - epoch_seconds: \d+\.\d{6})");
+  for (int e = 1; e <= 3; ++e) {
+    CHECK(run.lines[static_cast<std::size_t>(2 * e - 1)] == "Epoch " + std::to_string(e) + "/3");
+    CHECK(std::regex_match(run.lines[static_cast<std::size_t>(2 * e)], end_line));
+  }
+  CHECK(run.lines.back().starts_with("Training done: epochs=3 seconds="));
+  double sum = 0;
+  for (const auto& e : run.summary.epochs) sum += e.seconds;
+  CHECK(run.summary.seconds == doctest::Approx(sum));
+  CHECK(run.summary.images_per_second == doctest::Approx(3000.0 / sum));
+}
+
+TEST_CASE("the remainder of an epoch is dropped so that every rank runs the same steps") {
+  TrainOptions o = small_synthetic_options();
+  o.batch_size = 300;  // 1000 images: 3 steps of 300, 100 dropped
+  o.epochs = 1;
+  const Run run = train_collecting(o, load_data(o));
+  CHECK(run.summary.info.train_images == 900);
+  CHECK(run.summary.epochs[0].steps == 3);
+  o.batch_size = 2000;
+  CHECK_THROWS_AS(train_collecting(o, load_data(o)), UsageError);
+}
+
+TEST_CASE("the same seed gives identical losses and another seed different ones") {
+  TrainOptions o = small_synthetic_options();
+  o.momentum = 0.9;
+  const DataSplit data = load_data(o);
+  const Run a = train_collecting(o, data);
+  const Run b = train_collecting(o, data);
+  for (std::size_t e = 0; e < a.summary.epochs.size(); ++e) {
+    CHECK(a.summary.epochs[e].loss == b.summary.epochs[e].loss);  // bitwise, not approximately
+    CHECK(a.summary.epochs[e].accuracy == b.summary.epochs[e].accuracy);
+    CHECK(a.summary.epochs[e].test_accuracy == b.summary.epochs[e].test_accuracy);
+  }
+  o.seed = 4;
+  const Run c = train_collecting(o, data);
+  CHECK(c.summary.epochs[0].loss != a.summary.epochs[0].loss);
+}
+
+TEST_CASE("the MLP learns: a 2000-image subset gets far above chance in a few epochs") {
+  TrainOptions o;
+  o.epochs = 4;
+  o.batch_size = 32;
+  o.lr = 0.05;
+  o.momentum = 0.9;
+  o.train_limit = 2000;
+  if (!std::filesystem::exists(o.data_dir + "/train-images-idx3-ubyte.gz")) {
+    MESSAGE("Fashion-MNIST is not installed; using synthetic data");
+    o = small_synthetic_options();
+    o.train_images = 2000;
+    o.classes = 10;
+  }
+  const Run run = train_collecting(o, load_data(o));
+  for (const auto& line : run.lines) MESSAGE(line);
+  const auto& epochs = run.summary.epochs;
+  CHECK(epochs.back().loss < epochs.front().loss);
+  REQUIRE(epochs.back().test_accuracy.has_value());
+  CHECK(*epochs.back().test_accuracy > 0.65);  // chance is 0.10
+}

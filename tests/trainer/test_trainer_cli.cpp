@@ -1,0 +1,154 @@
+// trainer/main.cpp: the built scalebench-train binary, alone and under a real `mpirun -np 2`.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+namespace test = scalebench::test;
+
+struct Result {
+  int exit_code = -1;
+  std::vector<std::string> out;  // stdout lines
+  std::string err;               // stderr
+};
+
+// Runs a shell command line, capturing stdout lines and stderr.
+Result run_shell(const std::string& command) {
+  test::TempDir dir;
+  const std::string err_path = (dir / "stderr").string();
+  Result result;
+  FILE* pipe = ::popen((command + " 2>'" + err_path + "'").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string line;
+  std::array<char, 4096> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) {
+    line += chunk.data();
+    if (!line.empty() && line.back() == '\n') {
+      line.pop_back();
+      result.out.push_back(line);
+      line.clear();
+    }
+  }
+  if (!line.empty()) result.out.push_back(line);
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  std::stringstream buffer;
+  buffer << err.rdbuf();
+  result.err = buffer.str();
+  return result;
+}
+
+std::string trainer() { return "'" + (test::binary_dir() / "scalebench-train").string() + "'"; }
+
+const std::string kSmallSynthetic =
+    " --dataset synthetic --train-images 2048 --test-images 256 --batch-size 64 --hidden 32";
+
+// The launcher variables of an enclosing job must not leak into the child: unset them.
+const std::string kCleanEnv =
+    "env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK -u SLURM_STEP_NUM_TASKS ";
+
+const std::regex kEndOfEpoch(
+    R"((\d+)/\1 - loss: (\d+\.\d{6}) - accuracy: \d\.\d{6} - test_accuracy: \d\.\d{6} - images/s: \d+\.\d - epoch_seconds: \d+\.\d{6})");
+
+}  // namespace
+
+TEST_CASE("a single process prints the documented lines and nothing else") {
+  const Result r = run_shell(kCleanEnv + trainer() + kSmallSynthetic + " --epochs 2 --lr 0.1");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.out.size() == 6);
+  CHECK(std::regex_match(
+      r.out[0],
+      std::regex(R"(scalebench-train model=mlp parameters=25450 dataset=synthetic train_images=2048 test_images=256 np=1 batch_size=64 lr=0\.1 seed=1 threads=1 backend=cpu)")));
+  CHECK(r.out[1] == "Epoch 1/2");
+  CHECK(std::regex_match(r.out[2], kEndOfEpoch));
+  CHECK(r.out[3] == "Epoch 2/2");
+  CHECK(std::regex_match(r.out[4], kEndOfEpoch));
+  CHECK(std::regex_match(
+      r.out[5], std::regex(R"(Training done: epochs=2 seconds=\d+\.\d{6} images/s=\d+\.\d)")));
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("errors are one clear line on stderr and a non-zero exit") {
+  const Result missing =
+      run_shell(kCleanEnv + trainer() + " --dataset fashion-mnist --data-dir /nonexistent/fm");
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.out.empty());
+  CHECK(missing.err.starts_with("scalebench-train: error: "));
+  CHECK(missing.err.find("/nonexistent/fm") != std::string::npos);
+  CHECK(std::count(missing.err.begin(), missing.err.end(), '\n') == 1);
+
+  const Result cuda = run_shell(kCleanEnv + trainer() + kSmallSynthetic + " --backend cuda");
+  CHECK(cuda.exit_code != 0);
+  CHECK(cuda.err.starts_with("scalebench-train: error: backend "));
+
+  const Result misuse = run_shell(kCleanEnv + trainer() + " --classes 3");
+  CHECK(misuse.exit_code != 0);
+  CHECK(misuse.err.find("--dataset synthetic") != std::string::npos);
+}
+
+TEST_CASE("--help lists every option") {
+  const Result r = run_shell(trainer() + " --help");
+  CHECK(r.exit_code == 0);
+  std::string all;
+  for (const auto& line : r.out) all += line + "\n";
+  for (const char* option :
+       {"--model", "--hidden", "--dataset", "--data-dir", "--input-shape", "--classes",
+        "--train-images", "--test-images", "--train-limit", "--epochs", "--batch-size", "--lr",
+        "--momentum", "--seed", "--threads", "--backend"}) {
+    INFO(option);
+    CHECK(all.find(option) != std::string::npos);
+  }
+}
+
+TEST_CASE("mpirun -np 2: rank 0 alone prints, np=2 in the header, the loss goes down") {
+  if (run_shell("command -v mpirun").exit_code != 0) {
+    MESSAGE("skipped: mpirun not found");
+    std::exit(test::kSkipReturnCode);
+  }
+  // Root needs Open MPI's two opt-in variables; --oversubscribe lets 2 ranks run on 1 core.
+  const Result r = run_shell(
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe "
+      "--tag-output " +
+      trainer() + kSmallSynthetic + " --epochs 3 --lr 0.02");
+  INFO(r.err);
+  for (const auto& line : r.out) INFO(line);
+  REQUIRE(r.exit_code == 0);
+
+  // Open MPI 4: "[1,0]<stdout>:line"; Open MPI 5 puts one space after the colon.
+  const std::regex tagged(R"(\[[^,\]]+,(\d+)\]<stdout>: ?(.*))");
+  std::vector<std::string> rank0;
+  for (const auto& line : r.out) {
+    std::smatch m;
+    REQUIRE(std::regex_match(line, m, tagged));
+    CHECK(m[1] == "0");  // no other rank writes to stdout
+    rank0.push_back(m[2]);
+  }
+  REQUIRE(rank0.size() == 8);
+  CHECK(rank0[0].find(" np=2 ") != std::string::npos);
+  CHECK(rank0[0].find(" lr=0.04 ") != std::string::npos);        // lr × np
+  CHECK(rank0[0].find(" train_images=2048 ") != std::string::npos);  // 16 steps × 64 × 2
+  std::vector<double> losses;
+  for (int e = 1; e <= 3; ++e) {
+    CHECK(rank0[static_cast<std::size_t>(2 * e - 1)] == "Epoch " + std::to_string(e) + "/3");
+    std::smatch m;
+    REQUIRE(std::regex_match(rank0[static_cast<std::size_t>(2 * e)], m, kEndOfEpoch));
+    CHECK(m[1] == "16");
+    losses.push_back(std::stod(m[2]));
+  }
+  CHECK(losses[1] < losses[0]);
+  CHECK(losses[2] < losses[1]);
+  CHECK(rank0[7].starts_with("Training done: epochs=3 "));
+}
