@@ -83,6 +83,13 @@ std::string gnuplot_string(std::string_view text) {
   return out + "'";
 }
 
+// Text for a `#` comment line: line breaks would end the comment.
+std::string one_line(std::string_view text) {
+  std::string out(text);
+  std::replace_if(out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  return out;
+}
+
 std::string read_all(std::istream& in) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
@@ -112,10 +119,10 @@ std::string scaling_data(const ReportTable& table) {
       "# ideal_images_per_s = images_per_s / scaling_efficiency (linear scaling from the reference "
       "group, docs/report.md)\n"
       "# np mean_epoch_s sd_epoch_s images_per_s ideal_images_per_s\n",
-      table.experiment);
+      one_line(table.experiment));
   const std::vector<Series> series = make_series(table);
   for (std::size_t i = 0; i < series.size(); ++i) {
-    out += fmt::format("{}# index {}: {}\n", i == 0 ? "" : "\n\n", i, series[i].title);
+    out += fmt::format("{}# index {}: {}\n", i == 0 ? "" : "\n\n", i, one_line(series[i].title));
     for (const ReportRow* row : series[i].rows) {
       std::optional<double> ideal;
       if (row->images_per_second && row->scaling_efficiency && *row->scaling_efficiency > 0) {
@@ -140,7 +147,7 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
       std::any_of(series.begin(), series.end(), [](const Series& s) { return s.any_throughput(); });
 
   std::string out;
-  out += fmt::format("# scalebench scaling figure, experiment {}\n", table.experiment);
+  out += fmt::format("# scalebench scaling figure, experiment {}\n", one_line(table.experiment));
   out += fmt::format("# Re-render after editing: cd <this directory> && gnuplot {}\n",
                      files.script.filename().string());
   out += "set encoding utf8\n";
@@ -166,11 +173,9 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
   out += "set xlabel 'processes (np)'\n";
   if (log_x) {
     out += "set logscale x 2\n";
-    out += fmt::format("set xrange [{}:{}]\n", format_exact(min_np / 1.3),
-                       format_exact(max_np * 1.3));
+    out += fmt::format("set xrange [{:.3g}:{:.3g}]\n", min_np / 1.3, max_np * 1.3);
   } else {
-    out += fmt::format("set xrange [{}:{}]\n", format_exact(min_np - 0.5),
-                       format_exact(max_np + 0.5));
+    out += fmt::format("set xrange [{:.3g}:{:.3g}]\n", min_np - 0.5, max_np + 0.5);
   }
   // Single-process markers sit just left of their np so they do not hide the np=1 point.
   const std::string single_x = log_x ? "($1*0.93)" : "($1-0.08)";

@@ -1,0 +1,211 @@
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "plotting/figure.hpp"
+#include "sample_table.hpp"
+#include "test_support.hpp"
+
+using namespace scalebench;
+namespace fs = std::filesystem;
+
+namespace {
+
+plotting::ReportTable tiny_table() {
+  plotting::ReportTable table;
+  table.experiment = "tiny";
+  table.base_label = "mpirun np=1";
+  table.rows = {
+      plotting::ReportRow{"mpirun np=1", "mpirun", "mpirun", 1, 1, 2, 10, 1, std::nullopt, 100, 1,
+                          1, true},
+      plotting::ReportRow{"mpirun np=2", "mpirun", "mpirun", 2, 1, 1, 6, std::nullopt, 0.2, 100,
+                          10.0 / 6, 0.5, false},
+  };
+  return table;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Sets PATH for the lifetime of the object.
+class ScopedPath {
+ public:
+  explicit ScopedPath(const std::string& value) {
+    if (const char* old = std::getenv("PATH")) old_ = old;
+    ::setenv("PATH", value.c_str(), 1);
+  }
+  ~ScopedPath() { ::setenv("PATH", old_.c_str(), 1); }
+  ScopedPath(const ScopedPath&) = delete;
+  ScopedPath& operator=(const ScopedPath&) = delete;
+
+ private:
+  std::string old_;
+};
+
+}  // namespace
+
+TEST_CASE("figure files are the prefix plus an extension, dots in the prefix kept") {
+  const auto files = plotting::figure_files("out/run-1.2");
+  CHECK(files.svg == "out/run-1.2.svg");
+  CHECK(files.png == "out/run-1.2.png");
+  CHECK(files.data == "out/run-1.2.dat");
+  CHECK(files.script == "out/run-1.2.gp");
+}
+
+TEST_CASE("the data file: one block per series, NaN for unknown values, the ideal line") {
+  CHECK(plotting::scaling_data(tiny_table()) ==
+        "# scalebench scaling data, experiment tiny\n"
+        "# One block per series (gnuplot `index`), blocks separated by two blank lines; NaN = "
+        "unknown.\n"
+        "# ideal_images_per_s = images_per_s / scaling_efficiency (linear scaling from the "
+        "reference group, docs/report.md)\n"
+        "# np mean_epoch_s sd_epoch_s images_per_s ideal_images_per_s\n"
+        "# index 0: mpirun\n"
+        "1 10 1 100 100\n"
+        "2 6 NaN 100 200\n");
+}
+
+TEST_CASE("the data file puts single-process groups last, in their own block") {
+  const std::string data = plotting::scaling_data(test::sample_table());
+  CHECK(data.find("# index 0: mpirun\n"
+                  "1 37.13 4.32 147.48 147.48\n"
+                  "2 21.84 1.65 250.7 294.94117647058823\n"
+                  "8 0.0512 NaN NaN NaN\n"
+                  "\n"
+                  "\n"
+                  "# index 1: single\n"
+                  "1 29.77 4.12 183.94 147.152\n") != std::string::npos);
+}
+
+TEST_CASE("the script: both terminals, two panels, relative file names") {
+  const auto files = plotting::figure_files("some/dir/tiny");
+  CHECK(plotting::scaling_script(tiny_table(), files) ==
+        R"(# scalebench scaling figure, experiment tiny
+# Re-render after editing: cd <this directory> && gnuplot tiny.gp
+set encoding utf8
+data = 'tiny.dat'
+set linetype 1 lc rgb '#1f77b4' lw 2 pt 7 ps 1
+set linetype 2 lc rgb '#ff7f0e' lw 2 pt 7 ps 1
+set linetype 3 lc rgb '#2ca02c' lw 2 pt 7 ps 1
+set linetype 4 lc rgb '#d62728' lw 2 pt 7 ps 1
+set linetype 5 lc rgb '#9467bd' lw 2 pt 7 ps 1
+set linetype 6 lc rgb '#8c564b' lw 2 pt 7 ps 1
+set linetype 7 lc rgb '#e377c2' lw 2 pt 7 ps 1
+set linetype 8 lc rgb '#7f7f7f' lw 2 pt 7 ps 1
+set linetype 9 lc rgb '#bcbd22' lw 2 pt 7 ps 1
+set linetype 10 lc rgb '#17becf' lw 2 pt 7 ps 1
+set linetype cycle 10
+stats data using 4 nooutput name 'rate'
+set style line 100 lc rgb '#e0e0e0' lw 1 dt 1
+set grid ls 100
+set border lw 1
+set xlabel 'processes (np)'
+set xrange [0.5:2.5]
+set xtics (1, 2)
+set offsets 0, 0, graph 0.05, 0
+do for [format in 'svg png'] {
+  if (format eq 'svg') {
+    set terminal svg size 1000,450 dynamic enhanced font 'sans,12' background rgb 'white'
+  } else {
+    set terminal pngcairo size 1000,450 enhanced font 'sans,12' background rgb 'white'
+  }
+  set output 'tiny'.'.'.format
+  set multiplot layout 1,2 title 'tiny: scaling with the number of processes' noenhanced
+  set title 'Mean epoch time (error bars: ±1 SD)'
+  set ylabel 'epoch time (s)'
+  set yrange [0:*]
+  set key below center horizontal samplen 3 spacing 1.1
+  plot data index 0 using 1:2:(valid(3) ? $3 : 0) with yerrorlines lt 1 title 'mpirun' noenhanced
+  set title 'Training throughput (dashed: linear scaling)'
+  set ylabel 'throughput (images/s)'
+  set yrange [0:rate_max*1.5]
+  set key below center vertical maxrows 1 samplen 3 spacing 1.1
+  plot data index 0 using 1:4 with linespoints lt 1 title 'mpirun' noenhanced, \
+       data index 0 using 1:5 with lines lt 1 dt 2 lw 1.5 title 'mpirun: linear' noenhanced
+  unset multiplot
+  unset output
+}
+)");
+}
+
+TEST_CASE("the script: log2 x beyond a 4x span, single-process marker and reference line") {
+  const std::string script =
+      plotting::scaling_script(test::sample_table(), plotting::figure_files("fig"));
+  CHECK(script.find("set logscale x 2\nset xrange [0.769:10.4]\nset xtics (1, 2, 8)\n") !=
+        std::string::npos);
+  CHECK(script.find("stats data index 1 using 2 nooutput name 'single1_time'\n") !=
+        std::string::npos);
+  CHECK(script.find("data index 1 using ($1*0.93):2:(valid(3) ? $3 : 0) with yerrorbars lt 2 pt "
+                    "13 ps 1.6 title 'single' noenhanced, \\\n"
+                    "       single1_time_mean with lines lt 2 dt 2 lw 1 notitle\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("the script quotes user text for gnuplot and turns off enhanced text for it") {
+  auto table = tiny_table();
+  table.experiment = "it's_a\ntest";
+  const std::string script = plotting::scaling_script(table, plotting::figure_files("x"));
+  CHECK(script.find("# scalebench scaling figure, experiment it's_a test\n") == 0);
+  CHECK(script.find("title 'it''s_a test: scaling with the number of processes' noenhanced") !=
+        std::string::npos);
+}
+
+TEST_CASE("one panel when no group has a throughput") {
+  auto table = tiny_table();
+  for (auto& row : table.rows) row.images_per_second.reset();
+  const std::string script = plotting::scaling_script(table, plotting::figure_files("x"));
+  CHECK(script.find("set multiplot layout 1,1 ") != std::string::npos);
+  CHECK(script.find("throughput") == std::string::npos);
+}
+
+TEST_CASE("an empty table is not plotted") {
+  test::TempDir dir;
+  plotting::ReportTable table;
+  table.experiment = "empty";
+  CHECK_THROWS_AS(plotting::plot_scaling(table, dir / "fig"), plotting::ReportError);
+}
+
+TEST_CASE("missing gnuplot is reported with the package to install") {
+  test::TempDir dir;
+  ScopedPath path(dir.path().string());
+  CHECK_THROWS_WITH_AS(plotting::plot_scaling(tiny_table(), dir / "fig"),
+                       doctest::Contains("gnuplot not found: apt-get install gnuplot-nox"),
+                       plotting::ReportError);
+  CHECK(fs::exists(dir / "fig.gp"));  // the script and data are there to render by hand
+  CHECK(fs::exists(dir / "fig.dat"));
+}
+
+TEST_CASE("a failing gnuplot's stderr is in the error") {
+  test::TempDir dir;
+  const fs::path fake = dir / "gnuplot";
+  std::ofstream(fake) << "#!/bin/sh\necho \"line 7: undefined variable: oops\" >&2\nexit 1\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  ScopedPath path(dir.path().string());
+  CHECK_THROWS_WITH_AS(plotting::plot_scaling(tiny_table(), dir / "out" / "fig"),
+                       doctest::Contains("line 7: undefined variable: oops"),
+                       plotting::ReportError);
+}
+
+TEST_CASE("gnuplot renders the SVG and the PNG") {
+  if (!fs::exists("/usr/bin/gnuplot") && std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    MESSAGE("skipped: gnuplot not found (apt-get install gnuplot-nox)");
+    std::exit(test::kSkipReturnCode);
+  }
+  test::TempDir dir;
+  const auto files = plotting::plot_scaling(test::sample_table(), dir / "figures" / "mnist");
+  CHECK(files.png == dir / "figures" / "mnist.png");
+  for (const auto& path : {files.svg, files.png, files.data, files.script}) {
+    REQUIRE(fs::exists(path));
+    CHECK(fs::file_size(path) > 0);
+  }
+  const std::string png = read_file(files.png);
+  CHECK(png.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
+  const std::string svg = read_file(files.svg);
+  CHECK(svg.find("<svg") != std::string::npos);
+  CHECK(svg.find("mnist-cnn: scaling with the number of processes") != std::string::npos);
+}

@@ -1,0 +1,47 @@
+#include <doctest/doctest.h>
+
+#include <limits>
+
+#include "plotting/report.hpp"
+#include "sample_table.hpp"
+
+using namespace scalebench;
+
+TEST_CASE("Markdown: the paper's Table 1 layout, honest p-values, ANOVA row and notes") {
+  const std::string expected =
+      "## Experiment mnist-cnn\n"
+      "\n"
+      "- Unit of analysis: epoch (22 epochs from 8 runs in 4 groups)\n"
+      "- Base group: mpirun np=1\n"
+      "\n"
+      "| Condition | Avg. epoch time (s) | Std. epoch time (s) | Tukey vs mpirun np=1 | Images/s | "
+      "Speed-up | Efficiency |\n"
+      "| :--- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+      "| single | 29.77 | 4.12 | p=3.20e-12 | 183.94 | 1.25 | 125.0% |\n"
+      "| mpirun np=1 | 37.13 | 4.32 | N.A. | 147.48 | 1.00 | 100.0% |\n"
+      "| mpirun np=2 | 21.84 | 1.65 | p=0.43 | 250.70 | 1.70 | 85.0% |\n"
+      "| mpirun np=8 | 0.0512 | N.A. | p=2.77e-258 | N.A. | 725.20 | N.A. |\n"
+      "| ANOVA | F=1119.95, d.f.=(3, 18), p=2.77e-258 | | | | | |\n"
+      "\n"
+      "Notes:\n"
+      "\n"
+      "- Unit of analysis: one epoch.\n"
+      "- No standard deviation for groups with one epoch: mpirun np=8.\n";
+  CHECK(plotting::make_exporter("markdown")->render(test::sample_table()) == expected);
+}
+
+TEST_CASE("Markdown: no ANOVA row without an ANOVA, pipes in labels escaped, infinite F") {
+  auto table = test::sample_table();
+  table.rows.resize(1);
+  table.rows[0].label = "a|b";
+  table.anova.reset();
+  table.notes.clear();
+  const std::string text = plotting::make_exporter("markdown")->render(table);
+  CHECK(text.find("| a\\|b | 29.77 |") != std::string::npos);
+  CHECK(text.find("ANOVA") == std::string::npos);
+  CHECK(text.find("Notes") == std::string::npos);
+
+  table.anova = plotting::AnovaSummary{std::numeric_limits<double>::infinity(), 1, 4, 0.0};
+  CHECK(plotting::make_exporter("markdown")->render(table).find(
+            "| ANOVA | F=inf, d.f.=(1, 4), p<4.94e-324 |") != std::string::npos);
+}
