@@ -1,0 +1,75 @@
+// The real thing: `scalebench run` launching the built trainer under mpirun with 2 ranks, then
+// `report` and `plot` on what it stored. Skipped where mpirun or the trainer is missing.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/cli.hpp"
+#include "db/database.hpp"
+#include "test_support.hpp"
+
+using namespace scalebench;
+namespace fs = std::filesystem;
+
+TEST_CASE("scalebench run: real mpirun with 2 ranks, then report and plot") {
+  const auto trainer = test::binary_dir() / "scalebench-train";
+  if (!fs::exists(trainer) || std::system("command -v mpirun >/dev/null 2>&1") != 0) {
+    MESSAGE("skipped: needs mpirun and scalebench-train");
+    std::exit(test::kSkipReturnCode);
+  }
+  test::TempDir dir;
+  const auto experiment = dir / "e2e.json";
+  std::ofstream(experiment) << R"({
+    "name": "e2e",
+    "repetitions": 1,
+    "timeout_seconds": 120,
+    "program": ")" << trainer.string() << R"(",
+    "trainer": {"model": "mlp", "dataset": "synthetic", "train-images": 2048, "test-images": 256,
+                "epochs": 3, "batch-size": 64, "threads": 1},
+    "conditions": [
+      {"name": "single", "launcher": "single"},
+      {"name": "mpirun", "launcher": "mpirun", "np": [1, 2], "oversubscribe": true}
+    ]
+  })";
+  const auto db_path = (dir / "r.db").string();
+  std::ostringstream out, err;
+  const int status = cli::run_cli({"run", experiment.string(), "--db", db_path}, out, err);
+  INFO(out.str());
+  INFO(err.str());
+  REQUIRE(status == 0);
+
+  const auto database = db::Database::open(db_path, db::OpenMode::ReadOnly);
+  const auto runs = database.runs("e2e");
+  REQUIRE(runs.size() == 3);
+  for (const auto& run : runs) {
+    CHECK(run.status == "ok");
+    const auto epochs = database.epochs(run.id);
+    REQUIRE(epochs.size() == 3);
+    for (const auto& epoch : epochs) {
+      REQUIRE(epoch.duration_seconds);
+      REQUIRE(epoch.trainer_seconds);
+      // Lines stamped by the orchestrator agree with the trainer's own clock.
+      CHECK(std::abs(*epoch.duration_seconds - *epoch.trainer_seconds) < 0.05);
+    }
+  }
+  CHECK(runs[2].np == 2);
+  CHECK(runs[2].command_line.find("mpirun -np 2 --tag-output") == 0);
+  bool saw_rank0_tag = false;
+  for (const auto& line : database.lines(runs[2].id)) saw_rank0_tag |= line.rank == 0;
+  CHECK(saw_rank0_tag);
+
+  std::ostringstream report, report_err;
+  REQUIRE(cli::run_cli({"report", "--db", db_path}, report, report_err) == 0);
+  CHECK(report.str().find("mpirun np=2") != std::string::npos);
+  CHECK(report.str().find("ANOVA") != std::string::npos);
+
+  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
+    std::ostringstream plot, plot_err;
+    REQUIRE(cli::run_cli({"plot", "--db", db_path, "--output", (dir / "fig").string()}, plot, plot_err) == 0);
+    CHECK(fs::file_size(dir / "fig.png") > 1000);
+    CHECK(fs::file_size(dir / "fig.svg") > 1000);
+  }
+}
