@@ -42,8 +42,8 @@ class Model {
   virtual std::span<float> parameters() = 0;
   virtual std::span<float> gradients() = 0;
   // Forward and backward on `batch` images (batch × input_size floats) and their labels.
-  virtual BatchStats train_batch(std::span<const float> images, std::span<const std::int32_t> labels,
-                                 std::size_t batch) = 0;
+  virtual BatchStats train_batch(std::span<const float> images,
+                                 std::span<const std::int32_t> labels, std::size_t batch) = 0;
   // One optimizer step with the current gradients() (after they were averaged over ranks).
   virtual void sgd_step() = 0;
   // Forward only: loss and correct count, no gradients.

@@ -105,7 +105,8 @@ Shape parse_shape(const std::string& text) {
   const char* end = text.data() + text.size();
   for (int i = 0; i < 3; ++i) {
     auto [next, ec] = std::from_chars(p, end, *fields[i]);
-    const bool separator_ok = (i < 2) ? (next < end && (*next == 'x' || *next == 'X')) : next == end;
+    const bool separator_ok =
+        (i < 2) ? (next < end && (*next == 'x' || *next == 'X')) : next == end;
     if (ec != std::errc() || *fields[i] <= 0 || !separator_ok) {
       throw UsageError(fmt::format(
           "invalid input shape '{}': expected CxHxW with positive integers, e.g. 1x28x28", text));
@@ -131,8 +132,8 @@ IdxFile read_idx(const fs::path& path, int expected_dims) {
   GzFile file(path);
   unsigned char magic_bytes[4] = {};
   if (file.read(magic_bytes, 4) != 4) {
-    throw DatasetError(fmt::format("{} is not an IDX file: shorter than its 4-byte magic number",
-                                   path.string()));
+    throw DatasetError(
+        fmt::format("{} is not an IDX file: shorter than its 4-byte magic number", path.string()));
   }
   const std::uint32_t magic = big_endian_u32(magic_bytes);
   const std::uint32_t expected_magic = 0x0800u | static_cast<std::uint32_t>(expected_dims);
@@ -181,8 +182,8 @@ Dataset read_idx_pair(const fs::path& images_path, const fs::path& labels_path, 
                                    labels.dims[0]));
   }
   if (images.dims[1] == 0 || images.dims[2] == 0) {
-    throw DatasetError(fmt::format("{}: images of size {}x{}", images_path.string(),
-                                   images.dims[1], images.dims[2]));
+    throw DatasetError(fmt::format("{}: images of size {}x{}", images_path.string(), images.dims[1],
+                                   images.dims[2]));
   }
 
   Dataset out;
@@ -191,8 +192,8 @@ Dataset read_idx_pair(const fs::path& images_path, const fs::path& labels_path, 
       labels.data.empty() ? 0 : *std::max_element(labels.data.begin(), labels.data.end());
   out.classes = classes > 0 ? classes : max_label + 1;
   if (max_label >= out.classes) {
-    throw DatasetError(fmt::format("{}: label {} out of range for {} classes",
-                                   labels_path.string(), max_label, out.classes));
+    throw DatasetError(fmt::format("{}: label {} out of range for {} classes", labels_path.string(),
+                                   max_label, out.classes));
   }
   out.labels.assign(labels.data.begin(), labels.data.end());
   out.images.resize(images.data.size());
@@ -219,8 +220,8 @@ DataSplit load_fashion_mnist(const fs::path& dir) {
 
 DataSplit load_idx_dir(const fs::path& dir) {
   if (!fs::is_directory(dir)) {
-    throw DatasetError(fmt::format("IDX data directory {} does not exist (pass --data-dir)",
-                                   dir.string()));
+    throw DatasetError(
+        fmt::format("IDX data directory {} does not exist (pass --data-dir)", dir.string()));
   }
   DataSplit split;
   split.name = "idx";

@@ -30,7 +30,7 @@ std::string to_string(const Shape& shape);
 struct Dataset {
   Shape shape;
   int classes = 0;
-  std::vector<float> images;    // size() × shape.elements()
+  std::vector<float> images;  // size() × shape.elements()
   std::vector<std::int32_t> labels;
 
   std::size_t size() const { return labels.size(); }

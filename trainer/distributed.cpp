@@ -55,7 +55,8 @@ long env_long(const char* name) {
 
 int checked_count(std::size_t n) {
   if (n > static_cast<std::size_t>(INT_MAX)) {
-    std::fprintf(stderr, "scalebench-train: error: MPI buffer of %zu elements exceeds INT_MAX\n", n);
+    std::fprintf(stderr, "scalebench-train: error: MPI buffer of %zu elements exceeds INT_MAX\n",
+                 n);
     abort_all(1);
   }
   return static_cast<int>(n);

@@ -1,6 +1,5 @@
 // scalebench-train: parse the command line, start MPI if a launcher started us, train.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <exception>
 

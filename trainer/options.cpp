@@ -38,21 +38,22 @@ void add_options(CLI::App& app, TrainOptions& o) {
       ->check(CLI::PositiveNumber);
   app.add_option("--momentum", o.momentum, "SGD momentum (0: plain SGD)")
       ->check(CLI::Range(0.0, 0.9999));
-  app.add_option("--seed", o.seed, "Seed of the initial parameters, the shuffles and synthetic data");
+  app.add_option("--seed", o.seed,
+                 "Seed of the initial parameters, the shuffles and synthetic data");
   app.add_option("--threads", o.threads, "oneDNN/OpenMP threads per rank")
       ->check(CLI::PositiveNumber);
-  app.add_option("--backend", o.backend,
-                 fmt::format("Compute backend; this build has: {}",
-                             fmt::join(available_backends(), ", ")));
+  app.add_option(
+      "--backend", o.backend,
+      fmt::format("Compute backend; this build has: {}", fmt::join(available_backends(), ", ")));
 }
 
 void validate(const TrainOptions& o) {
   if (o.dataset != "synthetic") {
-    const char* given = o.input_shape ? "--input-shape"
-                        : o.classes ? "--classes"
+    const char* given = o.input_shape    ? "--input-shape"
+                        : o.classes      ? "--classes"
                         : o.train_images ? "--train-images"
-                        : o.test_images ? "--test-images"
-                                        : nullptr;
+                        : o.test_images  ? "--test-images"
+                                         : nullptr;
     if (given != nullptr) {
       throw UsageError(fmt::format(
           "{} applies to --dataset synthetic only ({} takes shape, classes and sizes from its "

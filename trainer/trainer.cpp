@@ -57,11 +57,11 @@ std::string format_epoch_start(int epoch, int epochs) {
 }
 
 std::string format_epoch_end(const EpochResult& r) {
-  std::string line = fmt::format("{}/{} - loss: {:.6f} - accuracy: {:.6f}", r.steps, r.steps,
-                                 r.loss, r.accuracy);
+  std::string line =
+      fmt::format("{}/{} - loss: {:.6f} - accuracy: {:.6f}", r.steps, r.steps, r.loss, r.accuracy);
   if (r.test_accuracy) line += fmt::format(" - test_accuracy: {:.6f}", *r.test_accuracy);
-  line += fmt::format(" - images/s: {:.1f} - epoch_seconds: {:.6f}", r.images_per_second,
-                      r.seconds);
+  line +=
+      fmt::format(" - images/s: {:.1f} - epoch_seconds: {:.6f}", r.images_per_second, r.seconds);
   return line;
 }
 
@@ -85,7 +85,8 @@ DataSplit load_data(const TrainOptions& o) {
     spec.seed = o.seed;
     data = make_synthetic(spec);
   } else {
-    throw UsageError(fmt::format("unknown dataset '{}' (fashion-mnist, idx, synthetic)", o.dataset));
+    throw UsageError(
+        fmt::format("unknown dataset '{}' (fashion-mnist, idx, synthetic)", o.dataset));
   }
   if (o.train_limit > 0) data.train.truncate(o.train_limit);
   return data;
@@ -155,7 +156,8 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
       for (std::size_t j = 0; j < batch; ++j) {
         const std::size_t index = order[shard_begin + step * batch + j];
         const std::span<const float> image = train_set.image(index);
-        std::copy(image.begin(), image.end(), batch_images.begin() + static_cast<std::ptrdiff_t>(j * n));
+        std::copy(image.begin(), image.end(),
+                  batch_images.begin() + static_cast<std::ptrdiff_t>(j * n));
         batch_labels[j] = train_set.labels[index];
       }
       const BatchStats stats = model->train_batch(batch_images, batch_labels, batch);

@@ -55,9 +55,10 @@ DataSplit load_data(const TrainOptions& options);
 // Sets the oneDNN/OpenMP thread count of this process.
 void set_threads(int threads);
 
-// Trains on `data` with every rank of dist:: (using --threads threads) and returns the results. `print` receives each
-// output line on rank 0 only (the caller flushes). Epochs shuffle with seed + epoch; every rank
-// runs floor(train / (np × batch)) steps, so the remainder of each shuffled epoch is dropped.
+// Trains on `data` with every rank of dist:: (using --threads threads) and returns the results.
+// `print` receives each output line on rank 0 only (the caller flushes). Epochs shuffle with seed +
+// epoch; every rank runs floor(train / (np × batch)) steps, so the remainder of each shuffled epoch
+// is dropped.
 TrainingSummary train(const TrainOptions& options, const DataSplit& data,
                       const std::function<void(std::string_view)>& print);
 

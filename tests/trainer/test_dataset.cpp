@@ -22,7 +22,8 @@ std::vector<std::uint8_t> idx_bytes(std::uint32_t magic, const std::vector<std::
                                     const std::vector<std::uint8_t>& data) {
   std::vector<std::uint8_t> out;
   auto put = [&](std::uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(v >> shift));
+    for (int shift = 24; shift >= 0; shift -= 8)
+      out.push_back(static_cast<std::uint8_t>(v >> shift));
   };
   put(magic);
   for (auto d : dims) put(d);
@@ -40,7 +41,8 @@ void write_gz(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
 
 void write_raw(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 // Three 2×3 images with pixels 0..17 scaled by 15, labels 2, 0, 1.
@@ -118,8 +120,9 @@ TEST_CASE("labels outside the declared classes are an error") {
   TempDir dir;
   write_gz(dir / "images.gz", idx_bytes(0x803, {3, 2, 3}, tiny_pixels()));
   write_gz(dir / "labels.gz", idx_bytes(0x801, {3}, {0, 12, 1}));
-  CHECK(dataset_error([&] { read_idx_pair(dir / "images.gz", dir / "labels.gz", 10); })
-            .find("label 12 out of range") != std::string::npos);
+  CHECK(dataset_error([&] {
+          read_idx_pair(dir / "images.gz", dir / "labels.gz", 10);
+        }).find("label 12 out of range") != std::string::npos);
 }
 
 TEST_CASE("an IDX directory without t10k files has no test set") {

@@ -13,9 +13,9 @@ namespace dist = scalebench::trainer::dist;
 
 namespace {
 
-constexpr const char* kLauncherVariables[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
-                                              "SLURM_STEP_NUM_TASKS", "SLURM_STEP_ID",
-                                              "SLURM_NTASKS"};
+constexpr const char* kLauncherVariables[] = {
+    "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",      "PMIX_RANK",
+    "SLURM_STEP_NUM_TASKS", "SLURM_STEP_ID", "SLURM_NTASKS"};
 
 // Clears the launcher variables for the test's lifetime and restores them afterwards.
 class CleanEnvironment {

@@ -42,12 +42,13 @@ TEST_CASE("defaults") {
 }
 
 TEST_CASE("every option parses") {
-  const TrainOptions o = parse({"--model", "mlp", "--hidden", "256,64", "--dataset", "synthetic",
-                                "--data-dir", "/tmp/x", "--input-shape", "3x8x8", "--classes",
-                                "5", "--train-images", "1000", "--test-images", "0",
-                                "--train-limit", "500", "--epochs", "2", "--batch-size", "32",
-                                "--lr", "0.1", "--momentum", "0.9", "--seed", "7", "--threads",
-                                "2", "--backend", "cpu"});
+  const TrainOptions o =
+      parse({"--model",        "mlp",    "--hidden",      "256,64", "--dataset",     "synthetic",
+             "--data-dir",     "/tmp/x", "--input-shape", "3x8x8",  "--classes",     "5",
+             "--train-images", "1000",   "--test-images", "0",      "--train-limit", "500",
+             "--epochs",       "2",      "--batch-size",  "32",     "--lr",          "0.1",
+             "--momentum",     "0.9",    "--seed",        "7",      "--threads",     "2",
+             "--backend",      "cpu"});
   CHECK(o.hidden == std::vector<int>{256, 64});
   CHECK(o.dataset == "synthetic");
   CHECK(*o.input_shape == "3x8x8");

@@ -71,7 +71,8 @@ TEST_CASE("a single process prints the documented lines and nothing else") {
   REQUIRE(r.out.size() == 6);
   CHECK(std::regex_match(
       r.out[0],
-      std::regex(R"(scalebench-train model=mlp parameters=25450 dataset=synthetic train_images=2048 test_images=256 np=1 batch_size=64 lr=0\.1 seed=1 threads=1 backend=cpu)")));
+      std::regex(
+          R"(scalebench-train model=mlp parameters=25450 dataset=synthetic train_images=2048 test_images=256 np=1 batch_size=64 lr=0\.1 seed=1 threads=1 backend=cpu)")));
   CHECK(r.out[1] == "Epoch 1/2");
   CHECK(std::regex_match(r.out[2], kEndOfEpoch));
   CHECK(r.out[3] == "Epoch 2/2");
@@ -138,7 +139,7 @@ TEST_CASE("mpirun -np 2: rank 0 alone prints, np=2 in the header, the loss goes 
   }
   REQUIRE(rank0.size() == 8);
   CHECK(rank0[0].find(" np=2 ") != std::string::npos);
-  CHECK(rank0[0].find(" lr=0.04 ") != std::string::npos);        // lr × np
+  CHECK(rank0[0].find(" lr=0.04 ") != std::string::npos);            // lr × np
   CHECK(rank0[0].find(" train_images=2048 ") != std::string::npos);  // 16 steps × 64 × 2
   std::vector<double> losses;
   for (int e = 1; e <= 3; ++e) {

@@ -1,8 +1,7 @@
 #include "trainer/cpu/cpu_backend.hpp"
 
-#include <oneapi/dnnl/dnnl.h>
-
 #include <fmt/format.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include "trainer/cpu/sequential.hpp"
 

@@ -18,8 +18,9 @@ void sgemm(char transa, char transb, std::size_t m, std::size_t n, std::size_t k
                  static_cast<dnnl_dim_t>(k), alpha, a, static_cast<dnnl_dim_t>(lda), b,
                  static_cast<dnnl_dim_t>(ldb), beta, c, static_cast<dnnl_dim_t>(ldc));
   if (status != dnnl_success) {
-    throw std::runtime_error(fmt::format("dnnl_sgemm({}, {}, M={}, N={}, K={}) failed with status {}",
-                                         transa, transb, m, n, k, static_cast<int>(status)));
+    throw std::runtime_error(
+        fmt::format("dnnl_sgemm({}, {}, M={}, N={}, K={}) failed with status {}", transa, transb, m,
+                    n, k, static_cast<int>(status)));
   }
 }
 
@@ -48,7 +49,8 @@ void Dense::init(std::mt19937& rng) {
 void Dense::forward(std::span<const float> x, std::span<float> y, std::size_t batch) {
   assert(x.size() >= batch * in_ && y.size() >= batch * out_);
   // Start every row of y at the bias, then y += x·W.
-  for (std::size_t r = 0; r < batch; ++r) std::copy(bias_.begin(), bias_.end(), y.data() + r * out_);
+  for (std::size_t r = 0; r < batch; ++r)
+    std::copy(bias_.begin(), bias_.end(), y.data() + r * out_);
   sgemm('N', 'N', batch, out_, in_, 1.0f, x.data(), in_, weights_.data(), out_, 1.0f, y.data(),
         out_);
 }
@@ -57,16 +59,16 @@ void Dense::backward(std::span<const float> x, std::span<const float> y, std::sp
                      std::span<float> dx, std::size_t batch) {
   (void)y;
   // dW = xᵀ·dy (in × out), db = column sums of dy, dx = dy·Wᵀ.
-  sgemm('T', 'N', in_, out_, batch, 1.0f, x.data(), in_, dy.data(), out_, 0.0f,
-        weight_grad_.data(), out_);
+  sgemm('T', 'N', in_, out_, batch, 1.0f, x.data(), in_, dy.data(), out_, 0.0f, weight_grad_.data(),
+        out_);
   std::fill(bias_grad_.begin(), bias_grad_.end(), 0.0f);
   for (std::size_t r = 0; r < batch; ++r) {
     const float* row = dy.data() + r * out_;
     for (std::size_t j = 0; j < out_; ++j) bias_grad_[j] += row[j];
   }
   if (!dx.empty()) {
-    sgemm('N', 'T', batch, in_, out_, 1.0f, dy.data(), out_, weights_.data(), out_, 0.0f,
-          dx.data(), in_);
+    sgemm('N', 'T', batch, in_, out_, 1.0f, dy.data(), out_, weights_.data(), out_, 0.0f, dx.data(),
+          in_);
   }
 }
 

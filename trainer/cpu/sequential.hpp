@@ -34,9 +34,9 @@ class Sequential final : public Model {
   std::vector<std::unique_ptr<Layer>> layers_;
   SgdOptions sgd_;
   std::vector<float> parameters_, gradients_, velocity_;
-  std::size_t capacity_ = 0;                      // batch size the buffers below hold
-  std::vector<std::vector<float>> activations_;   // output of layer i
-  std::vector<std::vector<float>> deltas_;        // loss gradient w.r.t. output of layer i
+  std::size_t capacity_ = 0;                     // batch size the buffers below hold
+  std::vector<std::vector<float>> activations_;  // output of layer i
+  std::vector<std::vector<float>> deltas_;       // loss gradient w.r.t. output of layer i
   std::vector<float> probabilities_;
 };
 
