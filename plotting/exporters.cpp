@@ -27,7 +27,8 @@ std::unique_ptr<TableExporter> make_exporter(std::string_view format) {
     if (entry.name == format) return entry.make();
   }
   std::string known;
-  for (const auto& entry : kExporters) known += (known.empty() ? "" : ", ") + std::string(entry.name);
+  for (const auto& entry : kExporters)
+    known += (known.empty() ? "" : ", ") + std::string(entry.name);
   throw ReportError(fmt::format("unknown report format '{}': known formats are {}", format, known));
 }
 

@@ -1,15 +1,15 @@
 #include "plotting/figure.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <boost/process.hpp>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
 #include <system_error>
 #include <utility>
-
-#include <boost/process.hpp>
-#include <fmt/format.h>
 
 #include "plotting/format.hpp"
 
@@ -86,7 +86,8 @@ std::string gnuplot_string(std::string_view text) {
 // Text for a `#` comment line: line breaks would end the comment.
 std::string one_line(std::string_view text) {
   std::string out(text);
-  std::replace_if(out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  std::replace_if(
+      out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   return out;
 }
 
@@ -115,7 +116,8 @@ FigureFiles figure_files(const fs::path& output_prefix) {
 std::string scaling_data(const ReportTable& table) {
   std::string out = fmt::format(
       "# scalebench scaling data, experiment {}\n"
-      "# One block per series (gnuplot `index`), blocks separated by two blank lines; NaN = unknown.\n"
+      "# One block per series (gnuplot `index`), blocks separated by two blank lines; NaN = "
+      "unknown.\n"
       "# ideal_images_per_s = images_per_s / scaling_efficiency (linear scaling from the reference "
       "group, docs/report.md)\n"
       "# np mean_epoch_s sd_epoch_s images_per_s ideal_images_per_s\n",
@@ -186,15 +188,15 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
 
   out += "do for [format in 'svg png'] {\n";
   out += "  if (format eq 'svg') {\n";
-  out += "    set terminal svg size 1000,450 dynamic enhanced font 'sans,12' background rgb 'white'\n";
+  out +=
+      "    set terminal svg size 1000,450 dynamic enhanced font 'sans,12' background rgb 'white'\n";
   out += "  } else {\n";
   out += "    set terminal pngcairo size 1000,450 enhanced font 'sans,12' background rgb 'white'\n";
   out += "  }\n";
-  out += fmt::format("  set output {}.'.'.format\n",
-                     gnuplot_string(files.script.stem().string()));
-  out += fmt::format("  set multiplot layout 1,{} title {} noenhanced\n", throughput_panel ? 2 : 1,
-                     gnuplot_string(fmt::format("{}: scaling with the number of processes",
-                                                table.experiment)));
+  out += fmt::format("  set output {}.'.'.format\n", gnuplot_string(files.script.stem().string()));
+  out += fmt::format(
+      "  set multiplot layout 1,{} title {} noenhanced\n", throughput_panel ? 2 : 1,
+      gnuplot_string(fmt::format("{}: scaling with the number of processes", table.experiment)));
 
   // Panel 1: mean epoch time with SD error bars.
   out += fmt::format("  set title 'Mean {} time (error bars: ±1 SD)'\n", table.unit);
@@ -234,15 +236,15 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
       const std::size_t lt = i + 1;
       if (!s.any_throughput()) continue;
       plots.push_back(fmt::format("data index {} using {}:4 with {} lt {}{} title {} noenhanced", i,
-                                  s.single ? single_x : "1", s.single ? "points" : "linespoints", lt,
-                                  s.single ? " pt 13 ps 1.6" : "", gnuplot_string(s.title)));
+                                  s.single ? single_x : "1", s.single ? "points" : "linespoints",
+                                  lt, s.single ? " pt 13 ps 1.6" : "", gnuplot_string(s.title)));
       if (s.single && s.rows.size() == 1) {
         plots.push_back(
             fmt::format("single{}_rate_mean with lines lt {} dt 2 lw 1 notitle", i, lt));
       } else if (!s.single && s.any_ideal()) {
-        ideal_lines.push_back(fmt::format(
-            "data index {} using 1:5 with lines lt {} dt 2 lw 1.5 title {} noenhanced", i, lt,
-            gnuplot_string(s.title + ": linear")));
+        ideal_lines.push_back(
+            fmt::format("data index {} using 1:5 with lines lt {} dt 2 lw 1.5 title {} noenhanced",
+                        i, lt, gnuplot_string(s.title + ": linear")));
       }
     }
     plots.insert(plots.end(), ideal_lines.begin(), ideal_lines.end());
@@ -256,7 +258,8 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
 
 FigureFiles plot_scaling(const ReportTable& table, const fs::path& output_prefix) {
   if (table.rows.empty()) {
-    throw ReportError(fmt::format("nothing to plot: the report of {} has no rows", table.experiment));
+    throw ReportError(
+        fmt::format("nothing to plot: the report of {} has no rows", table.experiment));
   }
   const FigureFiles files = figure_files(output_prefix);
   const fs::path directory = fs::absolute(files.script).parent_path();
@@ -280,7 +283,7 @@ FigureFiles plot_scaling(const ReportTable& table, const fs::path& output_prefix
   int exit_code = 0;
   try {
     bp::child child(gnuplot, files.script.filename().string(), bp::start_dir(directory.string()),
-                    bp::std_in < bp::null, bp::std_out > bp::null, bp::std_err > stderr_stream);
+                    bp::std_in<bp::null, bp::std_out> bp::null, bp::std_err > stderr_stream);
     messages = read_all(stderr_stream);
     child.wait();
     exit_code = child.exit_code();

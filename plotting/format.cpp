@@ -1,9 +1,9 @@
 #include "plotting/format.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 namespace scalebench::plotting {
 

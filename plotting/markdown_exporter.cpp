@@ -1,6 +1,6 @@
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "plotting/exporters.hpp"
 #include "plotting/format.hpp"
@@ -24,8 +24,8 @@ std::string optional_cell(const std::optional<double>& value, Format format) {
 }
 
 std::string format_anova(const AnovaSummary& anova) {
-  const std::string f = std::isfinite(anova.f) ? fmt::format("{:.2f}", anova.f)
-                                               : fmt::format("{}", anova.f);
+  const std::string f =
+      std::isfinite(anova.f) ? fmt::format("{:.2f}", anova.f) : fmt::format("{}", anova.f);
   return fmt::format("F={}, d.f.=({:g}, {:g}), {}", f, anova.df_between, anova.df_within,
                      format_p_value(anova.p));
 }
@@ -51,15 +51,14 @@ std::string MarkdownExporter::render(const ReportTable& table) const {
       table.unit, cell(table.base_label));
   out += "| :--- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const auto& row : table.rows) {
-    out += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {} |\n", cell(row.label),
-        format_measure(row.mean_epoch_seconds),
-        optional_cell(row.sd_epoch_seconds, format_measure),
-        row.is_base ? std::string(kNotAvailable)
-                    : optional_cell(row.tukey_p_vs_base, format_p_value),
-        optional_cell(row.images_per_second, format_measure),
-        optional_cell(row.speedup_vs_base, format_ratio),
-        optional_cell(row.scaling_efficiency, format_percent));
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", cell(row.label),
+                       format_measure(row.mean_epoch_seconds),
+                       optional_cell(row.sd_epoch_seconds, format_measure),
+                       row.is_base ? std::string(kNotAvailable)
+                                   : optional_cell(row.tukey_p_vs_base, format_p_value),
+                       optional_cell(row.images_per_second, format_measure),
+                       optional_cell(row.speedup_vs_base, format_ratio),
+                       optional_cell(row.scaling_efficiency, format_percent));
   }
   if (table.anova) out += fmt::format("| ANOVA | {} | | | | | |\n", format_anova(*table.anova));
 

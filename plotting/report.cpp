@@ -1,12 +1,12 @@
 #include "plotting/report.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "stats/anova.hpp"
 #include "stats/descriptive.hpp"
@@ -23,8 +23,8 @@ struct Group {
   int np = 1;
   std::vector<double> durations;
   std::set<std::int64_t> run_ids;
-  long long images = 0;     // sum of train_images over the epochs that report it
-  double timed_seconds = 0; // sum of durations over those same epochs
+  long long images = 0;      // sum of train_images over the epochs that report it
+  double timed_seconds = 0;  // sum of durations over those same epochs
   std::size_t epochs_without_images = 0;
 };
 
@@ -50,7 +50,8 @@ std::vector<Group> group_samples(const std::string& experiment,
     }
     auto key = std::make_tuple(sample.condition, sample.launcher, sample.np);
     auto [it, inserted] = index.try_emplace(key, groups.size());
-    if (inserted) groups.push_back(Group{sample.condition, sample.launcher, sample.np, {}, {}, 0, 0, 0});
+    if (inserted)
+      groups.push_back(Group{sample.condition, sample.launcher, sample.np, {}, {}, 0, 0, 0});
     Group& group = groups[it->second];
     group.durations.push_back(sample.duration_seconds);
     group.run_ids.insert(sample.run_id);
@@ -72,7 +73,8 @@ std::vector<std::string> make_labels(const std::vector<Group>& groups) {
   for (const auto& label : labels) ++count[label];
   for (std::size_t i = 0; i < groups.size(); ++i) {
     if (count[labels[i]] > 1) {
-      labels[i] = fmt::format("{} [{}] np={}", groups[i].condition, groups[i].launcher, groups[i].np);
+      labels[i] =
+          fmt::format("{} [{}] np={}", groups[i].condition, groups[i].launcher, groups[i].np);
     }
   }
   return labels;
@@ -174,13 +176,13 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
     if (row.epochs == 1) single_epoch.push_back(row.label);
   }
   if (!single_epoch.empty()) {
-    table.notes.push_back(fmt::format("No standard deviation for groups with one epoch: {}.",
-                                      join(single_epoch)));
+    table.notes.push_back(
+        fmt::format("No standard deviation for groups with one epoch: {}.", join(single_epoch)));
   }
   if (!partial_images.empty()) {
-    table.notes.push_back(fmt::format(
-        "No images/s for groups where some runs did not report train_images: {}.",
-        join(partial_images)));
+    table.notes.push_back(
+        fmt::format("No images/s for groups where some runs did not report train_images: {}.",
+                    join(partial_images)));
   }
 
   if (groups.size() < 2) {

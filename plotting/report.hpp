@@ -23,7 +23,7 @@ class ReportError : public std::runtime_error {
 
 // One row of the table: the epochs of all runs with the same condition, launcher and np.
 struct ReportRow {
-  std::string label;      // group_label(condition, launcher, np), unique within a table
+  std::string label;  // group_label(condition, launcher, np), unique within a table
   std::string condition;
   std::string launcher;
   int np = 1;

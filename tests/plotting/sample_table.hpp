@@ -22,8 +22,9 @@ inline plotting::ReportTable sample_table() {
                 std::nullopt, 725.2, std::nullopt, false},
   };
   table.anova = plotting::AnovaSummary{1119.95, 3, 18, 2.766e-258};
-  table.notes = {"Unit of analysis: one epoch.", "No standard deviation for groups with one epoch: "
-                                                  "mpirun np=8."};
+  table.notes = {"Unit of analysis: one epoch.",
+                 "No standard deviation for groups with one epoch: "
+                 "mpirun np=8."};
   return table;
 }
 

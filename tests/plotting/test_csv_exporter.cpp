@@ -24,5 +24,6 @@ TEST_CASE("CSV: RFC 4180 quoting of commas, quotes and line breaks") {
   table.rows[0].launcher = "two\nlines";
   const std::string text = plotting::make_exporter("csv")->render(table);
   CHECK(text.substr(text.find('\n') + 1) ==
-        "\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",1,1,3,29.77,4.12,3.2e-12,183.94,1.25,1.25,false\n");
+        "\"a,b\",\"say "
+        "\"\"hi\"\"\",\"two\nlines\",1,1,3,29.77,4.12,3.2e-12,183.94,1.25,1.25,false\n");
 }

@@ -7,7 +7,8 @@
 
 using namespace scalebench::plotting;
 
-TEST_CASE("p-values: two significant digits down to 0.001, then scientific with three, never clipped") {
+TEST_CASE(
+    "p-values: two significant digits down to 0.001, then scientific with three, never clipped") {
   CHECK(format_p_value(0.43) == "p=0.43");
   CHECK(format_p_value(1.0) == "p=1.0");
   CHECK(format_p_value(0.1) == "p=0.10");

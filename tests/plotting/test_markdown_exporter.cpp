@@ -42,6 +42,7 @@ TEST_CASE("Markdown: no ANOVA row without an ANOVA, pipes in labels escaped, inf
   CHECK(text.find("Notes") == std::string::npos);
 
   table.anova = plotting::AnovaSummary{std::numeric_limits<double>::infinity(), 1, 4, 0.0};
-  CHECK(plotting::make_exporter("markdown")->render(table).find(
-            "| ANOVA | F=inf, d.f.=(1, 4), p<4.94e-324 |") != std::string::npos);
+  CHECK(plotting::make_exporter("markdown")
+            ->render(table)
+            .find("| ANOVA | F=inf, d.f.=(1, 4), p<4.94e-324 |") != std::string::npos);
 }
