@@ -5,13 +5,9 @@
 #include <stdexcept>
 #include <vector>
 
-namespace scalebench::stats {
+#include "stats/error.hpp"  // StatsError, declared here before it moved; still reachable via this header
 
-// Input that no statistic can be computed from (fewer than two groups, an empty group, ...).
-class StatsError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
+namespace scalebench::stats {
 
 struct OneWayAnova {
   double ss_between = 0;

@@ -4,13 +4,22 @@
 #include <cstddef>
 #include <vector>
 
+#include "stats/error.hpp"
+
 namespace scalebench::stats {
 
-// Studentized range distribution with k groups and df degrees of freedom (df may be +inf).
-// cdf: P(Q <= q); survival: P(Q > q), computed in the upper tail directly.
+// Studentized range distribution with k >= 2 groups (real k allowed) and df > 0 degrees of freedom
+// (df may be +inf). Throws StatsError for k < 2 or df <= 0; a NaN q gives NaN.
+// cdf: P(Q <= q); survival: P(Q > q), computed in the upper tail directly (accurate to ~1e-12
+// relative down to p ~ 1e-300; never 1 - cdf).
 double studentized_range_cdf(double q, double k, double df);
 double studentized_range_survival(double q, double k, double df);
+// log P(Q > q), finite even where P(Q > q) underflows a double.
+double studentized_range_log_survival(double q, double k, double df);
+// q with P(Q <= q) = probability (R's qtukey); 0 at 0 and +inf at 1.
 double studentized_range_quantile(double probability, double k, double df);
+// q with P(Q > q) = alpha, solved on log(survival): accurate for tiny alpha such as 1e-100.
+double studentized_range_upper_quantile(double alpha, double k, double df);
 
 struct TukeyPair {
   std::size_t a = 0;   // group index
@@ -22,7 +31,11 @@ struct TukeyPair {
   double p_adjusted = 1;
 };
 
-// All k(k-1)/2 pairs, in R's order: (0,1), (0,2), ..., (1,2), ...
+// All k(k-1)/2 pairs, in R's order: (0,1), (0,2), ..., (1,2), ... R's TukeyHSD on a one-way aov:
+// lower/upper = diff -/+ qtukey(confidence, k, N-k) * se, p_adjusted = P(Q > q) with
+// se = sqrt(ms_within / 2 * (1/n_a + 1/n_b)). Throws StatsError where one_way_anova does, or for a
+// confidence outside (0, 1). With ms_within == 0: q = +inf, p = 0 and lower == upper == diff for
+// unequal means; q and p are NaN for equal means.
 std::vector<TukeyPair> tukey_hsd(const std::vector<std::vector<double>>& groups,
                                  double confidence = 0.95);
 

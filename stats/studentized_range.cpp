@@ -1,0 +1,276 @@
+// The studentized range distribution by nested adaptive quadrature, in log space.
+//
+// Q = R / s, R the range of k independent N(0,1), s = sqrt(chi2_df / df) independent of R.
+//   P(R > x)  = k * int phi(z) [Phi(z)^(k-1) - (Phi(z) - Phi(z-x))^(k-1)] dz   (upper tail, direct)
+//   P(R <= x) = k * int phi(z) [Phi(z) - Phi(z-x)]^(k-1) dz                       (lower tail, direct)
+//   P(Q > q)  = int f_s(s) P(R > q s) ds, taken over t = log s.
+// Every integrand is evaluated as a logarithm and integrated as exp(g - max g) around its mode, so
+// neither the tiny upper tail (1e-100 and far below) nor the chi density's narrow peak at large df is
+// lost. Method: Copenhaver & Holland (1988, J. Stat. Comput. Simul. 30:1-15), with double-exponential
+// (sinh-sinh) quadrature from Boost.Math in place of fixed Gauss-Legendre panels.
+#include <boost/math/quadrature/sinh_sinh.hpp>
+#include <boost/math/tools/minima.hpp>
+#include <boost/math/tools/roots.hpp>
+#include <boost/math/tools/toms748_solve.hpp>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "stats/error.hpp"
+#include "stats/tukey.hpp"
+
+namespace scalebench::stats {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kLogSqrt2Pi = 0.91893853320467274178;  // log(sqrt(2 pi))
+constexpr double kSqrtHalf = 0.70710678118654752440;
+constexpr double kLn2 = 0.69314718055994530942;
+// Above this df the chi weight is narrower than quadrature in t = log s can resolve well and the
+// normal limit is closer than 1e-9 relative even at p ~ 1e-300.
+constexpr double kDfInfinite = 1e15;
+
+// log(1 - exp(y)) for y <= 0 without cancellation (Maechler 2012, "Accurately computing log(1 - exp(-|a|))").
+double log1mexp(double y) { return y > -kLn2 ? std::log(-std::expm1(y)) : std::log1p(-std::exp(y)); }
+
+// log Phi(x): erfc where it is accurate, the Mills-ratio asymptotic series (Abramowitz & Stegun 26.2.12)
+// below -35 where erfc would underflow.
+double log_normal_cdf(double x) {
+  if (std::isnan(x)) return kNaN;
+  if (x > 0) return std::log1p(-0.5 * std::erfc(x * kSqrtHalf));
+  if (x > -35) return std::log(0.5 * std::erfc(-x * kSqrtHalf));
+  if (x == -kInf) return -kInf;
+  const double r = 1 / (x * x);
+  // 1 - 1/x^2 + 3/x^4 - 15/x^6 + ...; the first omitted term is below 1e-16 at |x| = 35.
+  const double series =
+      1 + r * (-1 + r * (3 + r * (-15 + r * (105 + r * (-945 + r * (10395 + r * -135135))))));
+  return -0.5 * x * x - std::log(-x) - kLogSqrt2Pi + std::log(series);
+}
+
+// log(Phi(hi) - Phi(lo)) for lo <= hi, from whichever tails avoid cancellation.
+double log_normal_interval(double lo, double hi) {
+  if (lo >= 0) {  // both in the upper tail: Phibar(lo) - Phibar(hi)
+    const double a = log_normal_cdf(-lo);
+    return a + log1mexp(log_normal_cdf(-hi) - a);
+  }
+  if (hi <= 0) {  // both in the lower tail
+    const double b = log_normal_cdf(hi);
+    return b + log1mexp(log_normal_cdf(lo) - b);
+  }
+  return std::log(0.5 * (std::erf(hi * kSqrtHalf) - std::erf(lo * kSqrtHalf)));  // opposite signs: no cancellation
+}
+
+// Integrate exp(g(u)) over the real line for a unimodal log-integrand g whose mode lies in
+// [lo, hi]; returns the log of the integral. `scale` is a rough width of the peak.
+template <class G>
+double log_integral(G g, double lo, double hi, double scale) {
+  std::uintmax_t iterations = 200;
+  const auto negated = [&](double u) {
+    const double v = g(u);
+    return std::isnan(v) ? 1e100 : -std::max(v, -1e100);  // keep Brent's parabolas finite
+  };
+  const double mode = boost::math::tools::brent_find_minima(negated, lo, hi, 20, iterations).first;
+  const double peak = g(mode);
+  if (!std::isfinite(peak)) return peak;  // -inf: the integrand vanishes (or NaN propagates)
+  // Width from the curvature at the mode, so the half-line maps below put the peak at unit scale.
+  const double h = 0.25 * scale;
+  const double drop = 2 * peak - g(mode + h) - g(mode - h);
+  double width = drop > 0 ? h / std::sqrt(drop) : scale;
+  width = std::min(std::max(width, 0.05 * scale), 20 * scale);
+  // Below e^-10000 the rounding of g itself (~1e-16 |g|) makes quadrature noise; such values only
+  // ever feed an outer integral that is e^-9000 larger, so Laplace's approximation is plenty.
+  if (peak < -1e4) return peak + std::log(width * 2.5066282746310002);
+  // Double-exponential quadrature over the real line: the scaled integrand is analytic and
+  // decays at least exponentially, where sinh-sinh converges in ~100-200 points.
+  const auto centred = [&](double v) {
+    const double u = mode + width * v;
+    const double e = std::isfinite(u) ? std::exp(g(u) - peak) : 0.0;
+    return std::isnan(e) ? 0.0 : e;  // only at the rule's extreme nodes, where the integrand is 0
+  };
+  static boost::math::quadrature::sinh_sinh<double> rule(10);  // abscissas are shared, thread-safe
+  const double integral = rule.integrate(centred, 1e-9);
+  return peak + std::log(width * integral);
+}
+
+// Beyond this the range survival is below e^-2500 and its asymptote is used (it only ever feeds
+// negligible parts of outer integrals, and keeps the mode searches' brackets short).
+constexpr double kRangeFar = 100;
+
+// P(R > x) -> k(k-1)/2 P(|Z1 - Z2| > x) as x -> inf: the extremes sit near +-x/2 and the rest
+// fall between them with probability -> 1.
+double log_range_survival_asymptote(double x, double k) {
+  return std::log(k * (k - 1) / 2) + kLn2 + log_normal_cdf(-x * kSqrtHalf);
+}
+
+// log P(R > x) for the range R of k standard normals.
+double log_range_survival(double x, double k) {
+  if (x <= 0) return 0;
+  if (x >= kRangeFar) return log_range_survival_asymptote(x, k);
+  const double log_k = std::log(k);
+  const double log_k1 = std::log(k - 1);
+  const auto g = [&](double z) {
+    const double la = log_normal_cdf(z);
+    const double d = log_normal_cdf(z - x) - la;  // log(Phi(z-x)/Phi(z)) <= 0
+    // log(1 - (1 - r)^(k-1)), r = e^d; when r underflows it is log((k-1) r) to within (k-1) r.
+    const double tail = d < -700 ? log_k1 + d : log1mexp((k - 1) * log1mexp(d));
+    return log_k - 0.5 * z * z - kLogSqrt2Pi + (k - 1) * la + tail;
+  };
+  return log_integral(g, -8.0, x + 8.0, 1.0);
+}
+
+// log P(R <= x) for the range R of k standard normals.
+double log_range_cdf(double x, double k) {
+  if (x <= 0) return -kInf;
+  if (x >= kRangeFar) return -std::exp(log_range_survival_asymptote(x, k));  // log(1 - tiny)
+  const double log_k = std::log(k);
+  const auto g = [&](double z) {
+    return log_k - 0.5 * z * z - kLogSqrt2Pi + (k - 1) * log_normal_interval(z - x, z);
+  };
+  return log_integral(g, -8.0, x + 8.0, 1.0);
+}
+
+// e^u - 1 - u without cancellation near 0 (series below 0.1, where it matters at large df).
+double expm1_minus_identity(double u) {
+  if (std::abs(u) >= 0.1) return std::expm1(u) - u;
+  double term = u * u / 2;
+  double sum = term;
+  for (int n = 3; n < 14; ++n) {
+    term *= u / n;
+    sum += term;
+  }
+  return sum;
+}
+
+// log Gamma(nu) - Stirling's approximation, by its asymptotic series for large nu (A&S 6.1.41).
+double stirling_correction(double nu) {
+  if (nu < 10) return std::lgamma(nu) - ((nu - 0.5) * std::log(nu) - nu + kLogSqrt2Pi);
+  const double r = 1 / (nu * nu);
+  return (1.0 / 12 + r * (-1.0 / 360 + r * (1.0 / 1260 + r * (-1.0 / 1680 + r * (1.0 / 1188 +
+                                                                          r * (-691.0 / 360360)))))) /
+         nu;
+}
+
+// The scaled chi density of s = sqrt(chi2_df/df) on t = log s, times ds/dt, as a logarithm:
+// log(2 sqrt(nu / 2pi)) - stirling(nu) - nu (e^{2t} - 1 - 2t), nu = df/2 (integrates to 1 over t).
+struct LogChiWeight {
+  double nu;
+  double constant;
+  explicit LogChiWeight(double df)
+      : nu(df / 2), constant(kLn2 + 0.5 * std::log(df / 2) - kLogSqrt2Pi - stirling_correction(df / 2)) {}
+  double operator()(double t) const { return constant - nu * expm1_minus_identity(2 * t); }
+};
+
+void check_parameters(double k, double df) {
+  if (!(k >= 2) || !std::isfinite(k)) {
+    throw StatsError("studentized range needs k >= 2 groups (finite), got " + std::to_string(k));
+  }
+  if (!(df > 0)) throw StatsError("studentized range needs df > 0, got " + std::to_string(df));
+}
+
+// Width of the chi weight in t = log s, as a scale hint for the outer integral.
+double chi_scale(double df) { return std::min(1.0, 1 / std::sqrt(2 * df)); }
+
+// log P(Q > q) for q > 0 finite.
+double log_survival_positive(double q, double k, double df) {
+  if (df > kDfInfinite) return log_range_survival(q, k);
+  const LogChiWeight weight(df);
+  const auto g = [&](double t) { return weight(t) + log_range_survival(q * std::exp(t), k); };
+  // The chi weight rises for t < 0 and the range survival falls in t: the mode is at t <= 0 and
+  // above where q s is so small that P(R > q s) is flat.
+  const double lo = std::min(0.0, std::log(0.5 / q)) - 3;
+  return log_integral(g, lo, 0.5, chi_scale(df));
+}
+
+// log P(Q <= q) computed in the lower tail directly, for q > 0 finite.
+double log_cdf_direct(double q, double k, double df) {
+  if (df > kDfInfinite) return log_range_cdf(q, k);
+  const LogChiWeight weight(df);
+  const auto g = [&](double t) { return weight(t) + log_range_cdf(q * std::exp(t), k); };
+  // Mirror image: the cdf of the range rises in t, the weight falls for t > 0.
+  const double hi = std::max(0.0, std::log(20.0 / q)) + 3;
+  return log_integral(g, -0.5, hi, chi_scale(df));
+}
+
+double log_cdf_positive(double q, double k, double df) {
+  const double log_s = log_survival_positive(q, k, df);
+  if (log_s <= -kLn2) return std::log1p(-std::exp(log_s));  // cdf >= 0.5: 1 - survival is accurate
+  return log_cdf_direct(q, k, df);
+}
+
+// Solves f(log q) = 0 for f decreasing in q by bracketing from q = 3, then TOMS 748.
+template <class F>
+double solve_for_q(F f) {
+  double lo = std::log(3.0);
+  double f_lo = f(lo);
+  if (f_lo == 0) return std::exp(lo);
+  double hi = lo;
+  double f_hi = f_lo;
+  double step = 1;
+  // Walk towards the root, doubling the step, until the sign changes.
+  for (int i = 0; i < 200 && (f_lo > 0) == (f_hi > 0); ++i) {
+    if (f_hi > 0) {
+      lo = hi;
+      f_lo = f_hi;
+      hi += step;
+      f_hi = f(hi);
+    } else {
+      hi = lo;
+      f_hi = f_lo;
+      lo -= step;
+      f_lo = f(lo);
+    }
+    step *= 2;
+  }
+  if ((f_lo > 0) == (f_hi > 0)) return kNaN;
+  std::uintmax_t iterations = 100;
+  const auto root = boost::math::tools::toms748_solve(f, lo, hi, f_lo, f_hi,
+                                                      boost::math::tools::eps_tolerance<double>(48), iterations);
+  return std::exp(0.5 * (root.first + root.second));
+}
+
+}  // namespace
+
+double studentized_range_log_survival(double q, double k, double df) {
+  check_parameters(k, df);
+  if (std::isnan(q)) return kNaN;
+  if (q <= 0) return 0;
+  if (q == kInf) return -kInf;
+  return log_survival_positive(q, k, df);
+}
+
+double studentized_range_survival(double q, double k, double df) {
+  return std::exp(studentized_range_log_survival(q, k, df));
+}
+
+double studentized_range_cdf(double q, double k, double df) {
+  check_parameters(k, df);
+  if (std::isnan(q)) return kNaN;
+  if (q <= 0) return 0;
+  if (q == kInf) return 1;
+  const double log_s = log_survival_positive(q, k, df);
+  if (log_s <= -kLn2) return 1 - std::exp(log_s);  // survival <= 0.5: its complement is accurate
+  return std::exp(log_cdf_direct(q, k, df));
+}
+
+double studentized_range_upper_quantile(double alpha, double k, double df) {
+  check_parameters(k, df);
+  if (!(alpha >= 0 && alpha <= 1)) throw StatsError("upper-tail probability outside [0, 1]");
+  if (alpha == 0) return kInf;
+  if (alpha == 1) return 0;
+  const double target = std::log(alpha);
+  return solve_for_q([&](double log_q) { return log_survival_positive(std::exp(log_q), k, df) - target; });
+}
+
+double studentized_range_quantile(double probability, double k, double df) {
+  check_parameters(k, df);
+  if (!(probability >= 0 && probability <= 1)) throw StatsError("probability outside [0, 1]");
+  if (probability >= 0.5) return studentized_range_upper_quantile(1 - probability, k, df);  // 1 - p exact here
+  if (probability == 0) return 0;
+  const double target = std::log(probability);
+  // log cdf increases in q; negate so the solver sees a decreasing function like the upper tail.
+  return solve_for_q([&](double log_q) { return target - log_cdf_positive(std::exp(log_q), k, df); });
+}
+
+}  // namespace scalebench::stats
