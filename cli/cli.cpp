@@ -8,6 +8,8 @@
 #include <ostream>
 
 #include "cli/commands.hpp"
+#include "cli/csv_table.hpp"
+#include "cli/stats_command.hpp"
 #include "db/database.hpp"
 #include "orchestrator/experiment.hpp"
 #include "orchestrator/suggest.hpp"
@@ -69,6 +71,27 @@ const std::vector<Entry>& table() {
          add_database_option(app, options->database);
          app.add_flag("--csv", options->csv, "CSV instead of an aligned table");
          return [options, &out, &err] { return query_command(*options, out, err); };
+       }},
+      {{"stats", "ANOVA, Tukey and more on a CSV file, the results database or summary statistics"},
+       [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
+         auto options = std::make_shared<StatsCommand>();
+         app.add_option("--csv", options->csv, "Raw observations, one per line (with a header)");
+         app.add_option("--summary", options->summary, "Summary statistics: columns group,n,mean,sd");
+         app.add_option("--db", options->database, "Results database (epoch times of ok runs)");
+         app.add_option("--experiment", options->experiment, "With --db: experiment name (default: latest)");
+         app.add_option("--response", options->response, "With --csv: the response column");
+         app.add_option("--factor", options->factors,
+                        "Factor column, once or twice (with --db: group, condition, launcher, np)");
+         app.add_option("--ss-type", options->ss_type, "Sums of squares for two factors: 1, 2 or 3")
+             ->check(CLI::IsMember({1, 2, 3}))
+             ->capture_default_str();
+         app.add_option("--unit", options->unit, "With --db: one observation per run (its mean epoch) or per epoch")
+             ->check(CLI::IsMember({"run", "epoch"}))
+             ->capture_default_str();
+         app.add_option("--confidence", options->confidence, "Family-wise confidence level")
+             ->capture_default_str();
+         app.add_flag("--json", options->json, "JSON output (a stable contract, docs/statistics.md)");
+         return [options, &out, &err] { return stats_command(*options, out, err); };
        }},
       {{"version", "print the version"},
        [](CLI::App&, std::ostream& out, std::ostream&) -> Action {
@@ -141,6 +164,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   } catch (const db::DatabaseError& error) {
     fmt::print(err, "scalebench: error: {}\n", error.what());
   } catch (const plotting::ReportError& error) {
+    fmt::print(err, "scalebench: error: {}\n", error.what());
+  } catch (const InputError& error) {
     fmt::print(err, "scalebench: error: {}\n", error.what());
   } catch (const stats::StatsError& error) {
     fmt::print(err, "scalebench: error: statistics: {}\n", error.what());

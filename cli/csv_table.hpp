@@ -1,0 +1,33 @@
+// Reading a CSV file of observations (RFC 4180: quoted fields, doubled quotes, CRLF or LF).
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace scalebench::cli {
+
+// Bad input data: the message names the file, the line and the column.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CsvTable {
+  std::filesystem::path source;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;  // every row has header.size() fields
+  std::vector<std::size_t> row_lines;          // the file line each row starts on
+
+  // The values of one column; an unknown name lists the columns (with a "did you mean").
+  std::vector<std::string> column(std::string_view name) const;
+  // The values of one column as numbers; a non-number names its line.
+  std::vector<double> numeric_column(std::string_view name) const;
+};
+
+CsvTable parse_csv(std::string_view text, const std::filesystem::path& source);
+CsvTable read_csv(const std::filesystem::path& path);
+
+}  // namespace scalebench::cli

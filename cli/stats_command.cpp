@@ -1,0 +1,192 @@
+#include "cli/stats_command.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <ostream>
+#include <set>
+
+#include "cli/csv_table.hpp"
+#include "db/database.hpp"
+#include "plotting/report.hpp"
+#include "stats/anova.hpp"
+#include "stats/descriptive.hpp"
+#include "stats/tukey.hpp"
+
+namespace scalebench::cli {
+namespace {
+
+// Levels in order of first appearance, and the values of each.
+struct Grouping {
+  std::vector<std::string> levels;
+  std::vector<std::vector<double>> groups;
+};
+
+Grouping group_by(const std::vector<double>& values, const std::vector<std::string>& levels) {
+  Grouping grouping;
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const auto [it, inserted] = index.try_emplace(levels[i], grouping.levels.size());
+    if (inserted) {
+      grouping.levels.push_back(levels[i]);
+      grouping.groups.emplace_back();
+    }
+    grouping.groups[it->second].push_back(values[i]);
+  }
+  return grouping;
+}
+
+std::string ss_type_name(int type) {
+  switch (type) {
+    case 1: return "I";
+    case 2: return "II";
+    case 3: return "III";
+  }
+  throw InputError(fmt::format("--ss-type {}: expected 1, 2 or 3", type));
+}
+
+void add_tukey(plotting::StatsReport& report, const std::string& factor, const Grouping& grouping,
+               double confidence) {
+  if (grouping.groups.size() < 2) return;
+  for (const auto& pair : stats::tukey_hsd(grouping.groups, confidence)) {
+    // R prints the pair (a, b) as "b-a" with diff = mean(b) - mean(a).
+    report.tukey.push_back({factor, grouping.levels[pair.b], grouping.levels[pair.a], pair.diff,
+                            pair.lower, pair.upper, pair.p_adjusted});
+  }
+}
+
+void add_group_rows(plotting::StatsReport& report, const std::string& factor, const Grouping& grouping) {
+  for (std::size_t g = 0; g < grouping.levels.size(); ++g) {
+    const auto& values = grouping.groups[g];
+    plotting::StatsGroupRow row;
+    row.factor = factor;
+    row.level = grouping.levels[g];
+    row.n = static_cast<double>(values.size());
+    row.mean = stats::mean(values);
+    row.sd = stats::sample_sd(values);
+    report.groups.push_back(row);
+  }
+}
+
+}  // namespace
+
+Observations observations_from_csv(const std::string& path, const std::string& response,
+                                   const std::vector<std::string>& factors) {
+  const auto table = read_csv(path);
+  Observations data;
+  data.source = path;
+  data.response = response;
+  data.values = table.numeric_column(response);
+  for (const auto& factor : factors) {
+    data.factor_names.push_back(factor);
+    data.levels.push_back(table.column(factor));
+  }
+  return data;
+}
+
+Observations observations_from_database(const std::string& path,
+                                        const std::optional<std::string>& experiment,
+                                        const std::vector<std::string>& factors,
+                                        const std::string& unit) {
+  if (unit != "run" && unit != "epoch")
+    throw InputError(fmt::format("--unit {}: expected \"run\" or \"epoch\"", unit));
+  const auto database = db::Database::open(path, db::OpenMode::ReadOnly);
+  const auto name = experiment ? *experiment : database.latest_experiment().value_or("");
+  const auto samples = database.epoch_samples(name);
+  if (samples.empty())
+    throw InputError(fmt::format("{}: no finished epochs for experiment \"{}\"", path, name));
+
+  const std::vector<std::string> known = {"group", "condition", "launcher", "np"};
+  const std::vector<std::string> chosen = factors.empty() ? std::vector<std::string>{"group"} : factors;
+  for (const auto& factor : chosen)
+    if (std::find(known.begin(), known.end(), factor) == known.end())
+      throw InputError(fmt::format("--factor {}: with --db a factor is one of group (condition and "
+                                   "np, as in the report), condition, launcher, np", factor));
+  const auto level_of = [](const db::EpochSample& s, const std::string& factor) -> std::string {
+    if (factor == "condition") return s.condition;
+    if (factor == "launcher") return s.launcher;
+    if (factor == "np") return std::to_string(s.np);
+    return plotting::group_label(s.condition, s.launcher, s.np);
+  };
+
+  Observations data;
+  data.source = fmt::format("{} experiment {}", path, name);
+  data.response = unit == "run" ? "mean epoch seconds of a run" : "epoch seconds";
+  data.unit = unit;
+  data.factor_names = chosen;
+  data.levels.resize(chosen.size());
+  if (unit == "epoch") {
+    for (const auto& s : samples) {
+      data.values.push_back(s.duration_seconds);
+      for (std::size_t f = 0; f < chosen.size(); ++f) data.levels[f].push_back(level_of(s, chosen[f]));
+    }
+    data.warnings.push_back(
+        "the epochs of one run are used as independent observations (as the reference study did); "
+        "they are not independent (pseudo-replication), so the degrees of freedom are inflated and "
+        "the p-values too small. `--unit run` analyses one mean per run instead.");
+    return data;
+  }
+  // One observation per run: the mean of its epochs (samples come ordered by run, then epoch).
+  std::size_t begin = 0;
+  while (begin < samples.size()) {
+    std::size_t end = begin;
+    double sum = 0;
+    while (end < samples.size() && samples[end].run_id == samples[begin].run_id) sum += samples[end++].duration_seconds;
+    data.values.push_back(sum / static_cast<double>(end - begin));
+    for (std::size_t f = 0; f < chosen.size(); ++f) data.levels[f].push_back(level_of(samples[begin], chosen[f]));
+    begin = end;
+  }
+  return data;
+}
+
+plotting::StatsReport analyze_observations(const Observations& data, int ss_type, double confidence) {
+  if (data.factor_names.empty() || data.factor_names.size() > 2)
+    throw InputError(fmt::format("{} factors given: expected one or two --factor", data.factor_names.size()));
+  plotting::StatsReport report;
+  report.source = data.source;
+  report.response = data.response;
+  report.factors = data.factor_names;
+  report.ss_type = ss_type_name(ss_type);
+  report.unit = data.unit;
+  report.confidence = confidence;
+  report.warnings = data.warnings;
+
+  const std::string& factor = data.factor_names[0];
+  const auto grouping = group_by(data.values, data.levels[0]);
+  const auto anova = stats::one_way_anova(grouping.groups);
+  report.anova.push_back({factor, anova.df_between, anova.ss_between, anova.ms_between, anova.f,
+                          anova.p, {}, {}, {}});
+  report.anova.push_back({"Residuals", anova.df_within, anova.ss_within, anova.ms_within, {}, {}, {}, {}, {}});
+  add_group_rows(report, factor, grouping);
+  add_tukey(report, factor, grouping, confidence);
+  return report;
+}
+
+plotting::StatsReport analyze_summary_file(const std::string& path, double) {
+  throw InputError(fmt::format("{}: summary statistics input is not available yet", path));
+}
+
+int stats_command(const StatsCommand& options, std::ostream& out, std::ostream&) {
+  const int sources = (options.csv ? 1 : 0) + (options.summary ? 1 : 0) + (options.database ? 1 : 0);
+  if (sources != 1) throw InputError("give exactly one of --csv FILE, --summary FILE, --db PATH");
+  if (!(options.confidence > 0 && options.confidence < 1))
+    throw InputError(fmt::format("--confidence {}: expected a number between 0 and 1", options.confidence));
+  plotting::StatsReport report;
+  if (options.summary) {
+    report = analyze_summary_file(*options.summary, options.confidence);
+  } else if (options.csv) {
+    if (options.response.empty()) throw InputError("--csv needs --response COLUMN");
+    if (options.factors.empty()) throw InputError("--csv needs --factor COLUMN (once or twice)");
+    report = analyze_observations(observations_from_csv(*options.csv, options.response, options.factors),
+                                  options.ss_type, options.confidence);
+  } else {
+    report = analyze_observations(
+        observations_from_database(*options.database, options.experiment, options.factors, options.unit),
+        options.ss_type, options.confidence);
+  }
+  out << (options.json ? plotting::render_stats_json(report) : plotting::render_stats_text(report));
+  return 0;
+}
+
+}  // namespace scalebench::cli

@@ -1,0 +1,50 @@
+// `scalebench stats`: ANOVA, post-hoc tests and effect sizes on raw observations (CSV or the
+// results database) or on published summary statistics.
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plotting/stats_report.hpp"
+
+namespace scalebench::cli {
+
+struct StatsCommand {
+  std::optional<std::string> csv;          // raw observations
+  std::optional<std::string> summary;      // group,n,mean,sd per line
+  std::optional<std::string> database;     // the results database
+  std::optional<std::string> experiment;   // with --db; default: the latest
+  std::string response;                    // with --csv: the response column
+  std::vector<std::string> factors;        // with --csv/--db: one or two factor columns
+  int ss_type = 2;
+  std::string unit = "run";                // with --db: "run" (mean of a run's epochs) or "epoch"
+  double confidence = 0.95;
+  bool json = false;
+};
+
+// Raw observations: one response value and one level per factor for each.
+struct Observations {
+  std::string source;
+  std::string response;
+  std::vector<double> values;
+  std::vector<std::string> factor_names;
+  std::vector<std::vector<std::string>> levels;  // levels[f][i]: level of factor f for value i
+  std::optional<std::string> unit;
+  std::vector<std::string> warnings;
+};
+
+Observations observations_from_csv(const std::string& path, const std::string& response,
+                                   const std::vector<std::string>& factors);
+Observations observations_from_database(const std::string& path,
+                                        const std::optional<std::string>& experiment,
+                                        const std::vector<std::string>& factors,
+                                        const std::string& unit);
+
+plotting::StatsReport analyze_observations(const Observations& data, int ss_type, double confidence);
+plotting::StatsReport analyze_summary_file(const std::string& path, double confidence);
+
+int stats_command(const StatsCommand& options, std::ostream& out, std::ostream& err);
+
+}  // namespace scalebench::cli

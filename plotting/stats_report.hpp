@@ -1,0 +1,75 @@
+// The result of `scalebench stats`: ANOVA table, post-hoc pairs, group descriptives and the
+// assumption tests, rendered as text for people or as JSON (a stable contract, docs/statistics.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace scalebench::plotting {
+
+struct StatsAnovaRow {
+  std::string term;                  // a factor name, "A:B", or "Residuals"
+  double df = 0;
+  double ss = 0;
+  double ms = 0;
+  std::optional<double> f;           // absent for Residuals
+  std::optional<double> p;
+  std::optional<double> eta_sq;
+  std::optional<double> partial_eta_sq;
+  std::optional<double> omega_sq;
+};
+
+// One comparison; diff = mean(a) - mean(b), as R prints its row "a-b".
+struct StatsPairRow {
+  std::string factor;
+  std::string a;
+  std::string b;
+  double diff = 0;
+  double lwr = 0;
+  double upr = 0;
+  double p_adj = 1;
+};
+
+struct StatsGroupRow {
+  std::string factor;
+  std::string level;
+  double n = 0;
+  double mean = 0;
+  std::optional<double> sd;
+  std::optional<double> ci_lower;  // t-based confidence interval for the mean
+  std::optional<double> ci_upper;
+};
+
+// A single-number test: Welch's ANOVA, Kruskal-Wallis, Levene, Brown-Forsythe.
+struct StatsTestRow {
+  std::string test;
+  std::string factor;
+  double statistic = 0;
+  std::string statistic_name;        // "F", "H"
+  double df1 = 0;
+  std::optional<double> df2;
+  double p = 1;
+};
+
+struct StatsReport {
+  std::string source;                // what was analysed, for the heading
+  std::string response;
+  std::vector<std::string> factors;
+  std::string ss_type;               // "I", "II" or "III"
+  std::optional<std::string> unit;   // "epoch" or "run" for data from the results database
+  double confidence = 0.95;
+  std::vector<StatsAnovaRow> anova;
+  std::vector<StatsPairRow> tukey;
+  std::vector<StatsPairRow> games_howell;
+  std::vector<StatsGroupRow> groups;
+  std::vector<StatsTestRow> tests;
+  std::vector<std::string> warnings;
+};
+
+// An R-like text report: what was tested, the tables, the warnings.
+std::string render_stats_text(const StatsReport& report);
+// {"anova": [...], "tukey": [...], ...}; numbers with 17 significant digits, NaN/inf as null.
+std::string render_stats_json(const StatsReport& report);
+
+}  // namespace scalebench::plotting
