@@ -1,0 +1,135 @@
+#include "stats/summary_statistics.hpp"
+
+#include <boost/math/distributions/fisher_f.hpp>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <string>
+
+#include "stats/descriptive.hpp"
+
+namespace scalebench::stats {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string label(const GroupSummary& g, std::size_t i) {
+  return "group " + std::to_string(i) + (g.name.empty() ? "" : " (" + g.name + ")");
+}
+
+// sum n_i mean_i / N, two-pass: the second pass removes the first's rounding (Chan, Golub & LeVeque 1983).
+double grand_mean(const std::vector<GroupSummary>& groups, double total) {
+  double sum = 0;
+  for (const auto& g : groups) sum += g.n * g.mean;
+  const double first = sum / total;
+  double correction = 0;
+  for (const auto& g : groups) correction += g.n * (g.mean - first);
+  return first + correction / total;
+}
+
+TukeyPair compare(const std::vector<GroupSummary>& groups, std::size_t a, std::size_t b, double ms_within,
+                  double k, double df, double critical) {
+  TukeyPair pair;
+  pair.a = a;
+  pair.b = b;
+  pair.diff = groups[b].mean - groups[a].mean;
+  const double se = std::sqrt(ms_within / 2 * (1 / groups[a].n + 1 / groups[b].n));
+  if (se > 0) {
+    pair.q = std::abs(pair.diff) / se;
+    pair.p_adjusted = studentized_range_survival(pair.q, k, df);
+    pair.lower = pair.diff - critical * se;
+    pair.upper = pair.diff + critical * se;
+  } else {
+    // No within-group noise: as tukey_hsd, a difference is certain and no difference is 0/0.
+    pair.q = pair.diff != 0 ? kInf : kNaN;
+    pair.p_adjusted = pair.diff != 0 ? 0 : kNaN;
+    pair.lower = pair.upper = pair.diff;
+  }
+  return pair;
+}
+
+}  // namespace
+
+// Input checks for summary-statistics methods (the conditions under which a table of n/mean/sd is one).
+void check_summaries(const std::vector<GroupSummary>& groups) {
+  if (groups.size() < 2) {
+    throw StatsError("a one-way comparison needs at least two groups, got " + std::to_string(groups.size()));
+  }
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const GroupSummary& g = groups[i];
+    if (!(g.n >= 1) || std::floor(g.n) != g.n || std::isinf(g.n)) {
+      throw StatsError(label(g, i) + ": n must be a whole number >= 1, got " + std::to_string(g.n));
+    }
+    if (!std::isfinite(g.mean)) throw StatsError(label(g, i) + ": the mean is not finite");
+    if (g.n >= 2 && !(std::isfinite(g.sd) && g.sd >= 0)) {
+      throw StatsError(label(g, i) + ": the sd must be finite and >= 0, got " + std::to_string(g.sd));
+    }
+  }
+}
+
+// Two-pass mean and sample sd per group (Chan, Golub & LeVeque 1983).
+std::vector<GroupSummary> summarize(const std::vector<std::vector<double>>& groups) {
+  std::vector<GroupSummary> out;
+  out.reserve(groups.size());
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    if (groups[i].empty()) throw StatsError("group " + std::to_string(i) + " is empty (every group needs an observation)");
+    for (double x : groups[i]) {
+      if (!std::isfinite(x)) throw StatsError("group " + std::to_string(i) + " holds a non-finite observation (NaN or inf)");
+    }
+    out.push_back({std::to_string(i), static_cast<double>(groups[i].size()), mean(groups[i]),
+                   sample_sd(groups[i]).value_or(kNaN)});
+  }
+  return out;
+}
+
+// Fisher's one-way ANOVA from group summaries (Scheffe 1959, "The Analysis of Variance", ch. 3; Larson 1992, Am. Stat. 46:151).
+OneWayAnova one_way_anova_from_summary(const std::vector<GroupSummary>& groups) {
+  check_summaries(groups);
+  const double k = static_cast<double>(groups.size());
+  double n = 0;
+  for (const auto& g : groups) n += g.n;
+  if (n - k < 1) {
+    throw StatsError("one-way ANOVA needs more observations than groups (N=" + std::to_string(n) +
+                     ", k=" + std::to_string(groups.size()) + ")");
+  }
+  const double grand = grand_mean(groups, n);
+  OneWayAnova r;
+  for (const auto& g : groups) {
+    if (g.n >= 2) r.ss_within += (g.n - 1) * g.sd * g.sd;
+    r.ss_between += g.n * (g.mean - grand) * (g.mean - grand);
+  }
+  r.df_between = k - 1;
+  r.df_within = n - k;
+  r.ms_between = r.ss_between / r.df_between;
+  r.ms_within = r.ss_within / r.df_within;
+  if (r.ms_within > 0) {
+    r.f = r.ms_between / r.ms_within;
+    boost::math::fisher_f_distribution<double> dist(r.df_between, r.df_within);
+    r.p = boost::math::cdf(boost::math::complement(dist, r.f));  // upper tail directly: 1e-258 stays 1e-258
+  } else {
+    r.f = r.ms_between > 0 ? kInf : kNaN;
+    r.p = r.ms_between > 0 ? 0 : kNaN;
+  }
+  return r;
+}
+
+// Tukey (1953) HSD with the Tukey-Kramer standard error (Kramer 1956), as R's TukeyHSD.aov.
+std::vector<TukeyPair> tukey_hsd_from_summary(const std::vector<GroupSummary>& groups, double confidence) {
+  if (!(confidence > 0 && confidence < 1)) {
+    throw StatsError("Tukey HSD confidence must lie in (0, 1), e.g. 0.95; got " + std::to_string(confidence));
+  }
+  const OneWayAnova anova = one_way_anova_from_summary(groups);  // validates the summaries
+  const double k = static_cast<double>(groups.size());
+  const double critical = studentized_range_quantile(confidence, k, anova.df_within);
+  std::vector<TukeyPair> pairs;
+  pairs.reserve(groups.size() * (groups.size() - 1) / 2);
+  for (std::size_t a = 0; a < groups.size(); ++a) {
+    for (std::size_t b = a + 1; b < groups.size(); ++b) {
+      pairs.push_back(compare(groups, a, b, anova.ms_within, k, anova.df_within, critical));
+    }
+  }
+  return pairs;
+}
+
+}  // namespace scalebench::stats

@@ -1,0 +1,71 @@
+// Reads tests/data/stats/oneway_family_reference.txt, written by
+// scripts/reference/oneway_family_reference.R: lines "<case> <kind> <numbers...>".
+#pragma once
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "stats/summary_statistics.hpp"
+#include "test_support.hpp"
+
+namespace scalebench::test::oneway {
+
+struct Record {
+  std::string name;
+  std::string kind;
+  std::vector<double> numbers;
+};
+
+inline const std::vector<Record>& reference() {
+  static const std::vector<Record> records = [] {
+    const auto path = data_dir() / "stats" / "oneway_family_reference.txt";
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path.string() + " (run scripts/reference/oneway_family_reference.R)");
+    std::vector<Record> out;
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream words(line);
+      Record r;
+      words >> r.name >> r.kind;
+      std::string word;
+      while (words >> word) r.numbers.push_back(std::stod(word));
+      out.push_back(std::move(r));
+    }
+    return out;
+  }();
+  return records;
+}
+
+inline std::vector<std::vector<double>> records(const std::string& name, const std::string& kind) {
+  std::vector<std::vector<double>> out;
+  for (const auto& r : reference()) {
+    if (r.name == name && r.kind == kind) out.push_back(r.numbers);
+  }
+  if (out.empty()) throw std::runtime_error("no '" + kind + "' rows for case '" + name + "' in the reference file");
+  return out;
+}
+
+// The one row of a kind that has one row per case.
+inline std::vector<double> record(const std::string& name, const std::string& kind) { return records(name, kind).at(0); }
+
+// The groups of a case, as R saw them (the group index is the first number of a "data" row).
+inline std::vector<std::vector<double>> groups(const std::string& name) {
+  std::vector<std::vector<double>> out;
+  for (const auto& row : records(name, "data")) out.emplace_back(row.begin() + 1, row.end());
+  return out;
+}
+
+inline std::vector<stats::GroupSummary> summaries(const std::string& name) {
+  std::vector<stats::GroupSummary> out;
+  for (const auto& row : records(name, "summary")) out.push_back({"", row[1], row[2], row[3]});
+  return out;
+}
+
+inline double relative_error(double got, double want) { return std::abs(got - want) / std::abs(want); }
+
+}  // namespace scalebench::test::oneway
