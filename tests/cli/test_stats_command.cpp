@@ -1,0 +1,65 @@
+// `scalebench stats` end to end on R's warpbreaks, against R 4.2's aov and TukeyHSD
+// (values printed by scripts/reference/stats_reference.R and R's own printout).
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "cli/cli.hpp"
+#include "cli/stats_command.hpp"
+#include "test_support.hpp"
+
+using namespace scalebench;
+
+namespace {
+const std::string kWarpbreaks = (test::data_dir() / "cli" / "warpbreaks.csv").string();
+}
+
+TEST_CASE("one factor from CSV: ANOVA and Tukey match R") {
+  const auto report = cli::analyze_observations(
+      cli::observations_from_csv(kWarpbreaks, "breaks", {"tension"}), 2, 0.95);
+  REQUIRE(report.anova.size() == 2);
+  // R: summary(aov(breaks ~ tension, warpbreaks))
+  CHECK(report.anova[0].term == "tension");
+  CHECK(report.anova[0].df == 2);
+  CHECK(report.anova[0].ss == doctest::Approx(2034.2592592592594).epsilon(1e-12));
+  CHECK(*report.anova[0].f == doctest::Approx(7.2061138808711682).epsilon(1e-10));
+  CHECK(*report.anova[0].p == doctest::Approx(0.0017528167458527).epsilon(1e-8));
+  CHECK(report.anova[1].term == "Residuals");
+  CHECK(report.anova[1].df == 51);
+  // R: TukeyHSD(aov(breaks ~ tension, warpbreaks)) prints M-L, H-L, H-M
+  REQUIRE(report.tukey.size() == 3);
+  CHECK(report.tukey[0].a == "M");
+  CHECK(report.tukey[0].b == "L");
+  CHECK(report.tukey[0].diff == doctest::Approx(-10.0).epsilon(1e-12));
+  CHECK(report.tukey[0].lwr == doctest::Approx(-19.55982).epsilon(1e-6));
+  CHECK(report.tukey[0].p_adj == doctest::Approx(0.0384598).epsilon(1e-5));
+  CHECK(report.tukey[2].a == "H");
+  CHECK(report.tukey[2].b == "M");
+  CHECK(report.tukey[2].upr == doctest::Approx(4.8376022).epsilon(1e-6));
+  CHECK(report.tukey[2].p_adj == doctest::Approx(0.4630831).epsilon(1e-6));
+}
+
+TEST_CASE("stats CLI: JSON contract, diff = mean(a) - mean(b), 17 significant digits") {
+  std::ostringstream out, err;
+  REQUIRE(cli::run_cli({"stats", "--csv", kWarpbreaks, "--response", "breaks", "--factor", "tension", "--json"},
+                       out, err) == 0);
+  const auto json = out.str();
+  CHECK(json.find(R"({"term": "tension", "df": 2, "ss": 2034.25925925926, )") != std::string::npos);
+  CHECK(json.find(R"("F": 7.2061138808711682)") != std::string::npos);
+  CHECK(json.find(R"({"term": "Residuals", "df": 51, "ss": 7198.5555555555)") != std::string::npos);
+  CHECK(json.find(R"({"factor": "tension", "a": "M", "b": "L", "diff": -10.000000000000)") != std::string::npos);
+}
+
+TEST_CASE("stats CLI: bad input gets one clear line") {
+  std::ostringstream out, err;
+  CHECK(cli::run_cli({"stats", "--csv", kWarpbreaks, "--response", "breaks", "--factor", "tensoin"}, out, err) == 1);
+  CHECK(err.str() == "scalebench: error: " + kWarpbreaks +
+                         ": no column \"tensoin\" (did you mean \"tension\"?); columns: breaks, wool, tension\n");
+  std::ostringstream out2, err2;
+  CHECK(cli::run_cli({"stats", "--response", "breaks"}, out2, err2) == 1);
+  CHECK(err2.str() == "scalebench: error: give exactly one of --csv FILE, --summary FILE, --db PATH\n");
+  std::ostringstream out3, err3;
+  CHECK(cli::run_cli({"stats", "--csv", kWarpbreaks, "--response", "wool", "--factor", "tension"}, out3, err3) == 1);
+  CHECK(err3.str().find("column \"response\"") == std::string::npos);
+  CHECK(err3.str().find(":2: column \"wool\": expected a finite number, got \"A\"") != std::string::npos);
+}
