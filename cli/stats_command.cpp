@@ -12,6 +12,9 @@
 #include "plotting/report.hpp"
 #include "stats/anova.hpp"
 #include "stats/descriptive.hpp"
+#include "stats/effect_size.hpp"
+#include "stats/summary_statistics.hpp"
+#include "stats/welch_anova.hpp"
 #include "stats/tukey.hpp"
 
 namespace scalebench::cli {
@@ -163,8 +166,35 @@ plotting::StatsReport analyze_observations(const Observations& data, int ss_type
   return report;
 }
 
-plotting::StatsReport analyze_summary_file(const std::string& path, double) {
-  throw InputError(fmt::format("{}: summary statistics input is not available yet", path));
+plotting::StatsReport analyze_summary_file(const std::string& path, double confidence) {
+  const auto table = read_csv(path);
+  const auto names = table.column("group");
+  const auto n = table.numeric_column("n");
+  const auto means = table.numeric_column("mean");
+  const auto sds = table.numeric_column("sd");
+  std::vector<stats::GroupSummary> groups;
+  for (std::size_t i = 0; i < names.size(); ++i) groups.push_back({names[i], n[i], means[i], sds[i]});
+
+  plotting::StatsReport report;
+  report.source = path;
+  report.response = "mean (from summary statistics)";
+  report.factors = {"group"};
+  report.ss_type = "I";  // one factor: every type gives the same sums of squares
+  report.confidence = confidence;
+  const auto anova = stats::one_way_anova_from_summary(groups);
+  const auto effect = stats::effect_sizes(anova);
+  report.anova.push_back({"group", anova.df_between, anova.ss_between, anova.ms_between, anova.f,
+                          anova.p, effect.eta_sq, effect.partial_eta_sq, effect.omega_sq});
+  report.anova.push_back({"Residuals", anova.df_within, anova.ss_within, anova.ms_within, {}, {}, {}, {}, {}});
+  for (const auto& g : groups) report.groups.push_back({"group", g.name, g.n, g.mean, g.sd, {}, {}});
+  for (const auto& pair : stats::tukey_hsd_from_summary(groups, confidence))
+    report.tukey.push_back({"group", names[pair.b], names[pair.a], pair.diff, pair.lower, pair.upper,
+                            pair.p_adjusted});
+  const auto welch = stats::welch_anova_from_summary(groups);
+  report.tests.push_back({"Welch ANOVA", "group", welch.f, "F", welch.df_between, welch.df_within, welch.p});
+  report.warnings.push_back(
+      "summary statistics: the analysis assumes the sd column is the sample SD (n - 1) of each group");
+  return report;
 }
 
 int stats_command(const StatsCommand& options, std::ostream& out, std::ostream&) {

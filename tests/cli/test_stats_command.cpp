@@ -63,3 +63,25 @@ TEST_CASE("stats CLI: bad input gets one clear line") {
   CHECK(err3.str().find("column \"response\"") == std::string::npos);
   CHECK(err3.str().find(":2: column \"wool\": expected a finite number, got \"A\"") != std::string::npos);
 }
+
+TEST_CASE("summary statistics: the reference study's Table 1 re-analysed") {
+  // Means and SDs as printed (n = 51 per group, FACTS.md): F is 1119.95, not the printed 1191.61,
+  // and the Tukey p-values are real numbers, not the 0.001 / 0.9 clipping limits.
+  const auto report =
+      cli::analyze_summary_file((test::data_dir() / "cli" / "horovodrunner_table1.csv").string(), 0.95);
+  REQUIRE(report.anova.size() == 2);
+  CHECK(report.anova[0].df == 7);
+  CHECK(report.anova[1].df == 400);
+  CHECK(*report.anova[0].f == doctest::Approx(1119.95).epsilon(1e-5));
+  CHECK(*report.anova[0].p > 1e-259);
+  CHECK(*report.anova[0].p < 1e-257);
+  REQUIRE(report.tukey.size() == 28);
+  for (const auto& pair : report.tukey) {
+    CHECK(pair.p_adj != 0.001);
+    CHECK(pair.p_adj != 0.9);
+  }
+  CHECK(report.tukey[0].a == "hvd.np=8 (driver)");
+  CHECK(report.tukey[0].b == "Single");
+  CHECK(report.tukey[0].diff == doctest::Approx(2.21));
+  CHECK(report.tests.at(0).test == "Welch ANOVA");
+}
