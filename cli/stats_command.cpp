@@ -13,6 +13,7 @@
 #include "stats/anova.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/effect_size.hpp"
+#include "stats/factorial_anova.hpp"
 #include "stats/summary_statistics.hpp"
 #include "stats/welch_anova.hpp"
 #include "stats/tukey.hpp"
@@ -155,14 +156,30 @@ plotting::StatsReport analyze_observations(const Observations& data, int ss_type
   report.confidence = confidence;
   report.warnings = data.warnings;
 
-  const std::string& factor = data.factor_names[0];
-  const auto grouping = group_by(data.values, data.levels[0]);
-  const auto anova = stats::one_way_anova(grouping.groups);
-  report.anova.push_back({factor, anova.df_between, anova.ss_between, anova.ms_between, anova.f,
-                          anova.p, {}, {}, {}});
-  report.anova.push_back({"Residuals", anova.df_within, anova.ss_within, anova.ms_within, {}, {}, {}, {}, {}});
-  add_group_rows(report, factor, grouping);
-  add_tukey(report, factor, grouping, confidence);
+  if (data.factor_names.size() == 1) {
+    // One factor: the direct one-way sums (every SS type agrees) are a few ulps closer than QR.
+    const auto grouping = group_by(data.values, data.levels[0]);
+    const auto anova = stats::one_way_anova(grouping.groups);
+    const auto effect = stats::effect_sizes(anova);
+    report.anova.push_back({data.factor_names[0], anova.df_between, anova.ss_between, anova.ms_between,
+                            anova.f, anova.p, effect.eta_sq, effect.partial_eta_sq, effect.omega_sq});
+    report.anova.push_back({"Residuals", anova.df_within, anova.ss_within, anova.ms_within, {}, {}, {}, {}, {}});
+    add_group_rows(report, data.factor_names[0], grouping);
+    add_tukey(report, data.factor_names[0], grouping, confidence);
+    return report;
+  }
+  const auto anova = stats::factorial_anova(data.values, data.levels, data.factor_names,
+                                            static_cast<stats::SsType>(ss_type));
+  for (const auto& term : anova.terms) {
+    if (term.term == "Residuals") {
+      report.anova.push_back({term.term, term.df, term.ss, term.ms, {}, {}, {}, {}, {}});
+    } else {
+      report.anova.push_back({term.term, term.df, term.ss, term.ms, term.f, term.p, term.eta_sq,
+                              term.partial_eta_sq, term.omega_sq});
+    }
+  }
+  for (std::size_t f = 0; f < data.factor_names.size(); ++f)
+    add_group_rows(report, data.factor_names[f], group_by(data.values, data.levels[f]));
   return report;
 }
 

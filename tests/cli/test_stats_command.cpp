@@ -85,3 +85,18 @@ TEST_CASE("summary statistics: the reference study's Table 1 re-analysed") {
   CHECK(report.tukey[0].diff == doctest::Approx(2.21));
   CHECK(report.tests.at(0).test == "Welch ANOVA");
 }
+
+TEST_CASE("two factors from CSV: type III table with interaction, as car::Anova prints it") {
+  // R: options(contrasts = c("contr.sum", "contr.poly")); car::Anova(lm(breaks ~ wool * tension), type = 3)
+  const auto report = cli::analyze_observations(
+      cli::observations_from_csv(kWarpbreaks, "breaks", {"wool", "tension"}), 3, 0.95);
+  CHECK(report.ss_type == "III");
+  REQUIRE(report.anova.size() == 4);
+  CHECK(report.anova[0].term == "wool");
+  CHECK(report.anova[2].term == "wool:tension");
+  CHECK(report.anova[3].term == "Residuals");
+  CHECK(*report.anova[0].f == doctest::Approx(3.7653).epsilon(1e-4));
+  CHECK(*report.anova[1].p == doctest::Approx(0.0006926).epsilon(1e-3));
+  CHECK(*report.anova[2].f == doctest::Approx(4.1891).epsilon(1e-4));
+  CHECK(report.anova[3].df == 48);
+}
