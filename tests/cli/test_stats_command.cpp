@@ -5,7 +5,9 @@
 #include <sstream>
 
 #include "cli/cli.hpp"
+#include "cli/csv_table.hpp"
 #include "cli/stats_command.hpp"
+#include "db/database.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
@@ -99,4 +101,56 @@ TEST_CASE("two factors from CSV: type III table with interaction, as car::Anova 
   CHECK(*report.anova[1].p == doctest::Approx(0.0006926).epsilon(1e-3));
   CHECK(*report.anova[2].f == doctest::Approx(4.1891).epsilon(1e-4));
   CHECK(report.anova[3].df == 48);
+}
+
+namespace {
+
+// Two groups (mpirun np=1 and np=2), two runs each, three epochs per run.
+std::string make_results_database(const test::TempDir& dir) {
+  const auto path = (dir / "r.db").string();
+  auto database = db::Database::open(path);
+  db::ExperimentRecord experiment;
+  experiment.name = "scaling";
+  const auto id = database.insert_experiment(experiment);
+  const double epoch_times[2][2][3] = {{{10, 11, 12}, {12, 13, 14}}, {{5, 6, 7}, {6, 6, 6}}};
+  for (int np = 1; np <= 2; ++np) {
+    for (int repetition = 1; repetition <= 2; ++repetition) {
+      db::RunBundle bundle;
+      bundle.run.experiment_id = id;
+      bundle.run.experiment = "scaling";
+      bundle.run.condition = "mpirun";
+      bundle.run.launcher = "mpirun";
+      bundle.run.np = np;
+      bundle.run.repetition = repetition;
+      bundle.run.status = "ok";
+      for (int e = 0; e < 3; ++e)
+        bundle.epochs.push_back({0, e + 1, 3, e * 10.0, epoch_times[np - 1][repetition - 1][e], {}, {}, {}});
+      database.insert_run(bundle);
+    }
+  }
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("from the results database: per run by default, per epoch with a warning") {
+  test::TempDir dir;
+  const auto path = make_results_database(dir);
+  const auto per_run = cli::observations_from_database(path, std::nullopt, {}, "run");
+  CHECK(per_run.unit == "run");
+  CHECK(per_run.values == std::vector<double>{11, 13, 6, 6});
+  CHECK(per_run.levels[0] == std::vector<std::string>{"mpirun np=1", "mpirun np=1", "mpirun np=2", "mpirun np=2"});
+  CHECK(per_run.warnings.empty());
+  const auto report = cli::analyze_observations(per_run, 2, 0.95);
+  CHECK(report.anova[1].df == 2);  // 4 runs - 2 groups
+
+  const auto per_epoch = cli::observations_from_database(path, std::string("scaling"), {"np"}, "epoch");
+  CHECK(per_epoch.values.size() == 12);
+  CHECK(per_epoch.levels[0][0] == "1");
+  REQUIRE(per_epoch.warnings.size() == 1);
+  CHECK(per_epoch.warnings[0].find("pseudo-replication") != std::string::npos);
+  CHECK(cli::analyze_observations(per_epoch, 2, 0.95).anova[1].df == 10);
+
+  CHECK_THROWS_AS(cli::observations_from_database(path, std::nullopt, {"model"}, "run"), cli::InputError);
+  CHECK_THROWS_AS(cli::observations_from_database(path, std::string("nope"), {}, "run"), cli::InputError);
 }
