@@ -21,6 +21,7 @@ struct AnovaTerm {
   double ss = 0;
   double ms = 0;
   double f = 0;         // NaN for Residuals; +inf when MS_residual is 0 and ms > 0; NaN when both are 0
+                        // (an SS below (n eps)^2 SS_total is rounding noise and reported as 0)
   double p = 0;         // P(F > f), complement of the F distribution (no underflow); NaN for Residuals
   double eta_sq = 0;          // ss / SS_total (corrected total SS of the response); NaN for Residuals
   double partial_eta_sq = 0;  // ss / (ss + SS_residual); NaN for Residuals

@@ -100,7 +100,7 @@ ut <- data.frame(
 case("epochs_unbalanced", named(ut$y, "np", "backend"), ut$np, ut$backend)
 
 # (f) The linear-model core on its own: R's lm on longley (Employed on all six regressors, an
-# ill-conditioned classic: the raw columns have condition number ~ 1e9 with the intercept).
+# ill-conditioned classic: the design matrix has condition number ~ 2e7).
 #   longley lmdata <y> <x1> ... <x6>      one per observation
 #   longley lm <rss> <df residual> <coefficients: intercept, x1..x6>
 X <- as.matrix(longley[, 1:6])
