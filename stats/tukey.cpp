@@ -53,4 +53,28 @@ std::vector<TukeyPair> tukey_hsd(const std::vector<std::vector<double>>& groups,
   return pairs;
 }
 
+// Tukey (1953) / Kramer (1956) all-pairs family, restricted to the pairs that hold the base group.
+std::vector<TukeyPair> tukey_vs_base(const std::vector<std::vector<double>>& groups, std::size_t base_index,
+                                     double confidence) {
+  if (base_index >= groups.size()) {
+    throw StatsError("Tukey HSD base group " + std::to_string(base_index) + " does not exist (there are " +
+                     std::to_string(groups.size()) + " groups, numbered from 0)");
+  }
+  std::vector<TukeyPair> against_base;
+  for (TukeyPair pair : tukey_hsd(groups, confidence)) {
+    if (pair.a == base_index) {
+      against_base.push_back(pair);
+    } else if (pair.b == base_index) {  // flip (other, base) to (base, other): diff and interval change sign
+      pair.b = pair.a;
+      pair.a = base_index;
+      pair.diff = -pair.diff;
+      const double lower = -pair.upper;
+      pair.upper = -pair.lower;
+      pair.lower = lower;
+      against_base.push_back(pair);
+    }
+  }
+  return against_base;
+}
+
 }  // namespace scalebench::stats

@@ -39,4 +39,13 @@ struct TukeyPair {
 std::vector<TukeyPair> tukey_hsd(const std::vector<std::vector<double>>& groups,
                                  double confidence = 0.95);
 
+// The k - 1 pairs of every group against group base_index, taken from the all-pairs Tukey-Kramer
+// family of tukey_hsd with all k groups: q, p_adjusted and the interval's critical value are those of
+// the all-pairs table (filtered, not recomputed), so they are conservative for k - 1 comparisons (a
+// many-to-one test such as Dunnett's would be less so). Each pair is oriented against the base:
+// a = base_index, b = the other group (in group order), diff = mean(b) - mean(a) (so a > b for groups before the base).
+// Throws StatsError where tukey_hsd does, or for base_index >= k.
+std::vector<TukeyPair> tukey_vs_base(const std::vector<std::vector<double>>& groups, std::size_t base_index,
+                                     double confidence = 0.95);
+
 }  // namespace scalebench::stats

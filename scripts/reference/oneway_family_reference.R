@@ -9,6 +9,7 @@
 #   <case> levene_mean <F> <df1> <df2> <p>          ANOVA of |y - group mean|   (car::leveneTest center = mean)
 #   <case> levene_median <F> <df1> <df2> <p>        ANOVA of |y - group median| (car::leveneTest center = median)
 #   <case> games_howell <a> <b> <diff> <se> <df> <q> <lwr> <upr> <p>   by hand, see games_howell() below
+#   <case> games_howell_quadpack <a> <b> <P(Q > q)>  the same p by QUADPACK (integrate), where p < 1e-4
 #   <case> describe <i> <n> <mean> <sd> <se> <lwr> <upr>      t.test(x)$conf.int at 0.95 (n >= 2)
 #   <case> summary <i> <n> <mean> <sd>              per-group summary statistics (the input)
 #   <case> summary_anova <ss_b> <ss_w> <df_b> <df_w> <F> <p>   one-way ANOVA from the summaries
@@ -33,6 +34,20 @@ levene <- function(y, g, centre) {
 # Debian): for the pair (a, b), diff = mean_b - mean_a, se = sqrt((v_a/n_a + v_b/n_b) / 2),
 # q = |diff| / se, Welch-Satterthwaite df, p = ptukey(q, k, df, lower.tail = FALSE),
 # CI = diff -/+ qtukey(0.95, k, df) * se.
+# P(Q > q) for real df by R's integrate (QUADPACK) of the defining double integral, as in
+# stats_reference.R: R's ptukey forms the upper tail as 1 - P(Q <= q) with an absolute error of
+# ~2e-10, so below p ~ 1e-4 it has fewer than 6 correct digits; this integral keeps ~10.
+range_upper <- function(x, k) {
+  k * integrate(function(z) dnorm(z) * (pnorm(z)^(k - 1) - (pnorm(z) - pnorm(z - x))^(k - 1)),
+                -Inf, Inf, rel.tol = 1e-13, subdivisions = 1000L)$value
+}
+tukey_upper <- function(q, k, df) {
+  fs <- function(s) dchisq(df * s^2, df) * 2 * df * s
+  g <- function(s) fs(s) * sapply(q * s, range_upper, k = k)
+  integrate(g, 0, 1, rel.tol = 1e-13, subdivisions = 1000L)$value +
+    integrate(g, 1, Inf, rel.tol = 1e-13, subdivisions = 1000L)$value
+}
+
 games_howell <- function(name, y, g) {
   m <- tapply(y, g, mean); v <- tapply(y, g, var); n <- tapply(y, g, length); k <- length(m)
   for (a in seq_len(k - 1)) for (b in (a + 1):k) {
@@ -44,6 +59,9 @@ games_howell <- function(name, y, g) {
     crit <- qtukey(0.95, k, df)
     emit(name, "games_howell", a - 1, b - 1, f(diff), f(se), f(df), f(q), f(diff - crit * se),
          f(diff + crit * se), f(ptukey(q, k, df, lower.tail = FALSE)))
+    if (ptukey(q, k, df, lower.tail = FALSE) < 1e-4) {
+      emit(name, "games_howell_quadpack", a - 1, b - 1, f(tukey_upper(q, k, df)))
+    }
   }
 }
 

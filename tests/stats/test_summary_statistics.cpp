@@ -134,3 +134,36 @@ TEST_CASE("summary statistics edge cases") {
     CHECK(std::isnan(pairs[1].p_adjusted));
   }
 }
+
+TEST_CASE("tukey_vs_base: the all-pairs Tukey-Kramer rows that hold the base, oriented against it") {
+  using scalebench::stats::tukey_vs_base;
+  SUBCASE("PlantGrowth against trt1 (group 1): R's TukeyHSD rows trt1-ctrl and trt2-trt1") {
+    const auto groups = scalebench::test::r_groups("plantgrowth");
+    const auto all = tukey_hsd(groups);
+    const auto got = tukey_vs_base(groups, 1);
+    REQUIRE(got.size() == 2);
+    // ctrl (0) before the base: R's row "trt1-ctrl" flipped to ctrl - trt1.
+    CHECK(got[0].a == 1);
+    CHECK(got[0].b == 0);
+    CHECK(got[0].diff == -all[0].diff);
+    CHECK(got[0].lower == -all[0].upper);
+    CHECK(got[0].upper == -all[0].lower);
+    CHECK(got[0].p_adjusted == all[0].p_adjusted);  // the all-pairs p (k = 3), not recomputed
+    CHECK(got[1].a == 1);
+    CHECK(got[1].b == 2);
+    CHECK(got[1].diff == all[2].diff);
+    CHECK(got[1].p_adjusted == all[2].p_adjusted);
+    const auto r_rows = scalebench::test::r_records("plantgrowth", "tukey");
+    CHECK(ref::relative_error(got[0].p_adjusted, r_rows[0].numbers[5]) < 1e-6);
+  }
+  SUBCASE("Table 1 against hvd.np=1 (group 2), the paper's base: 7 real p-values") {
+    const auto got = tukey_vs_base(scalebench::test::r_groups("table1"), 2);
+    REQUIRE(got.size() == 7);
+    for (const auto& pair : got) {
+      CHECK(pair.a == 2);
+      CHECK(pair.p_adjusted > 0);
+      CHECK(pair.p_adjusted < 1e-15);  // q >= 14.4 on 400 d.f. for every group against np=1
+    }
+  }
+  CHECK_THROWS_AS(tukey_vs_base({{1, 2}, {3, 4}}, 2), StatsError);
+}

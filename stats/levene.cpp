@@ -1,0 +1,40 @@
+#include "stats/levene.hpp"
+
+#include <cmath>
+#include <utility>
+
+#include "stats/anova.hpp"
+#include "stats/descriptive.hpp"
+
+namespace scalebench::stats {
+namespace {
+
+template <typename Centre>
+LeveneTest absolute_deviation_anova(const std::vector<std::vector<double>>& groups, Centre centre) {
+  one_way_anova(groups);  // validates the groups before any centre is taken
+  std::vector<std::vector<double>> deviations;
+  deviations.reserve(groups.size());
+  for (const auto& g : groups) {
+    const double c = centre(g);
+    std::vector<double> z;
+    z.reserve(g.size());
+    for (double x : g) z.push_back(std::abs(x - c));
+    deviations.push_back(std::move(z));
+  }
+  const OneWayAnova a = one_way_anova(deviations);
+  return {a.f, a.df_between, a.df_within, a.p};
+}
+
+}  // namespace
+
+// Levene (1960), "Robust tests for equality of variances", in Contributions to Probability and Statistics.
+LeveneTest levene_test(const std::vector<std::vector<double>>& groups) {
+  return absolute_deviation_anova(groups, [](const std::vector<double>& g) { return mean(g); });
+}
+
+// Brown & Forsythe (1974, JASA 69:364): Levene's test about the median.
+LeveneTest brown_forsythe_test(const std::vector<std::vector<double>>& groups) {
+  return absolute_deviation_anova(groups, [](const std::vector<double>& g) { return median(g); });
+}
+
+}  // namespace scalebench::stats
