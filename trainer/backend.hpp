@@ -17,15 +17,20 @@ namespace scalebench::trainer {
 struct ModelSpec {
   std::string name = "mlp";
   std::size_t input_size = 784;  // C×H×W of one image
+  int channels = 1, height = 28, width = 28;  // the image shape, for convolutional models
   std::vector<int> hidden{128};  // hidden layer widths of the MLP
   int classes = 10;
   std::uint32_t seed = 1;  // parameter initialisation
+  int rank = 0;            // dropout masks differ between ranks (seeded by seed and rank)
 };
 
-struct SgdOptions {
+struct OptimizerOptions {
   double lr = 0.05;  // already scaled by the number of ranks
   double momentum = 0.0;
+  std::string name = "sgd";  // sgd | momentum | nesterov | adadelta | rmsprop | adam | radam
+  double weight_decay = 0.0;
 };
+using SgdOptions = OptimizerOptions;
 
 // Sums over one batch, so that the loop can average over an epoch and over ranks.
 struct BatchStats {
@@ -44,8 +49,10 @@ class Model {
   // Forward and backward on `batch` images (batch × input_size floats) and their labels.
   virtual BatchStats train_batch(std::span<const float> images,
                                  std::span<const std::int32_t> labels, std::size_t batch) = 0;
-  // One optimizer step with the current gradients() (after they were averaged over ranks).
-  virtual void sgd_step() = 0;
+  // One optimizer step with the current gradients() (after they were averaged over ranks), at the
+  // learning rate of set_learning_rate() (initially OptimizerOptions::lr).
+  virtual void optimizer_step() = 0;
+  virtual void set_learning_rate(double lr) = 0;
   // Forward only: loss and correct count, no gradients.
   virtual BatchStats evaluate(std::span<const float> images, std::span<const std::int32_t> labels,
                               std::size_t batch) = 0;

@@ -15,7 +15,8 @@ void add_options(CLI::App& app, TrainOptions& o) {
       "docs/trainer-output.md.");
   app.option_defaults()->always_capture_default();
 
-  app.add_option("--model", o.model, "Model to train")->check(CLI::IsMember({"mlp"}));
+  app.add_option("--model", o.model, "Model to train: mlp, or mnist_cnn (the Keras MNIST CNN)")
+      ->check(CLI::IsMember({"mlp", "mnist_cnn"}));
   app.add_option("--hidden", o.hidden, "Hidden layer widths of the MLP, e.g. 256,128")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
@@ -34,10 +35,19 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--epochs", o.epochs, "Number of epochs")->check(CLI::PositiveNumber);
   app.add_option("--batch-size", o.batch_size, "Images per step on each rank")
       ->check(CLI::PositiveNumber);
-  app.add_option("--lr", o.lr, "SGD learning rate per rank; the trainer uses lr x np (Horovod)")
+  app.add_option("--lr", o.lr, "Learning rate per rank; the trainer uses lr x np (Horovod)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--momentum", o.momentum, "SGD momentum (0: plain SGD)")
+  app.add_option("--momentum", o.momentum,
+                 "SGD momentum (0: plain SGD; momentum/nesterov default to 0.9)")
       ->check(CLI::Range(0.0, 0.9999));
+  app.add_option("--optimizer", o.optimizer, "Optimizer, with torch.optim's defaults")
+      ->check(CLI::IsMember(
+          {"sgd", "momentum", "nesterov", "adadelta", "rmsprop", "adam", "radam"}));
+  app.add_option("--weight-decay", o.weight_decay, "L2 weight decay (added to the gradient)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--warmup-epochs", o.warmup_epochs,
+                 "Ramp the learning rate linearly from lr to lr x np over this many epochs")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", o.seed,
                  "Seed of the initial parameters, the shuffles and synthetic data");
   app.add_option("--threads", o.threads, "oneDNN/OpenMP threads per rank")

@@ -25,6 +25,9 @@ struct TrainOptions {
   int batch_size = 128;  // per rank
   double lr = 0.05;      // per-rank learning rate; the trainer uses lr × np
   double momentum = 0.0;
+  std::string optimizer = "sgd";  // sgd | momentum | nesterov | adadelta | rmsprop | adam | radam
+  double weight_decay = 0.0;
+  double warmup_epochs = 0.0;  // linear warm-up from lr to lr × np (Goyal et al. 2017)
   std::uint32_t seed = 1;
   int threads = 1;
   std::string backend = "cpu";

@@ -113,10 +113,18 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   ModelSpec spec;
   spec.name = o.model;
   spec.input_size = train_set.shape.elements();
+  spec.channels = train_set.shape.channels;
+  spec.height = train_set.shape.height;
+  spec.width = train_set.shape.width;
+  spec.rank = dist::rank();
   spec.hidden = o.hidden;
   spec.classes = train_set.classes;
   spec.seed = o.seed;
-  const SgdOptions sgd{o.lr * np, o.momentum};
+  OptimizerOptions sgd;
+  sgd.lr = o.lr * np;
+  sgd.momentum = o.momentum;
+  sgd.name = o.optimizer;
+  sgd.weight_decay = o.weight_decay;
   std::unique_ptr<Model> model = backend.make_model(spec, sgd);
   // Every rank starts from rank 0's parameters (Horovod's broadcast_parameters).
   dist::broadcast(model->parameters());
@@ -160,16 +168,22 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
                   batch_images.begin() + static_cast<std::ptrdiff_t>(j * n));
         batch_labels[j] = train_set.labels[index];
       }
+      if (o.warmup_epochs > 0) {
+        // Goyal et al.: from the single-worker rate to lr × np, linearly in epochs done.
+        const double done = static_cast<double>(epoch - 1) +
+                            static_cast<double>(step) / static_cast<double>(steps);
+        const double f = std::min(1.0, done / o.warmup_epochs);
+        model->set_learning_rate(o.lr + (sgd.lr - o.lr) * f);
+      }
       const BatchStats stats = model->train_batch(batch_images, batch_labels, batch);
       dist::allreduce_average(model->gradients());
-      model->sgd_step();
+      model->optimizer_step();
       metrics[kLossSum] += stats.loss_sum;
       metrics[kCorrect] += static_cast<double>(stats.correct);
       metrics[kSeen] += static_cast<double>(batch);
     }
     if (data.test) {
-      evaluate_shard(*model, *data.test, std::max<std::size_t>(batch, 1000), &metrics[kTestCorrect],
-                     &metrics[kTestSeen]);
+      evaluate_shard(*model, *data.test, batch, &metrics[kTestCorrect], &metrics[kTestSeen]);
     }
     dist::allreduce_sum(metrics);
 

@@ -78,9 +78,9 @@ TEST_CASE("SGD step: plain and with momentum") {
     auto model = cpu::make_mlp(spec, SgdOptions{0.1, momentum});
     const std::vector<float> before(model->parameters().begin(), model->parameters().end());
     std::fill(model->gradients().begin(), model->gradients().end(), 1.0f);
-    model->sgd_step();
+    model->optimizer_step();
     CHECK(model->parameters()[0] == doctest::Approx(before[0] - 0.1));
-    model->sgd_step();  // v = μ·1 + 1
+    model->optimizer_step();  // v = μ·1 + 1
     CHECK(model->parameters()[0] == doctest::Approx(before[0] - 0.1 - 0.1 * (1 + momentum)));
   }
 }
@@ -99,7 +99,7 @@ TEST_CASE("a few SGD steps on one batch lower its loss") {
   for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 4);
   const double first = model->train_batch(x, labels, 32).loss_sum;
   for (int i = 0; i < 50; ++i) {
-    model->sgd_step();
+    model->optimizer_step();
     model->train_batch(x, labels, 32);
   }
   CHECK(model->evaluate(x, labels, 32).loss_sum < 0.5 * first);

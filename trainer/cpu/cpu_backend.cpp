@@ -13,14 +13,14 @@ class CpuBackend final : public Backend {
   std::string_view name() const override { return "cpu"; }
   std::string description() const override {
     const dnnl_version_t* v = dnnl_version();
-    return fmt::format("cpu: oneDNN {}.{}.{} GEMMs", v->major, v->minor, v->patch);
+    return fmt::format("cpu: oneDNN {}.{}.{}", v->major, v->minor, v->patch);
   }
   int device_count() const override { return 1; }
   void scale(std::span<float> x, float alpha) const override {
     for (float& v : x) v *= alpha;
   }
   std::unique_ptr<Model> make_model(const ModelSpec& spec, const SgdOptions& sgd) const override {
-    return make_mlp(spec, sgd);
+    return cpu::make_model(spec, sgd);
   }
 };
 

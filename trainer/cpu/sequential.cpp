@@ -1,6 +1,7 @@
 #include "trainer/cpu/sequential.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <random>
@@ -9,14 +10,14 @@
 
 namespace scalebench::trainer::cpu {
 
-Sequential::Sequential(std::vector<std::unique_ptr<Layer>> layers, std::uint32_t seed,
-                       SgdOptions sgd)
-    : layers_(std::move(layers)), sgd_(sgd) {
+Sequential::Sequential(std::vector<std::unique_ptr<Layer>> layers, Dims input_shape,
+                       std::uint32_t seed, const OptimizerOptions& optimizer)
+    : layers_(std::move(layers)), input_shape_(std::move(input_shape)), lr_(optimizer.lr) {
   std::size_t total = 0;
   for (const auto& layer : layers_) total += layer->parameter_count();
   parameters_.assign(total, 0.0f);
   gradients_.assign(total, 0.0f);
-  if (sgd_.momentum != 0.0) velocity_.assign(total, 0.0f);
+  optimizer_ = make_optimizer(optimizer, total);
 
   std::mt19937 rng(seed);
   std::size_t offset = 0;
@@ -27,88 +28,155 @@ Sequential::Sequential(std::vector<std::unique_ptr<Layer>> layers, std::uint32_t
     layer->init(rng);
     offset += n;
   }
-  activations_.resize(layers_.size());
-  deltas_.resize(layers_.size());
 }
 
-void Sequential::reserve(std::size_t batch) {
-  if (batch <= capacity_) return;
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    activations_[i].resize(batch * layers_[i]->out_features());
-    deltas_[i].resize(batch * layers_[i]->out_features());
+Sequential::Plan& Sequential::plan(std::size_t batch) {
+  auto it = plans_.find(batch);
+  if (it != plans_.end()) return it->second;
+  Plan p;
+  Dims dims{static_cast<memory::dim>(batch)};
+  dims.insert(dims.end(), input_shape_.begin(), input_shape_.end());
+  p.input_desc = plain_desc(dims);
+  memory::desc src = p.input_desc;
+  for (auto& layer : layers_) {
+    p.layers.push_back(layer->plan(src));
+    src = p.layers.back()->dst_desc();
+    p.activations.push_back(make_memory(src));
   }
-  capacity_ = batch;
+  if (!is_plain(src) || src.dims().size() != 2) {
+    throw std::logic_error("the last layer of a model must give plain batch × classes logits");
+  }
+  p.probabilities.resize(float_count(src));
+  return plans_.emplace(batch, std::move(p)).first->second;
 }
 
-std::span<const float> Sequential::forward(std::span<const float> images, std::size_t batch) {
-  reserve(batch);
-  std::span<const float> input = images;
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    layers_[i]->forward(input, activations_[i], batch);
-    input = activations_[i];
+BatchStats Sequential::forward(Plan& p, std::span<const float> images,
+                               std::span<const std::int32_t> labels, std::size_t batch,
+                               bool training) {
+  memory input = wrap(p.input_desc, images.data());
+  for (std::size_t i = 0; i < p.layers.size(); ++i) {
+    p.layers[i]->forward(i == 0 ? input : p.activations[i - 1], p.activations[i], training);
   }
-  return input;
+  stream().wait();
+  const memory& out = p.activations.back();
+  const auto classes = static_cast<std::size_t>(out.get_desc().dims()[1]);
+  logits_ = std::span<const float>(data_of(out), batch * classes);
+  const LossResult loss =
+      softmax_cross_entropy_forward(logits_, labels, batch, classes, p.probabilities);
+  return BatchStats{loss.loss_sum, loss.correct};
 }
 
 BatchStats Sequential::train_batch(std::span<const float> images,
                                    std::span<const std::int32_t> labels, std::size_t batch) {
-  const std::size_t classes = layers_.back()->out_features();
-  std::span<const float> logits = forward(images, batch);
-  probabilities_.resize(std::max(probabilities_.size(), batch * classes));
-  const LossResult loss =
-      softmax_cross_entropy_forward(logits, labels, batch, classes, probabilities_);
-  softmax_cross_entropy_backward(probabilities_, labels, batch, classes, deltas_.back());
-
-  for (std::size_t i = layers_.size(); i-- > 0;) {
-    std::span<const float> input = i == 0 ? images : std::span<const float>(activations_[i - 1]);
-    std::span<float> dx = i == 0 ? std::span<float>() : std::span<float>(deltas_[i - 1]);
-    layers_[i]->backward(input, activations_[i], deltas_[i], dx, batch);
+  Plan& p = plan(batch);
+  const BatchStats stats = forward(p, images, labels, batch, true);
+  if (p.deltas.empty()) {
+    for (const memory& a : p.activations) p.deltas.push_back(make_memory(a.get_desc()));
   }
-  return BatchStats{loss.loss_sum, loss.correct};
+  const auto classes = static_cast<std::size_t>(p.activations.back().get_desc().dims()[1]);
+  softmax_cross_entropy_backward(p.probabilities, labels, batch, classes,
+                                 std::span<float>(data_of(p.deltas.back()), batch * classes));
+  memory input = wrap(p.input_desc, images.data());
+  for (std::size_t i = p.layers.size(); i-- > 0;) {
+    p.layers[i]->backward(i == 0 ? input : p.activations[i - 1], p.activations[i], p.deltas[i],
+                          i == 0 ? memory() : p.deltas[i - 1]);
+  }
+  stream().wait();
+  return stats;
 }
 
-void Sequential::sgd_step() {
-  const auto lr = static_cast<float>(sgd_.lr);
-  if (velocity_.empty()) {
-    for (std::size_t i = 0; i < parameters_.size(); ++i) parameters_[i] -= lr * gradients_[i];
-    return;
-  }
-  // PyTorch's form: v ← μ·v + g, w ← w − lr·v.
-  const auto mu = static_cast<float>(sgd_.momentum);
-  for (std::size_t i = 0; i < parameters_.size(); ++i) {
-    velocity_[i] = mu * velocity_[i] + gradients_[i];
-    parameters_[i] -= lr * velocity_[i];
-  }
-}
+void Sequential::optimizer_step() { optimizer_->step(parameters_, gradients_, lr_); }
 
 BatchStats Sequential::evaluate(std::span<const float> images, std::span<const std::int32_t> labels,
                                 std::size_t batch) {
-  const std::size_t classes = layers_.back()->out_features();
-  std::span<const float> logits = forward(images, batch);
-  probabilities_.resize(std::max(probabilities_.size(), batch * classes));
-  const LossResult loss =
-      softmax_cross_entropy_forward(logits, labels, batch, classes, probabilities_);
-  return BatchStats{loss.loss_sum, loss.correct};
+  return forward(plan(batch), images, labels, batch, false);
 }
 
-std::unique_ptr<Sequential> make_mlp(const ModelSpec& spec, const SgdOptions& sgd) {
-  if (spec.name != "mlp") {
-    throw UsageError(fmt::format("unknown model '{}' for backend cpu (available: mlp)", spec.name));
+std::string Sequential::describe(std::size_t batch) {
+  Plan& p = plan(batch);
+  std::string text;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const memory::desc d = p.layers[i]->dst_desc();
+    text += fmt::format("{:<16} {:<20} {:>9} params, {} floats\n", layers_[i]->kind(),
+                        fmt::join(d.dims(), "x"), layers_[i]->parameter_count(), float_count(d));
   }
+  return text;
+}
+
+// ---- the models ----
+
+namespace {
+
+void check_classes(const ModelSpec& spec) {
   if (spec.input_size == 0 || spec.classes < 2) {
-    throw UsageError("the MLP needs a non-empty input and at least 2 classes");
+    throw UsageError(fmt::format("model {} needs a non-empty input and at least 2 classes",
+                                 spec.name));
   }
+}
+
+}  // namespace
+
+const std::vector<std::string>& model_names() {
+  static const std::vector<std::string> names{"mlp", "mnist_cnn"};
+  return names;
+}
+
+std::unique_ptr<Sequential> make_mlp(const ModelSpec& spec, const OptimizerOptions& optimizer) {
+  if (spec.name != "mlp") {
+    throw UsageError(fmt::format("unknown model '{}' for backend cpu (available: {})", spec.name,
+                                 fmt::join(model_names(), ", ")));
+  }
+  check_classes(spec);
   std::vector<std::unique_ptr<Layer>> layers;
   std::size_t width = spec.input_size;
   for (int h : spec.hidden) {
     if (h <= 0) throw UsageError(fmt::format("--hidden sizes must be positive, got {}", h));
     layers.push_back(std::make_unique<Dense>(width, static_cast<std::size_t>(h), Init::he));
-    layers.push_back(std::make_unique<Relu>(static_cast<std::size_t>(h)));
+    layers.push_back(std::make_unique<Eltwise>(Activation::relu));
     width = static_cast<std::size_t>(h);
   }
   layers.push_back(
       std::make_unique<Dense>(width, static_cast<std::size_t>(spec.classes), Init::glorot));
-  return std::make_unique<Sequential>(std::move(layers), spec.seed, sgd);
+  return std::make_unique<Sequential>(std::move(layers),
+                                      Dims{static_cast<memory::dim>(spec.input_size)}, spec.seed,
+                                      optimizer);
+}
+
+std::unique_ptr<Sequential> make_mnist_cnn(const ModelSpec& spec,
+                                           const OptimizerOptions& optimizer) {
+  check_classes(spec);
+  if (spec.height < 5 || spec.width < 5) {
+    throw UsageError(fmt::format("mnist_cnn needs images of at least 5x5, got {}x{}", spec.height,
+                                 spec.width));
+  }
+  // Keras's defaults: Glorot-uniform kernels, zero biases, 'valid' padding.
+  Conv2dOptions c1 = conv2d(spec.channels, 32, 3);
+  c1.relu = true;
+  Conv2dOptions c2 = conv2d(32, 64, 3);
+  c2.relu = true;
+  const std::uint64_t dropout_seed =
+      (std::uint64_t{spec.seed} << 32) ^ static_cast<std::uint64_t>(spec.rank);
+  const std::size_t flat = 64 * static_cast<std::size_t>((spec.height - 4) / 2) *
+                           static_cast<std::size_t>((spec.width - 4) / 2);
+  std::vector<std::unique_ptr<Layer>> layers;
+  layers.push_back(std::make_unique<Conv2d>(c1));
+  layers.push_back(std::make_unique<Conv2d>(c2));
+  layers.push_back(std::make_unique<Pool2d>(Pool2dOptions{}));
+  layers.push_back(std::make_unique<Dropout>(0.25f, dropout_seed * 2));
+  layers.push_back(std::make_unique<Flatten>());
+  layers.push_back(std::make_unique<Dense>(flat, 128, Init::glorot));
+  layers.push_back(std::make_unique<Eltwise>(Activation::relu));
+  layers.push_back(std::make_unique<Dropout>(0.5f, dropout_seed * 2 + 1));
+  layers.push_back(
+      std::make_unique<Dense>(128, static_cast<std::size_t>(spec.classes), Init::glorot));
+  return std::make_unique<Sequential>(std::move(layers),
+                                      Dims{spec.channels, spec.height, spec.width}, spec.seed,
+                                      optimizer);
+}
+
+std::unique_ptr<Sequential> make_model(const ModelSpec& spec, const OptimizerOptions& optimizer) {
+  if (spec.name == "mnist_cnn") return make_mnist_cnn(spec, optimizer);
+  return make_mlp(spec, optimizer);
 }
 
 }  // namespace scalebench::trainer::cpu

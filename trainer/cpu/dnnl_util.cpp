@@ -1,0 +1,77 @@
+#include "trainer/cpu/dnnl_util.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace scalebench::trainer::cpu {
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::stream& stream() {
+  static dnnl::stream s(engine());
+  return s;
+}
+
+void execute(const dnnl::primitive& p, const std::unordered_map<int, memory>& args) {
+  p.execute(stream(), args);
+}
+
+memory::desc plain_desc(const Dims& dims) {
+  using tag = memory::format_tag;
+  tag t = tag::undef;
+  switch (dims.size()) {
+    case 1: t = tag::a; break;
+    case 2: t = tag::ab; break;
+    case 3: t = tag::abc; break;
+    case 4: t = tag::abcd; break;
+    case 5: t = tag::abcde; break;
+    default: throw std::invalid_argument(fmt::format("no plain format for {} dims", dims.size()));
+  }
+  return memory::desc(dims, memory::data_type::f32, t);
+}
+
+bool is_plain(const memory::desc& desc) { return desc == plain_desc(desc.dims()); }
+
+std::size_t float_count(const memory::desc& desc) { return desc.get_size() / sizeof(float); }
+
+memory make_memory(const memory::desc& desc) {
+  memory m(desc, engine());
+  std::memset(m.get_data_handle(), 0, desc.get_size());
+  return m;
+}
+
+memory wrap(const memory::desc& desc, const float* data) {
+  return memory(desc, engine(), const_cast<float*>(data));
+}
+
+void reorder(const memory& from, const memory& to) {
+  dnnl::reorder(from, to).execute(stream(), const_cast<memory&>(from), const_cast<memory&>(to));
+}
+
+Staged::Staged(const memory::desc& user, const memory::desc& wanted)
+    : wanted_(wanted), copies_(user != wanted) {
+  if (!copies_) return;
+  buffer_ = make_memory(wanted);
+  to_wanted_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), user, engine(), wanted));
+  to_user_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), wanted, engine(), user));
+}
+
+memory Staged::in(const memory& user) {
+  if (!copies_) return user;
+  to_wanted_.execute(stream(), {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, buffer_}});
+  return buffer_;
+}
+
+memory Staged::target(const memory& user) { return copies_ ? buffer_ : user; }
+
+void Staged::out(const memory& user) {
+  if (!copies_) return;
+  to_user_.execute(stream(), {{DNNL_ARG_FROM, buffer_}, {DNNL_ARG_TO, user}});
+}
+
+}  // namespace scalebench::trainer::cpu

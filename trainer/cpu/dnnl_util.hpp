@@ -1,0 +1,59 @@
+// The oneDNN plumbing shared by the CPU layers: one engine and one stream per process, and a
+// staging buffer that puts a tensor into the memory format a primitive asked for.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstddef>
+#include <span>
+#include <unordered_map>
+
+namespace scalebench::trainer::cpu {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+// The CPU engine and its in-order stream, created on first use and kept for the process.
+dnnl::engine& engine();
+dnnl::stream& stream();
+
+// Runs `p` on the stream with `args`.
+void execute(const dnnl::primitive& p, const std::unordered_map<int, memory>& args);
+
+// A float32 descriptor in a plain (row-major) format for `dims`: nc, nchw, oihw, goihw, x.
+memory::desc plain_desc(const Dims& dims);
+// True when `desc` is the plain row-major layout of its dims (so a float* walks it in order).
+bool is_plain(const memory::desc& desc);
+// Number of floats in the buffer of `desc` (padding of blocked formats included).
+std::size_t float_count(const memory::desc& desc);
+// A memory on the engine, allocated by oneDNN and zero-filled (padding must stay zero).
+memory make_memory(const memory::desc& desc);
+// A memory over a caller's buffer (which must outlive it).
+memory wrap(const memory::desc& desc, const float* data);
+inline float* data_of(const memory& m) { return static_cast<float*>(m.get_data_handle()); }
+// Copies `from` into `to` (different formats allowed) through a cached-by-oneDNN reorder.
+void reorder(const memory& from, const memory& to);
+
+// A tensor the caller holds in `user` format that a primitive wants in `wanted` format. When
+// the two agree nothing is copied; otherwise a buffer and the reorders are made once, here.
+class Staged {
+ public:
+  Staged() = default;
+  Staged(const memory::desc& user, const memory::desc& wanted);
+  bool copies() const { return copies_; }
+  const memory::desc& wanted() const { return wanted_; }
+  // The tensor in the wanted format, read from `user` (reordered when the formats differ).
+  memory in(const memory& user);
+  // Where the primitive should write: `user` itself, or the staging buffer; call out() after.
+  memory target(const memory& user);
+  // Copies the staging buffer back into `user` (a no-op when no staging is needed).
+  void out(const memory& user);
+
+ private:
+  memory::desc wanted_;
+  bool copies_ = false;
+  memory buffer_;
+  dnnl::reorder to_wanted_, to_user_;
+};
+
+}  // namespace scalebench::trainer::cpu
