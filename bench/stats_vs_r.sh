@@ -1,23 +1,18 @@
 #!/usr/bin/env bash
 # One-way ANOVA + all-pairs Tukey HSD: scalebench against R (aov + summary + TukeyHSD) on one CSV.
-# Usage: bench/stats_vs_r.sh [build-dir]   (default build-s3; builds target stats_bench if it can)
+# Usage: bench/stats_vs_r.sh [build-dir]   (default build; builds target stats_bench)
 # Prints: anova+tukey groups=64 n=10000 scalebench=X s R=Y s ratio=R/X, then the agreement check.
 # Both timings exclude reading the CSV; both are single-threaded; each is the best of its repetitions.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build-s3}
+build=${1:-$root/build}
 groups=${GROUPS_K:-64}
 n=${N_PER_GROUP:-10000}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 bin=$build/bench/stats_bench
-if ! cmake --build "$build" --target stats_bench >/dev/null 2>&1; then
-  # bench/ not yet added to the top-level CMakeLists.txt: compile it against the built library.
-  bin=$work/stats_bench
-  g++ -std=c++20 -O2 -I"$root" "$root/bench/stats_bench.cpp" "$build/stats/libscalebench_stats.a" -o "$bin" \
-    || { echo "cannot build stats_bench: build scalebench_stats in $build first" >&2; exit 1; }
-fi
+cmake --build "$build" --target stats_bench >/dev/null
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 echo "# load: $(uptime | sed 's/.*load average/load average/')"
