@@ -10,15 +10,15 @@
 namespace scalebench::stats {
 
 struct GamesHowellPair {
-  std::size_t a = 0;     // group index
-  std::size_t b = 0;     // group index, a < b
-  double diff = 0;       // mean(b) - mean(a), as R's TukeyHSD reports "b-a"
-  double se = 0;         // sqrt((var_a/n_a + var_b/n_b) / 2), on the studentized range's scale
-  double df = 0;         // Welch-Satterthwaite degrees of freedom of this pair (not a whole number)
-  double q = 0;          // |diff| / se
-  double lower = 0;      // simultaneous interval: diff -/+ qtukey(confidence, k, df) * se
+  std::size_t a = 0;  // group index
+  std::size_t b = 0;  // group index, a < b
+  double diff = 0;    // mean(b) - mean(a), as R's TukeyHSD reports "b-a"
+  double se = 0;      // sqrt((var_a/n_a + var_b/n_b) / 2), on the studentized range's scale
+  double df = 0;      // Welch-Satterthwaite degrees of freedom of this pair (not a whole number)
+  double q = 0;       // |diff| / se
+  double lower = 0;   // simultaneous interval: diff -/+ qtukey(confidence, k, df) * se
   double upper = 0;
-  double p_adjusted = 1; // P(Q_{k, df} > q), k the number of groups
+  double p_adjusted = 1;  // P(Q_{k, df} > q), k the number of groups
 };
 
 // Games & Howell (1976) on all k(k-1)/2 pairs in R's order (0,1), (0,2), ..., (1,2), ...; the same
@@ -26,7 +26,8 @@ struct GamesHowellPair {
 // fewer than two observations, a pair whose groups both have zero variance (se = 0), a non-finite
 // observation, or a confidence outside (0, 1). One zero-variance group is allowed: its pairs take
 // the other group's variance and df = n_other - 1.
-std::vector<GamesHowellPair> games_howell(const std::vector<std::vector<double>>& groups, double confidence = 0.95);
+std::vector<GamesHowellPair> games_howell(const std::vector<std::vector<double>>& groups,
+                                          double confidence = 0.95);
 std::vector<GamesHowellPair> games_howell_from_summary(const std::vector<GroupSummary>& groups,
                                                        double confidence = 0.95);
 

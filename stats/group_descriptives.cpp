@@ -8,12 +8,14 @@
 
 namespace scalebench::stats {
 
-// Student (1908) t interval for a mean, as R's t.test: mean -/+ qt((1 + confidence) / 2, n - 1) * sd / sqrt(n).
+// Student (1908) t interval for a mean, as R's t.test: mean -/+ qt((1 + confidence) / 2, n - 1) *
+// sd / sqrt(n).
 GroupDescriptives describe_group(const std::vector<double>& values, double confidence) {
   if (!(confidence > 0 && confidence < 1)) {
     throw StatsError("confidence must lie in (0, 1), e.g. 0.95; got " + std::to_string(confidence));
   }
-  if (values.empty()) throw StatsError("descriptives of an empty group (every group needs an observation)");
+  if (values.empty())
+    throw StatsError("descriptives of an empty group (every group needs an observation)");
   for (double x : values) {
     if (!std::isfinite(x)) throw StatsError("a group holds a non-finite observation (NaN or inf)");
   }
@@ -25,13 +27,15 @@ GroupDescriptives describe_group(const std::vector<double>& values, double confi
   const double n = static_cast<double>(d.n);
   d.se = *d.sd / std::sqrt(n);
   const boost::math::students_t_distribution<double> t(n - 1);
-  const double half_width = boost::math::quantile(boost::math::complement(t, (1 - confidence) / 2)) * *d.se;
+  const double half_width =
+      boost::math::quantile(boost::math::complement(t, (1 - confidence) / 2)) * *d.se;
   d.ci = ConfidenceInterval{d.mean - half_width, d.mean + half_width};
   return d;
 }
 
 // describe_group over each group, in order.
-std::vector<GroupDescriptives> describe_groups(const std::vector<std::vector<double>>& groups, double confidence) {
+std::vector<GroupDescriptives> describe_groups(const std::vector<std::vector<double>>& groups,
+                                               double confidence) {
   std::vector<GroupDescriptives> out;
   out.reserve(groups.size());
   for (std::size_t i = 0; i < groups.size(); ++i) {

@@ -17,9 +17,10 @@ struct ConfidenceInterval {
 struct GroupDescriptives {
   std::size_t n = 0;
   double mean = 0;
-  std::optional<double> sd;               // sample sd (n - 1); absent for n < 2
-  std::optional<double> se;               // sd / sqrt(n); absent for n < 2
-  std::optional<ConfidenceInterval> ci;   // mean -/+ t_{(1+confidence)/2, n-1} * se; absent for n < 2
+  std::optional<double> sd;  // sample sd (n - 1); absent for n < 2
+  std::optional<double> se;  // sd / sqrt(n); absent for n < 2
+  std::optional<ConfidenceInterval>
+      ci;  // mean -/+ t_{(1+confidence)/2, n-1} * se; absent for n < 2
 };
 
 // As R's mean, sd and t.test(x, conf.level = confidence)$conf.int. Throws StatsError for an empty

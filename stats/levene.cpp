@@ -27,7 +27,8 @@ LeveneTest absolute_deviation_anova(const std::vector<std::vector<double>>& grou
 
 }  // namespace
 
-// Levene (1960), "Robust tests for equality of variances", in Contributions to Probability and Statistics.
+// Levene (1960), "Robust tests for equality of variances", in Contributions to Probability and
+// Statistics.
 LeveneTest levene_test(const std::vector<std::vector<double>>& groups) {
   return absolute_deviation_anova(groups, [](const std::vector<double>& g) { return mean(g); });
 }

@@ -18,7 +18,8 @@ std::string label(const GroupSummary& g, std::size_t i) {
   return "group " + std::to_string(i) + (g.name.empty() ? "" : " (" + g.name + ")");
 }
 
-// sum n_i mean_i / N, two-pass: the second pass removes the first's rounding (Chan, Golub & LeVeque 1983).
+// sum n_i mean_i / N, two-pass: the second pass removes the first's rounding (Chan, Golub & LeVeque
+// 1983).
 double grand_mean(const std::vector<GroupSummary>& groups, double total) {
   double sum = 0;
   for (const auto& g : groups) sum += g.n * g.mean;
@@ -28,8 +29,8 @@ double grand_mean(const std::vector<GroupSummary>& groups, double total) {
   return first + correction / total;
 }
 
-TukeyPair compare(const std::vector<GroupSummary>& groups, std::size_t a, std::size_t b, double ms_within,
-                  double k, double df, double critical) {
+TukeyPair compare(const std::vector<GroupSummary>& groups, std::size_t a, std::size_t b,
+                  double ms_within, double k, double df, double critical) {
   TukeyPair pair;
   pair.a = a;
   pair.b = b;
@@ -51,10 +52,12 @@ TukeyPair compare(const std::vector<GroupSummary>& groups, std::size_t a, std::s
 
 }  // namespace
 
-// Input checks for summary-statistics methods (the conditions under which a table of n/mean/sd is one).
+// Input checks for summary-statistics methods (the conditions under which a table of n/mean/sd is
+// one).
 void check_summaries(const std::vector<GroupSummary>& groups) {
   if (groups.size() < 2) {
-    throw StatsError("a one-way comparison needs at least two groups, got " + std::to_string(groups.size()));
+    throw StatsError("a one-way comparison needs at least two groups, got " +
+                     std::to_string(groups.size()));
   }
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const GroupSummary& g = groups[i];
@@ -63,7 +66,8 @@ void check_summaries(const std::vector<GroupSummary>& groups) {
     }
     if (!std::isfinite(g.mean)) throw StatsError(label(g, i) + ": the mean is not finite");
     if (g.n >= 2 && !(std::isfinite(g.sd) && g.sd >= 0)) {
-      throw StatsError(label(g, i) + ": the sd must be finite and >= 0, got " + std::to_string(g.sd));
+      throw StatsError(label(g, i) + ": the sd must be finite and >= 0, got " +
+                       std::to_string(g.sd));
     }
   }
 }
@@ -73,9 +77,13 @@ std::vector<GroupSummary> summarize(const std::vector<std::vector<double>>& grou
   std::vector<GroupSummary> out;
   out.reserve(groups.size());
   for (std::size_t i = 0; i < groups.size(); ++i) {
-    if (groups[i].empty()) throw StatsError("group " + std::to_string(i) + " is empty (every group needs an observation)");
+    if (groups[i].empty())
+      throw StatsError("group " + std::to_string(i) +
+                       " is empty (every group needs an observation)");
     for (double x : groups[i]) {
-      if (!std::isfinite(x)) throw StatsError("group " + std::to_string(i) + " holds a non-finite observation (NaN or inf)");
+      if (!std::isfinite(x))
+        throw StatsError("group " + std::to_string(i) +
+                         " holds a non-finite observation (NaN or inf)");
     }
     out.push_back({std::to_string(i), static_cast<double>(groups[i].size()), mean(groups[i]),
                    sample_sd(groups[i]).value_or(kNaN)});
@@ -83,7 +91,8 @@ std::vector<GroupSummary> summarize(const std::vector<std::vector<double>>& grou
   return out;
 }
 
-// Fisher's one-way ANOVA from group summaries (Scheffe 1959, "The Analysis of Variance", ch. 3; Larson 1992, Am. Stat. 46:151).
+// Fisher's one-way ANOVA from group summaries (Scheffe 1959, "The Analysis of Variance", ch. 3;
+// Larson 1992, Am. Stat. 46:151).
 OneWayAnova one_way_anova_from_summary(const std::vector<GroupSummary>& groups) {
   check_summaries(groups);
   const double k = static_cast<double>(groups.size());
@@ -106,7 +115,8 @@ OneWayAnova one_way_anova_from_summary(const std::vector<GroupSummary>& groups) 
   if (r.ms_within > 0) {
     r.f = r.ms_between / r.ms_within;
     boost::math::fisher_f_distribution<double> dist(r.df_between, r.df_within);
-    r.p = boost::math::cdf(boost::math::complement(dist, r.f));  // upper tail directly: 1e-258 stays 1e-258
+    r.p = boost::math::cdf(
+        boost::math::complement(dist, r.f));  // upper tail directly: 1e-258 stays 1e-258
   } else {
     r.f = r.ms_between > 0 ? kInf : kNaN;
     r.p = r.ms_between > 0 ? 0 : kNaN;
@@ -115,9 +125,11 @@ OneWayAnova one_way_anova_from_summary(const std::vector<GroupSummary>& groups) 
 }
 
 // Tukey (1953) HSD with the Tukey-Kramer standard error (Kramer 1956), as R's TukeyHSD.aov.
-std::vector<TukeyPair> tukey_hsd_from_summary(const std::vector<GroupSummary>& groups, double confidence) {
+std::vector<TukeyPair> tukey_hsd_from_summary(const std::vector<GroupSummary>& groups,
+                                              double confidence) {
   if (!(confidence > 0 && confidence < 1)) {
-    throw StatsError("Tukey HSD confidence must lie in (0, 1), e.g. 0.95; got " + std::to_string(confidence));
+    throw StatsError("Tukey HSD confidence must lie in (0, 1), e.g. 0.95; got " +
+                     std::to_string(confidence));
   }
   const OneWayAnova anova = one_way_anova_from_summary(groups);  // validates the summaries
   const double k = static_cast<double>(groups.size());

@@ -15,7 +15,7 @@ struct GroupSummary {
   std::string name;  // used in error messages only
   double n = 0;      // number of observations: a whole number >= 1
   double mean = 0;
-  double sd = 0;     // sample standard deviation (n - 1); ignored (may be NaN) when n == 1
+  double sd = 0;  // sample standard deviation (n - 1); ignored (may be NaN) when n == 1
 };
 
 // Throws StatsError for fewer than two groups, an n that is not a whole number >= 1, a non-finite
@@ -26,8 +26,9 @@ void check_summaries(const std::vector<GroupSummary>& groups);
 // Throws StatsError for an empty group or a non-finite observation.
 std::vector<GroupSummary> summarize(const std::vector<std::vector<double>>& groups);
 
-// Fisher's one-way ANOVA: SS_within = sum (n_i - 1) sd_i^2, SS_between = sum n_i (mean_i - grand)^2.
-// Same fields, edge cases (N > k required; F = inf or NaN when SS_within == 0) and p as one_way_anova.
+// Fisher's one-way ANOVA: SS_within = sum (n_i - 1) sd_i^2, SS_between = sum n_i (mean_i -
+// grand)^2. Same fields, edge cases (N > k required; F = inf or NaN when SS_within == 0) and p as
+// one_way_anova.
 OneWayAnova one_way_anova_from_summary(const std::vector<GroupSummary>& groups);
 
 // Tukey-Kramer on all k(k-1)/2 pairs in R's order, as tukey_hsd on the raw data would give

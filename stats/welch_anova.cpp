@@ -10,11 +10,15 @@ namespace scalebench::stats {
 WelchAnova welch_anova_from_summary(const std::vector<GroupSummary>& groups) {
   check_summaries(groups);
   for (std::size_t i = 0; i < groups.size(); ++i) {
-    const std::string who = "Welch's ANOVA: group " + std::to_string(i) + " (" + groups[i].name + ")";
-    if (groups[i].n < 2) throw StatsError(who + " has one observation; every group needs two or more");
+    const std::string who =
+        "Welch's ANOVA: group " + std::to_string(i) + " (" + groups[i].name + ")";
+    if (groups[i].n < 2)
+      throw StatsError(who + " has one observation; every group needs two or more");
     if (groups[i].sd == 0) {
-      throw StatsError(who + " has zero variance, so its weight n/var is infinite; "
-                       "check the data (a constant metric?) or use a test without variance weights");
+      throw StatsError(
+          who +
+          " has zero variance, so its weight n/var is infinite; "
+          "check the data (a constant metric?) or use a test without variance weights");
     }
   }
   const double k = static_cast<double>(groups.size());
@@ -43,7 +47,9 @@ WelchAnova welch_anova_from_summary(const std::vector<GroupSummary>& groups) {
 
 // Welch (1951) on raw groups: two-pass group means and variances, then the summary form.
 WelchAnova welch_anova(const std::vector<std::vector<double>>& groups) {
-  if (groups.size() < 2) throw StatsError("Welch's ANOVA needs at least two groups, got " + std::to_string(groups.size()));
+  if (groups.size() < 2)
+    throw StatsError("Welch's ANOVA needs at least two groups, got " +
+                     std::to_string(groups.size()));
   return welch_anova_from_summary(summarize(groups));
 }
 

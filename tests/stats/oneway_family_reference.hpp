@@ -24,7 +24,9 @@ inline const std::vector<Record>& reference() {
   static const std::vector<Record> records = [] {
     const auto path = data_dir() / "stats" / "oneway_family_reference.txt";
     std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path.string() + " (run scripts/reference/oneway_family_reference.R)");
+    if (!in)
+      throw std::runtime_error("cannot read " + path.string() +
+                               " (run scripts/reference/oneway_family_reference.R)");
     std::vector<Record> out;
     std::string line;
     while (std::getline(in, line)) {
@@ -46,12 +48,16 @@ inline std::vector<std::vector<double>> records(const std::string& name, const s
   for (const auto& r : reference()) {
     if (r.name == name && r.kind == kind) out.push_back(r.numbers);
   }
-  if (out.empty()) throw std::runtime_error("no '" + kind + "' rows for case '" + name + "' in the reference file");
+  if (out.empty())
+    throw std::runtime_error("no '" + kind + "' rows for case '" + name +
+                             "' in the reference file");
   return out;
 }
 
 // The one row of a kind that has one row per case.
-inline std::vector<double> record(const std::string& name, const std::string& kind) { return records(name, kind).at(0); }
+inline std::vector<double> record(const std::string& name, const std::string& kind) {
+  return records(name, kind).at(0);
+}
 
 // The groups of a case, as R saw them (the group index is the first number of a "data" row).
 inline std::vector<std::vector<double>> groups(const std::string& name) {
@@ -66,6 +72,8 @@ inline std::vector<stats::GroupSummary> summaries(const std::string& name) {
   return out;
 }
 
-inline double relative_error(double got, double want) { return std::abs(got - want) / std::abs(want); }
+inline double relative_error(double got, double want) {
+  return std::abs(got - want) / std::abs(want);
+}
 
 }  // namespace scalebench::test::oneway

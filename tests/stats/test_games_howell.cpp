@@ -1,15 +1,14 @@
 // Games-Howell against R (ptukey/qtukey by hand, as rstatix::games_howell_test; see
 // scripts/reference/oneway_family_reference.R and tests/data/stats/oneway_family_reference.txt).
-#include "stats/games_howell.hpp"
-
 #include <doctest/doctest.h>
 
-#include <boost/math/distributions/students_t.hpp>
 #include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <string>
 
 #include "oneway_family_reference.hpp"
+#include "stats/games_howell.hpp"
 
 using scalebench::stats::games_howell;
 using scalebench::stats::games_howell_from_summary;
@@ -58,7 +57,8 @@ TEST_CASE("Games-Howell matches R (PlantGrowth, warpbreaks, InsectSprays, ties)"
   check_against_r("ties");
 }
 
-TEST_CASE("Games-Howell p below 1e-4 matches QUADPACK's evaluation of the same integral (real df)") {
+TEST_CASE(
+    "Games-Howell p below 1e-4 matches QUADPACK's evaluation of the same integral (real df)") {
   // R's integrate() at rel.tol 1e-13 on P(Q > q) for the pair's non-integer df. Its integrand
   // Phi^(k-1) - (Phi - Phi(z-x))^(k-1) loses about log10(1/p) digits to cancellation: the largest
   // difference, 4.5e-9 at p = 6.7e-7 (B-C), is QUADPACK's, since a 30-digit mpmath 1.3 evaluation
@@ -73,7 +73,8 @@ TEST_CASE("Games-Howell p below 1e-4 matches QUADPACK's evaluation of the same i
       CAPTURE(pair.a);
       CAPTURE(pair.b);
       CHECK(ref::relative_error(pair.p_adjusted, want[2]) < 1e-8);
-      if (pair.a == 1 && pair.b == 2) CHECK(ref::relative_error(pair.p_adjusted, 6.6544407717786681987e-7) < 1e-10);
+      if (pair.a == 1 && pair.b == 2)
+        CHECK(ref::relative_error(pair.p_adjusted, 6.6544407717786681987e-7) < 1e-10);
     }
   }
 }
@@ -104,14 +105,16 @@ TEST_CASE("Games-Howell with two groups equals Welch's t test (two-sided)") {
   REQUIRE(got.size() == 1);
   const double t = got[0].q / std::sqrt(2.0);
   const boost::math::students_t_distribution<double> dist(got[0].df);
-  CHECK(ref::relative_error(got[0].p_adjusted, 2 * boost::math::cdf(boost::math::complement(dist, t))) < 1e-10);
+  CHECK(ref::relative_error(got[0].p_adjusted,
+                            2 * boost::math::cdf(boost::math::complement(dist, t))) < 1e-10);
 }
 
 TEST_CASE("Games-Howell edge cases") {
   CHECK_THROWS_AS(games_howell({{1, 2, 3}}), StatsError);
   CHECK_THROWS_AS(games_howell({{1, 2}, {3}}), StatsError);  // n = 1: no variance
   CHECK_THROWS_AS(games_howell({{1, 2}, {3, 4}}, 1.0), StatsError);
-  CHECK_THROWS_WITH_AS(games_howell({{1, 2}, {3, 3}, {5, 5}}), doctest::Contains("zero variance"), StatsError);
+  CHECK_THROWS_WITH_AS(games_howell({{1, 2}, {3, 3}, {5, 5}}), doctest::Contains("zero variance"),
+                       StatsError);
   SUBCASE("one zero-variance group: df = n_other - 1") {
     const auto got = games_howell({{1, 2, 4}, {5, 5, 5, 5}});
     CHECK(ref::relative_error(got[0].df, 2) < 1e-14);

@@ -1,7 +1,5 @@
 // Per-group n, mean, sd, se and t interval against R's mean, sd and t.test
 // (tests/data/stats/oneway_family_reference.txt).
-#include "stats/group_descriptives.hpp"
-
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,6 +7,7 @@
 #include <string>
 
 #include "oneway_family_reference.hpp"
+#include "stats/group_descriptives.hpp"
 
 using scalebench::stats::describe_group;
 using scalebench::stats::describe_groups;
@@ -52,7 +51,8 @@ TEST_CASE("group descriptives edge cases") {
     CHECK_FALSE(d.ci);
   }
   SUBCASE("two observations: t with 1 d.f.") {
-    const GroupDescriptives d = describe_group({1, 3});  // mean 2, sd sqrt 2, se 1, t_{0.975,1} = 12.7062...
+    const GroupDescriptives d =
+        describe_group({1, 3});  // mean 2, sd sqrt 2, se 1, t_{0.975,1} = 12.7062...
     REQUIRE(d.ci);
     CHECK(d.ci->upper - 2 == doctest::Approx(12.706204736174707).epsilon(1e-12));
   }

@@ -1,7 +1,5 @@
 // Kruskal-Wallis against R's kruskal.test (tests/data/stats/oneway_family_reference.txt, written by
 // scripts/reference/oneway_family_reference.R).
-#include "stats/kruskal_wallis.hpp"
-
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,6 +7,7 @@
 #include <string>
 
 #include "oneway_family_reference.hpp"
+#include "stats/kruskal_wallis.hpp"
 
 using scalebench::stats::kruskal_wallis;
 using scalebench::stats::KruskalWallis;
@@ -50,7 +49,8 @@ TEST_CASE("Kruskal-Wallis: a far-separated design keeps a tiny p") {
   const KruskalWallis got = kruskal_wallis(groups);
   const double h = 150000.0 / 401;
   CHECK(ref::relative_error(got.h, h) < 1e-13);
-  const double p = std::erfc(std::sqrt(h / 2)) + std::sqrt(2 * h / 3.14159265358979323846) * std::exp(-h / 2);
+  const double p =
+      std::erfc(std::sqrt(h / 2)) + std::sqrt(2 * h / 3.14159265358979323846) * std::exp(-h / 2);
   CHECK(p < 1e-75);
   CHECK(ref::relative_error(got.p, p) < 1e-11);
 }

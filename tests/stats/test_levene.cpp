@@ -1,13 +1,12 @@
 // Levene (mean-centred) and Brown-Forsythe (median-centred) against R (the ANOVA of absolute
 // deviations that car::leveneTest computes; tests/data/stats/oneway_family_reference.txt).
-#include "stats/levene.hpp"
-
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <string>
 
 #include "oneway_family_reference.hpp"
+#include "stats/levene.hpp"
 
 using scalebench::stats::brown_forsythe_test;
 using scalebench::stats::levene_test;

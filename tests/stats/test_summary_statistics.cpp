@@ -1,8 +1,6 @@
 // One-way ANOVA and Tukey-Kramer from per-group n/mean/sd, against R evaluating the same formulas
 // from the same summaries (tests/data/stats/oneway_family_reference.txt), and against the raw-data
 // functions.
-#include "stats/summary_statistics.hpp"
-
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,6 +9,7 @@
 
 #include "oneway_family_reference.hpp"
 #include "r_reference.hpp"
+#include "stats/summary_statistics.hpp"
 
 using scalebench::stats::GroupSummary;
 using scalebench::stats::one_way_anova;
@@ -78,7 +77,8 @@ TEST_CASE("HorovodRunner Table 1 from its means and SDs: F = 1119.95 (the paper 
   CHECK(ref::relative_error(got.p, raw.p) < 1e-10);
 }
 
-TEST_CASE("HorovodRunner Table 1: Tukey-Kramer p-values are real numbers, not the 0.001/0.9 clips") {
+TEST_CASE(
+    "HorovodRunner Table 1: Tukey-Kramer p-values are real numbers, not the 0.001/0.9 clips") {
   const auto got = tukey_hsd_from_summary(ref::summaries("table1"));
   REQUIRE(got.size() == 28);
   check_tukey(got, "table1");
@@ -115,7 +115,8 @@ TEST_CASE("summary statistics edge cases") {
   CHECK_THROWS_AS(one_way_anova_from_summary({{"a", 3, 1, 1}, {"b", 0, 1, 1}}), StatsError);
   CHECK_THROWS_AS(one_way_anova_from_summary({{"a", 3, 1, 1}, {"b", 3, nan, 1}}), StatsError);
   CHECK_THROWS_AS(one_way_anova_from_summary({{"a", 3, 1, 1}, {"b", 3, 1, -1}}), StatsError);
-  CHECK_THROWS_AS(one_way_anova_from_summary({{"a", 1, 1, 0}, {"b", 1, 2, 0}}), StatsError);  // N - k = 0
+  CHECK_THROWS_AS(one_way_anova_from_summary({{"a", 1, 1, 0}, {"b", 1, 2, 0}}),
+                  StatsError);  // N - k = 0
   CHECK_THROWS_WITH_AS(one_way_anova_from_summary({{"a", 3, 1, 1}, {"np=4", 3, 1, nan}}),
                        doctest::Contains("np=4"), StatsError);
   CHECK_THROWS_AS(tukey_hsd_from_summary({{"a", 3, 1, 1}, {"b", 3, 2, 1}}, 1.0), StatsError);
@@ -135,7 +136,8 @@ TEST_CASE("summary statistics edge cases") {
   }
 }
 
-TEST_CASE("tukey_vs_base: the all-pairs Tukey-Kramer rows that hold the base, oriented against it") {
+TEST_CASE(
+    "tukey_vs_base: the all-pairs Tukey-Kramer rows that hold the base, oriented against it") {
   using scalebench::stats::tukey_vs_base;
   SUBCASE("PlantGrowth against trt1 (group 1): R's TukeyHSD rows trt1-ctrl and trt2-trt1") {
     const auto groups = scalebench::test::r_groups("plantgrowth");

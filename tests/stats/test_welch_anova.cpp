@@ -1,12 +1,12 @@
-// Welch's ANOVA against R's oneway.test(var.equal = FALSE) (tests/data/stats/oneway_family_reference.txt,
-// written by scripts/reference/oneway_family_reference.R).
-#include "stats/welch_anova.hpp"
-
+// Welch's ANOVA against R's oneway.test(var.equal = FALSE)
+// (tests/data/stats/oneway_family_reference.txt, written by
+// scripts/reference/oneway_family_reference.R).
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "oneway_family_reference.hpp"
+#include "stats/welch_anova.hpp"
 
 using scalebench::stats::StatsError;
 using scalebench::stats::welch_anova;
@@ -36,7 +36,8 @@ TEST_CASE("Welch's ANOVA matches R's oneway.test(var.equal = FALSE)") {
 
 TEST_CASE("Welch's ANOVA from summary statistics") {
   SUBCASE("PlantGrowth's n/mean/sd give what the raw data give") {
-    check(welch_anova_from_summary(ref::summaries("plantgrowth_summary")), ref::record("plantgrowth", "welch"));
+    check(welch_anova_from_summary(ref::summaries("plantgrowth_summary")),
+          ref::record("plantgrowth", "welch"));
   }
   SUBCASE("HorovodRunner Table 1: unequal SDs (1.00 to 4.32), p ~ 6e-144 without underflow") {
     const WelchAnova got = welch_anova_from_summary(ref::summaries("table1"));
@@ -52,7 +53,8 @@ TEST_CASE("Welch's ANOVA edge cases") {
   CHECK_THROWS_AS(welch_anova({{1, 2}, {3}}), StatsError);  // n = 1: no variance
   CHECK_THROWS_AS(welch_anova({{1, 2}, {3, std::numeric_limits<double>::quiet_NaN()}}), StatsError);
   SUBCASE("zero variance in a group is an error that says so") {
-    CHECK_THROWS_WITH_AS(welch_anova({{1, 2, 3}, {5, 5, 5}}), doctest::Contains("zero variance"), StatsError);
+    CHECK_THROWS_WITH_AS(welch_anova({{1, 2, 3}, {5, 5, 5}}), doctest::Contains("zero variance"),
+                         StatsError);
   }
   SUBCASE("equal means: F = 0, p = 1") {
     const WelchAnova got = welch_anova({{1, 3}, {0, 4}});
