@@ -14,6 +14,10 @@
 #include "stats/descriptive.hpp"
 #include "stats/effect_size.hpp"
 #include "stats/factorial_anova.hpp"
+#include "stats/games_howell.hpp"
+#include "stats/group_descriptives.hpp"
+#include "stats/kruskal_wallis.hpp"
+#include "stats/levene.hpp"
 #include "stats/summary_statistics.hpp"
 #include "stats/welch_anova.hpp"
 #include "stats/tukey.hpp"
@@ -60,17 +64,63 @@ void add_tukey(plotting::StatsReport& report, const std::string& factor, const G
   }
 }
 
-void add_group_rows(plotting::StatsReport& report, const std::string& factor, const Grouping& grouping) {
+void add_group_rows(plotting::StatsReport& report, const std::string& factor, const Grouping& grouping,
+                    double confidence) {
+  const auto described = stats::describe_groups(grouping.groups, confidence);
   for (std::size_t g = 0; g < grouping.levels.size(); ++g) {
-    const auto& values = grouping.groups[g];
-    plotting::StatsGroupRow row;
-    row.factor = factor;
-    row.level = grouping.levels[g];
-    row.n = static_cast<double>(values.size());
-    row.mean = stats::mean(values);
-    row.sd = stats::sample_sd(values);
+    const auto& d = described[g];
+    plotting::StatsGroupRow row{factor, grouping.levels[g], static_cast<double>(d.n), d.mean, d.sd, {}, {}};
+    if (d.ci) row.ci_lower = d.ci->lower, row.ci_upper = d.ci->upper;
     report.groups.push_back(row);
   }
+}
+
+// The one-factor extras: tests that do not assume equal variances or normality, and the
+// Games-Howell pairs for unequal variances.
+void add_one_factor_robust(plotting::StatsReport& report, const std::string& factor,
+                           const Grouping& grouping, double confidence) {
+  const auto attempt = [&](const char* what, auto&& compute) {
+    try {
+      compute();
+    } catch (const stats::StatsError& error) {
+      report.warnings.push_back(fmt::format("{} not computed: {}", what, error.what()));
+    }
+  };
+  attempt("Welch's ANOVA", [&] {
+    const auto w = stats::welch_anova(grouping.groups);
+    report.tests.push_back({"Welch ANOVA", factor, w.f, "F", w.df_between, w.df_within, w.p});
+  });
+  attempt("Kruskal-Wallis", [&] {
+    const auto kw = stats::kruskal_wallis(grouping.groups);
+    report.tests.push_back({"Kruskal-Wallis", factor, kw.h, "H", kw.df, {}, kw.p});
+  });
+  attempt("Levene's test", [&] {
+    const auto l = stats::levene_test(grouping.groups);
+    report.tests.push_back({"Levene (mean)", factor, l.f, "F", l.df_between, l.df_within, l.p});
+  });
+  attempt("Brown-Forsythe test", [&] {
+    const auto bf = stats::brown_forsythe_test(grouping.groups);
+    report.tests.push_back({"Brown-Forsythe (median)", factor, bf.f, "F", bf.df_between, bf.df_within, bf.p});
+  });
+  attempt("Games-Howell", [&] {
+    for (const auto& pair : stats::games_howell(grouping.groups, confidence))
+      report.games_howell.push_back({factor, grouping.levels[pair.b], grouping.levels[pair.a], pair.diff,
+                                     pair.lower, pair.upper, pair.p_adjusted});
+  });
+}
+
+// R's TukeyHSD on a two-way model: each factor's (and each cell's) means compared with the
+// model's residual mean square and d.f.
+void add_model_tukey(plotting::StatsReport& report, const std::string& factor, const Grouping& grouping,
+                     double ms_residual, double df_residual, double confidence) {
+  std::vector<double> means, sizes;
+  for (const auto& group : grouping.groups) {
+    means.push_back(stats::mean(group));
+    sizes.push_back(static_cast<double>(group.size()));
+  }
+  for (const auto& pair : stats::tukey_hsd_from_means(means, sizes, ms_residual, df_residual, confidence))
+    report.tukey.push_back({factor, grouping.levels[pair.b], grouping.levels[pair.a], pair.diff, pair.lower,
+                            pair.upper, pair.p_adjusted});
 }
 
 }  // namespace
@@ -164,8 +214,9 @@ plotting::StatsReport analyze_observations(const Observations& data, int ss_type
     report.anova.push_back({data.factor_names[0], anova.df_between, anova.ss_between, anova.ms_between,
                             anova.f, anova.p, effect.eta_sq, effect.partial_eta_sq, effect.omega_sq});
     report.anova.push_back({"Residuals", anova.df_within, anova.ss_within, anova.ms_within, {}, {}, {}, {}, {}});
-    add_group_rows(report, data.factor_names[0], grouping);
+    add_group_rows(report, data.factor_names[0], grouping, confidence);
     add_tukey(report, data.factor_names[0], grouping, confidence);
+    add_one_factor_robust(report, data.factor_names[0], grouping, confidence);
     return report;
   }
   const auto anova = stats::factorial_anova(data.values, data.levels, data.factor_names,
@@ -178,8 +229,19 @@ plotting::StatsReport analyze_observations(const Observations& data, int ss_type
                               term.partial_eta_sq, term.omega_sq});
     }
   }
-  for (std::size_t f = 0; f < data.factor_names.size(); ++f)
-    add_group_rows(report, data.factor_names[f], group_by(data.values, data.levels[f]));
+  const auto& residual = anova.terms.back();
+  std::vector<std::string> cells;
+  for (std::size_t i = 0; i < data.values.size(); ++i) cells.push_back(data.levels[0][i] + ":" + data.levels[1][i]);
+  const std::string interaction = data.factor_names[0] + ":" + data.factor_names[1];
+  for (std::size_t f = 0; f < 2; ++f) {
+    const auto grouping = group_by(data.values, data.levels[f]);
+    add_group_rows(report, data.factor_names[f], grouping, confidence);
+    add_model_tukey(report, data.factor_names[f], grouping, residual.ms, residual.df, confidence);
+  }
+  add_model_tukey(report, interaction, group_by(data.values, cells), residual.ms, residual.df, confidence);
+  report.warnings.push_back(
+      "Tukey comparisons for two factors use each factor's observed level means with the model's "
+      "residual mean square; for unbalanced designs R's TukeyHSD uses model-projected means instead");
   return report;
 }
 

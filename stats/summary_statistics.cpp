@@ -29,27 +29,6 @@ double grand_mean(const std::vector<GroupSummary>& groups, double total) {
   return first + correction / total;
 }
 
-TukeyPair compare(const std::vector<GroupSummary>& groups, std::size_t a, std::size_t b,
-                  double ms_within, double k, double df, double critical) {
-  TukeyPair pair;
-  pair.a = a;
-  pair.b = b;
-  pair.diff = groups[b].mean - groups[a].mean;
-  const double se = std::sqrt(ms_within / 2 * (1 / groups[a].n + 1 / groups[b].n));
-  if (se > 0) {
-    pair.q = std::abs(pair.diff) / se;
-    pair.p_adjusted = studentized_range_survival(pair.q, k, df);
-    pair.lower = pair.diff - critical * se;
-    pair.upper = pair.diff + critical * se;
-  } else {
-    // No within-group noise: as tukey_hsd, a difference is certain and no difference is 0/0.
-    pair.q = pair.diff != 0 ? kInf : kNaN;
-    pair.p_adjusted = pair.diff != 0 ? 0 : kNaN;
-    pair.lower = pair.upper = pair.diff;
-  }
-  return pair;
-}
-
 }  // namespace
 
 // Input checks for summary-statistics methods (the conditions under which a table of n/mean/sd is
@@ -127,21 +106,13 @@ OneWayAnova one_way_anova_from_summary(const std::vector<GroupSummary>& groups) 
 // Tukey (1953) HSD with the Tukey-Kramer standard error (Kramer 1956), as R's TukeyHSD.aov.
 std::vector<TukeyPair> tukey_hsd_from_summary(const std::vector<GroupSummary>& groups,
                                               double confidence) {
-  if (!(confidence > 0 && confidence < 1)) {
-    throw StatsError("Tukey HSD confidence must lie in (0, 1), e.g. 0.95; got " +
-                     std::to_string(confidence));
-  }
   const OneWayAnova anova = one_way_anova_from_summary(groups);  // validates the summaries
-  const double k = static_cast<double>(groups.size());
-  const double critical = studentized_range_quantile(confidence, k, anova.df_within);
-  std::vector<TukeyPair> pairs;
-  pairs.reserve(groups.size() * (groups.size() - 1) / 2);
-  for (std::size_t a = 0; a < groups.size(); ++a) {
-    for (std::size_t b = a + 1; b < groups.size(); ++b) {
-      pairs.push_back(compare(groups, a, b, anova.ms_within, k, anova.df_within, critical));
-    }
+  std::vector<double> means, sizes;
+  for (const auto& g : groups) {
+    means.push_back(g.mean);
+    sizes.push_back(g.n);
   }
-  return pairs;
+  return tukey_hsd_from_means(means, sizes, anova.ms_within, anova.df_within, confidence);
 }
 
 }  // namespace scalebench::stats

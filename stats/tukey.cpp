@@ -10,14 +10,13 @@
 namespace scalebench::stats {
 namespace {
 
-TukeyPair compare(const detail::GroupSummary& s, std::size_t a, std::size_t b, double ms_within, double k,
-                  double df, double critical) {
+TukeyPair compare(const std::vector<double>& means, const std::vector<double>& sizes, std::size_t a,
+                  std::size_t b, double ms_within, double k, double df, double critical) {
   TukeyPair pair;
   pair.a = a;
   pair.b = b;
-  pair.diff = s.means[b] - s.means[a];  // both shifted by the same observation: the shift cancels
-  const double se = std::sqrt(ms_within / 2 *
-                              (1 / static_cast<double>(s.sizes[a]) + 1 / static_cast<double>(s.sizes[b])));
+  pair.diff = means[b] - means[a];
+  const double se = std::sqrt(ms_within / 2 * (1 / sizes[a] + 1 / sizes[b]));
   if (se > 0) {
     pair.q = std::abs(pair.diff) / se;
     pair.p_adjusted = studentized_range_survival(pair.q, k, df);
@@ -32,24 +31,42 @@ TukeyPair compare(const detail::GroupSummary& s, std::size_t a, std::size_t b, d
   return pair;
 }
 
+void check_confidence(double confidence) {
+  if (!(confidence > 0 && confidence < 1)) {
+    throw StatsError("Tukey HSD confidence must lie in (0, 1), e.g. 0.95; got " + std::to_string(confidence));
+  }
+}
+
 }  // namespace
 
 // Tukey (1953) HSD with the Tukey-Kramer standard error (Kramer 1956), as R's TukeyHSD.aov.
 std::vector<TukeyPair> tukey_hsd(const std::vector<std::vector<double>>& groups, double confidence) {
-  if (!(confidence > 0 && confidence < 1)) {
-    throw StatsError("Tukey HSD confidence must lie in (0, 1), e.g. 0.95; got " + std::to_string(confidence));
-  }
+  check_confidence(confidence);
   const OneWayAnova anova = one_way_anova(groups);  // validates the groups
   const detail::GroupSummary s = detail::summarize_groups(groups);
-  const double k = static_cast<double>(groups.size());
-  const double critical = studentized_range_quantile(confidence, k, anova.df_within);
+  // Means stay shifted by the same observation: every difference cancels the shift.
+  return tukey_hsd_from_means(s.means, std::vector<double>(s.sizes.begin(), s.sizes.end()),
+                              anova.ms_within, anova.df_within, confidence);
+}
+
+// Tukey (1953) / Kramer (1956) on given means, sizes and error term (R's TukeyHSD per factor).
+std::vector<TukeyPair> tukey_hsd_from_means(const std::vector<double>& means,
+                                            const std::vector<double>& sizes, double ms_within,
+                                            double df_within, double confidence) {
+  check_confidence(confidence);
+  if (means.size() < 2 || sizes.size() != means.size())
+    throw StatsError("Tukey HSD needs at least two groups, with one size per mean");
+  for (const double n : sizes)
+    if (!(n >= 1)) throw StatsError("Tukey HSD group sizes must be at least 1");
+  if (!(ms_within >= 0) || !(df_within > 0))
+    throw StatsError("Tukey HSD needs a residual mean square >= 0 and residual d.f. > 0");
+  const double k = static_cast<double>(means.size());
+  const double critical = studentized_range_quantile(confidence, k, df_within);
   std::vector<TukeyPair> pairs;
-  pairs.reserve(groups.size() * (groups.size() - 1) / 2);
-  for (std::size_t a = 0; a < groups.size(); ++a) {
-    for (std::size_t b = a + 1; b < groups.size(); ++b) {
-      pairs.push_back(compare(s, a, b, anova.ms_within, k, anova.df_within, critical));
-    }
-  }
+  pairs.reserve(means.size() * (means.size() - 1) / 2);
+  for (std::size_t a = 0; a < means.size(); ++a)
+    for (std::size_t b = a + 1; b < means.size(); ++b)
+      pairs.push_back(compare(means, sizes, a, b, ms_within, k, df_within, critical));
   return pairs;
 }
 

@@ -39,6 +39,13 @@ struct TukeyPair {
 std::vector<TukeyPair> tukey_hsd(const std::vector<std::vector<double>>& groups,
                                  double confidence = 0.95);
 
+// The same family from group means and sizes with the error term of a fitted model (e.g. the
+// residual mean square and d.f. of a two-way ANOVA, as R's TukeyHSD uses for each factor).
+// Throws StatsError for fewer than two groups, sizes < 1, ms_within < 0 or df_within <= 0.
+std::vector<TukeyPair> tukey_hsd_from_means(const std::vector<double>& means,
+                                            const std::vector<double>& sizes, double ms_within,
+                                            double df_within, double confidence = 0.95);
+
 // The k - 1 pairs of every group against group base_index, taken from the all-pairs Tukey-Kramer
 // family of tukey_hsd with all k groups: q, p_adjusted and the interval's critical value are those of
 // the all-pairs table (filtered, not recomputed), so they are conservative for k - 1 comparisons (a

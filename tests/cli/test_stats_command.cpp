@@ -154,3 +154,36 @@ TEST_CASE("from the results database: per run by default, per epoch with a warni
   CHECK_THROWS_AS(cli::observations_from_database(path, std::nullopt, {"model"}, "run"), cli::InputError);
   CHECK_THROWS_AS(cli::observations_from_database(path, std::string("nope"), {}, "run"), cli::InputError);
 }
+
+TEST_CASE("two factors: Tukey per factor and per cell with the model's error term, as R's TukeyHSD") {
+  // R: TukeyHSD(aov(breaks ~ wool * tension, warpbreaks)), printed with %.17g.
+  const auto report = cli::analyze_observations(
+      cli::observations_from_csv(kWarpbreaks, "breaks", {"wool", "tension"}), 2, 0.95);
+  REQUIRE(report.tukey.size() == 1 + 3 + 15);
+  const auto& wool = report.tukey[0];
+  CHECK(wool.factor == "wool");
+  CHECK(wool.a == "B");
+  CHECK(wool.b == "A");
+  CHECK(wool.diff == doctest::Approx(-5.7777777777777821).epsilon(1e-12));
+  CHECK(wool.lwr == doctest::Approx(-11.76457983415056).epsilon(1e-8));
+  CHECK(wool.p_adj == doctest::Approx(0.058212975956185908).epsilon(1e-8));
+  const auto& tension = report.tukey[1];
+  CHECK(tension.factor == "tension");
+  CHECK(tension.p_adj == doctest::Approx(0.022855398402122584).epsilon(1e-8));
+  const auto& cell = report.tukey[4];  // first cell pair in order of appearance: A:M - A:L
+  CHECK(cell.factor == "wool:tension");
+  CHECK(cell.a == "A:M");
+  CHECK(cell.b == "A:L");
+  CHECK(cell.p_adj == doctest::Approx(0.0029580437903139467).epsilon(1e-8));
+}
+
+TEST_CASE("one factor: the robust family comes along") {
+  const auto report = cli::analyze_observations(
+      cli::observations_from_csv(kWarpbreaks, "breaks", {"tension"}), 2, 0.95);
+  REQUIRE(report.tests.size() == 4);
+  CHECK(report.tests[0].test == "Welch ANOVA");
+  CHECK(report.tests[1].test == "Kruskal-Wallis");
+  CHECK(report.games_howell.size() == 3);
+  REQUIRE(report.groups.size() == 3);
+  CHECK(report.groups[0].ci_lower.has_value());
+}
