@@ -113,3 +113,13 @@ TEST_CASE("unknown models and empty layers are usage errors") {
   spec.hidden = {0};
   CHECK_THROWS_AS(cpu::make_mlp(spec, {}), UsageError);
 }
+
+TEST_CASE("mnist_cnn has the Keras model's 1,199,882 parameters for 28x28x1 and 10 classes") {
+  ModelSpec spec;
+  spec.name = "mnist_cnn";
+  auto model = cpu::make_model(spec, {});
+  // conv 3·3·1·32+32, conv 3·3·32·64+64, dense 9216·128+128, dense 128·10+10
+  CHECK(model->parameter_count() == 320 + 18496 + 1179776 + 1290);
+  CHECK(model->parameter_count() == 1199882);
+  CHECK(model->layers().size() == 9);
+}

@@ -99,9 +99,11 @@ class Conv2dPlan final : public LayerPlan {
     diff_dst_data_ = Staged(dst_desc_, data_pd.diff_dst_desc());
 
     const dnnl::convolution_backward_weights::primitive_desc weights_pd(
-        {algorithm::convolution_direct, any_desc(s), any_desc(w_dims), bias, any_desc(dst_dims),
-         strides, pad_l, pad_r},
+        {algorithm::convolution_direct, fwd_pd.src_desc(), any_desc(w_dims), bias,
+         any_desc(dst_dims), strides, pad_l, pad_r},
         engine(), fwd_pd);
+    // src as the forward had it: for a 1-channel first layer 'any' would pick a blocked format
+    // padded 8× and a reorder every step.
     bwd_weights_ = dnnl::convolution_backward_weights(weights_pd);
     reuse_src_ = weights_pd.src_desc() == fwd_pd.src_desc();
     if (!reuse_src_) src_weights_ = Staged(src, weights_pd.src_desc());
