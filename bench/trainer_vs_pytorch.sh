@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# scalebench-train against PyTorch on the same model, batch, thread count and synthetic input:
+# mnist_cnn, batch 128, 28x28x1, Adadelta. The two alternate within each round (the machine is
+# noisy); medians over the rounds are printed, one line per thread count:
+#   mnist_cnn threads=T scalebench=X img/s pytorch=Y img/s ratio=R
+# scalebench's number is the median end-of-epoch images/s of epochs 2..E on a synthetic set with
+# no test set (epoch 1, with the primitive creation, is the warm-up); PyTorch's is its timed
+# steps after warm-up steps (bench/torch_train.py).
+#
+# usage: bench/trainer_vs_pytorch.sh [BUILD_DIR] (env: ROUNDS=5 THREADS="1 2" STEPS=30 PYTHON=/usr/bin/python3)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-$here/../build}
+train=$build/scalebench-train
+python=${PYTHON:-/usr/bin/python3}
+rounds=${ROUNDS:-5}
+steps=${STEPS:-30}
+batch=128
+[[ -x $train ]] || { echo "error: $train not found; build it first (cmake --build $build --target scalebench-train)" >&2; exit 1; }
+"$python" -c 'import torch' 2>/dev/null || { echo "error: $python has no torch; install python3-torch" >&2; exit 1; }
+
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+
+scalebench_rate() {  # threads
+  OMP_NUM_THREADS=$1 "$train" --model mnist_cnn --dataset synthetic --input-shape 1x28x28 \
+    --train-images $((batch * steps)) --test-images 0 --epochs 4 --batch-size $batch \
+    --optimizer adadelta --lr 1.0 --threads "$1" |
+    awk '/images\/s:/ {n++; if (n > 1) {for (i = 1; i <= NF; i++) if ($i == "images/s:") print $(i+1)}}' | median
+}
+
+echo "# $(date -Is) $(uname -n) $(nproc) cpus; load: $(cut -d' ' -f1-3 /proc/loadavg); rounds=$rounds batch=$batch"
+for t in ${THREADS:-1 2}; do
+  s_rates=() p_rates=()
+  for ((r = 0; r < rounds; r++)); do
+    s_rates+=("$(scalebench_rate "$t")")
+    p_rates+=("$(OMP_NUM_THREADS=$t "$python" "$here/torch_train.py" "$t" --steps "$steps" | awk '{print $2}')")
+  done
+  s=$(printf '%s\n' "${s_rates[@]}" | median)
+  p=$(printf '%s\n' "${p_rates[@]}" | median)
+  echo "# threads=$t scalebench rounds: ${s_rates[*]}; pytorch rounds: ${p_rates[*]}"
+  awk -v t="$t" -v s="$s" -v p="$p" \
+    'BEGIN {printf "mnist_cnn threads=%s scalebench=%.1f img/s pytorch=%.1f img/s ratio=%.2f\n", t, s, p, s / p}'
+done
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
