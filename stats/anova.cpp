@@ -18,9 +18,14 @@ OneWayAnova one_way_anova(const std::vector<std::vector<double>>& groups) {
     throw StatsError("one-way ANOVA needs more observations than groups (N=" + std::to_string(s.total) +
                      ", k=" + std::to_string(groups.size()) + "); repeat some measurement");
   }
+  return one_way_anova_from_sums(s.ss_between, s.ss_within, k, n);
+}
+
+// The ANOVA table from its sums of squares (Scheffe 1959, ch. 3), shared by raw and summary input.
+OneWayAnova one_way_anova_from_sums(double ss_between, double ss_within, double k, double n) {
   OneWayAnova r;
-  r.ss_between = s.ss_between;
-  r.ss_within = s.ss_within;
+  r.ss_between = ss_between;
+  r.ss_within = ss_within;
   r.df_between = k - 1;
   r.df_within = n - k;
   r.ms_between = r.ss_between / r.df_between;

@@ -23,4 +23,8 @@ struct OneWayAnova {
 // Fisher's one-way ANOVA over k >= 2 groups with N > k observations in total.
 OneWayAnova one_way_anova(const std::vector<std::vector<double>>& groups);
 
+// The rest of the table from its sums of squares, k groups and N observations: d.f., mean squares,
+// F and p. With ms_within == 0: F = +inf and p = 0 when ms_between > 0, both NaN when it is 0 too.
+OneWayAnova one_way_anova_from_sums(double ss_between, double ss_within, double k, double n);
+
 }  // namespace scalebench::stats

@@ -20,10 +20,13 @@ double shifted_mean(const std::vector<double>& values, double shift) {
   return first + correction / n;
 }
 
-void check_groups(const std::vector<std::vector<double>>& groups) {
-  if (groups.size() < 2) {
-    throw StatsError("one-way ANOVA needs at least two groups, got " + std::to_string(groups.size()) +
-                     " (compare at least two configurations)");
+}  // namespace
+
+void check_groups(const std::vector<std::vector<double>>& groups, std::string_view method,
+                  std::size_t min_groups) {
+  if (groups.size() < min_groups) {
+    throw StatsError(std::string(method) + " needs at least " + std::to_string(min_groups) + " groups, got " +
+                     std::to_string(groups.size()) + " (compare at least two configurations)");
   }
   for (std::size_t i = 0; i < groups.size(); ++i) {
     if (groups[i].empty()) {
@@ -37,10 +40,8 @@ void check_groups(const std::vector<std::vector<double>>& groups) {
   }
 }
 
-}  // namespace
-
 GroupSummary summarize_groups(const std::vector<std::vector<double>>& groups) {
-  check_groups(groups);
+  check_groups(groups, "one-way ANOVA");
   GroupSummary s;
   s.shift = groups.front().front();
   double all_sum = 0;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 #include <vector>
 
 namespace scalebench::stats::detail {
@@ -18,6 +19,11 @@ struct GroupSummary {
   double ss_between = 0;            // sum over groups of n_i (mean_i - grand_mean)^2
   std::size_t total = 0;            // N
 };
+
+// Throws StatsError, naming `method`, for fewer than `min_groups` groups, an empty group or a
+// non-finite observation: the input every group-comparing method refuses.
+void check_groups(const std::vector<std::vector<double>>& groups, std::string_view method,
+                  std::size_t min_groups = 2);
 
 // Throws StatsError for fewer than two groups, an empty group or a non-finite observation.
 GroupSummary summarize_groups(const std::vector<std::vector<double>>& groups);

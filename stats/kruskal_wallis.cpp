@@ -1,5 +1,7 @@
 #include "stats/kruskal_wallis.hpp"
 
+#include "stats/groups.hpp"
+
 #include <algorithm>
 #include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
@@ -10,29 +12,13 @@
 namespace scalebench::stats {
 namespace {
 
-void check_groups(const std::vector<std::vector<double>>& groups) {
-  if (groups.size() < 2) {
-    throw StatsError("Kruskal-Wallis needs at least two groups, got " +
-                     std::to_string(groups.size()));
-  }
-  for (std::size_t i = 0; i < groups.size(); ++i) {
-    if (groups[i].empty())
-      throw StatsError("group " + std::to_string(i) +
-                       " is empty (every group needs an observation)");
-    for (double x : groups[i]) {
-      if (!std::isfinite(x))
-        throw StatsError("group " + std::to_string(i) +
-                         " holds a non-finite observation (NaN or inf)");
-    }
-  }
-}
 
 }  // namespace
 
 // Kruskal & Wallis (1952, JASA 47:583), tie correction as R's kruskal.test (Hollander & Wolfe
 // 1973, 6.1).
 KruskalWallis kruskal_wallis(const std::vector<std::vector<double>>& groups) {
-  check_groups(groups);
+  detail::check_groups(groups, "Kruskal-Wallis");
   std::vector<std::pair<double, std::size_t>> all;  // (value, group)
   for (std::size_t i = 0; i < groups.size(); ++i) {
     for (double x : groups[i]) all.emplace_back(x, i);

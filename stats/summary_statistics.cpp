@@ -1,5 +1,7 @@
 #include "stats/summary_statistics.hpp"
 
+#include "stats/groups.hpp"
+
 #include <boost/math/distributions/fisher_f.hpp>
 #include <cmath>
 #include <cstddef>
@@ -53,17 +55,10 @@ void check_summaries(const std::vector<GroupSummary>& groups) {
 
 // Two-pass mean and sample sd per group (Chan, Golub & LeVeque 1983).
 std::vector<GroupSummary> summarize(const std::vector<std::vector<double>>& groups) {
+  detail::check_groups(groups, "summarize", 0);
   std::vector<GroupSummary> out;
   out.reserve(groups.size());
   for (std::size_t i = 0; i < groups.size(); ++i) {
-    if (groups[i].empty())
-      throw StatsError("group " + std::to_string(i) +
-                       " is empty (every group needs an observation)");
-    for (double x : groups[i]) {
-      if (!std::isfinite(x))
-        throw StatsError("group " + std::to_string(i) +
-                         " holds a non-finite observation (NaN or inf)");
-    }
     out.push_back({std::to_string(i), static_cast<double>(groups[i].size()), mean(groups[i]),
                    sample_sd(groups[i]).value_or(kNaN)});
   }
@@ -82,25 +77,12 @@ OneWayAnova one_way_anova_from_summary(const std::vector<GroupSummary>& groups) 
                      ", k=" + std::to_string(groups.size()) + ")");
   }
   const double grand = grand_mean(groups, n);
-  OneWayAnova r;
+  double ss_between = 0, ss_within = 0;
   for (const auto& g : groups) {
-    if (g.n >= 2) r.ss_within += (g.n - 1) * g.sd * g.sd;
-    r.ss_between += g.n * (g.mean - grand) * (g.mean - grand);
+    if (g.n >= 2) ss_within += (g.n - 1) * g.sd * g.sd;
+    ss_between += g.n * (g.mean - grand) * (g.mean - grand);
   }
-  r.df_between = k - 1;
-  r.df_within = n - k;
-  r.ms_between = r.ss_between / r.df_between;
-  r.ms_within = r.ss_within / r.df_within;
-  if (r.ms_within > 0) {
-    r.f = r.ms_between / r.ms_within;
-    boost::math::fisher_f_distribution<double> dist(r.df_between, r.df_within);
-    r.p = boost::math::cdf(
-        boost::math::complement(dist, r.f));  // upper tail directly: 1e-258 stays 1e-258
-  } else {
-    r.f = r.ms_between > 0 ? kInf : kNaN;
-    r.p = r.ms_between > 0 ? 0 : kNaN;
-  }
-  return r;
+  return one_way_anova_from_sums(ss_between, ss_within, k, n);
 }
 
 // Tukey (1953) HSD with the Tukey-Kramer standard error (Kramer 1956), as R's TukeyHSD.aov.
