@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "reference_file.hpp"
 #include "test_support.hpp"
 
 namespace scalebench::test {
@@ -19,22 +20,10 @@ struct FactorialRecord {
 
 inline const std::vector<FactorialRecord>& factorial_reference() {
   static const std::vector<FactorialRecord> records = [] {
-    const auto path = data_dir() / "stats" / "factorial_reference.txt";
-    std::ifstream in(path);
-    if (!in) {
-      throw std::runtime_error("cannot read " + path.string() + " (run scripts/reference/factorial_reference.R)");
-    }
     std::vector<FactorialRecord> out;
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream words(line);
-      FactorialRecord r;
-      words >> r.name >> r.kind;
-      std::string word;
-      while (words >> word) r.words.push_back(word);
-      out.push_back(std::move(r));
-    }
+    for (const auto& words :
+         read_reference_lines("factorial_reference.txt", "scripts/reference/factorial_reference.R"))
+      out.push_back({words.at(0), words.at(1), std::vector<std::string>(words.begin() + 2, words.end())});
     return out;
   }();
   return records;

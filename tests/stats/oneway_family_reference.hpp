@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "stats/summary_statistics.hpp"
+#include "reference_file.hpp"
 #include "test_support.hpp"
 
 namespace scalebench::test::oneway {
@@ -22,22 +23,10 @@ struct Record {
 
 inline const std::vector<Record>& reference() {
   static const std::vector<Record> records = [] {
-    const auto path = data_dir() / "stats" / "oneway_family_reference.txt";
-    std::ifstream in(path);
-    if (!in)
-      throw std::runtime_error("cannot read " + path.string() +
-                               " (run scripts/reference/oneway_family_reference.R)");
     std::vector<Record> out;
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream words(line);
-      Record r;
-      words >> r.name >> r.kind;
-      std::string word;
-      while (words >> word) r.numbers.push_back(std::stod(word));
-      out.push_back(std::move(r));
-    }
+    for (const auto& words :
+         read_reference_lines("oneway_family_reference.txt", "scripts/reference/oneway_family_reference.R"))
+      out.push_back({words.at(0), words.at(1), to_numbers(words.begin() + 2, words.end())});
     return out;
   }();
   return records;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "reference_file.hpp"
 #include "test_support.hpp"
 
 namespace scalebench::test {
@@ -20,19 +21,13 @@ struct RRecord {
 
 inline const std::vector<RRecord>& r_reference() {
   static const std::vector<RRecord> records = [] {
-    const auto path = data_dir() / "stats" / "r_reference.txt";
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path.string() + " (run scripts/reference/stats_reference.R)");
     std::vector<RRecord> out;
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream words(line);
+    for (const auto& words : read_reference_lines("r_reference.txt", "scripts/reference/stats_reference.R")) {
       RRecord r;
-      words >> r.name;
-      if (r.name.rfind("ptukey", 0) != 0) words >> r.kind;
-      std::string word;
-      while (words >> word) r.numbers.push_back(std::stod(word));
+      r.name = words.at(0);
+      const std::size_t first_number = r.name.rfind("ptukey", 0) == 0 ? 1 : 2;  // ptukey rows have no kind
+      if (first_number == 2) r.kind = words.at(1);
+      r.numbers = to_numbers(words.begin() + first_number, words.end());
       out.push_back(std::move(r));
     }
     return out;
