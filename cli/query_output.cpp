@@ -1,5 +1,7 @@
 #include "cli/query_output.hpp"
 
+#include "plotting/format.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,16 +13,6 @@ namespace {
 std::size_t display_width(std::string_view text) {
   return static_cast<std::size_t>(
       std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
-
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + '"';
 }
 
 }  // namespace
@@ -51,10 +43,10 @@ std::string format_aligned(const db::QueryResult& result) {
 std::string format_csv(const db::QueryResult& result) {
   std::string out;
   for (std::size_t i = 0; i < result.columns.size(); ++i)
-    out += (i ? "," : "") + csv_field(result.columns[i]);
+    out += (i ? "," : "") + plotting::csv_field(result.columns[i]);
   out += "\r\n";
   for (const auto& row : result.rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + csv_field(row[i].value_or(""));
+    for (std::size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + plotting::csv_field(row[i].value_or(""));
     out += "\r\n";
   }
   return out;

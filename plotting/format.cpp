@@ -30,4 +30,14 @@ std::string format_percent(double fraction) { return fmt::format("{:.1f}%", frac
 
 std::string format_exact(double value) { return fmt::format("{}", value); }
 
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 }  // namespace scalebench::plotting

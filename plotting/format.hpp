@@ -23,4 +23,7 @@ std::string format_percent(double fraction);
 // Shortest text that reads back to the same double ("0.1", "29.77", "1e-300"); "nan"/"inf" as such.
 std::string format_exact(double value);
 
+// One CSV field (RFC 4180): quoted when it holds a comma, quote or line break, quotes doubled.
+std::string csv_field(std::string_view text);
+
 }  // namespace scalebench::plotting
