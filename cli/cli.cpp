@@ -90,6 +90,7 @@ const std::vector<Entry>& table() {
              ->capture_default_str();
          app.add_option("--confidence", options->confidence, "Family-wise confidence level")
              ->capture_default_str();
+         app.add_option("--base", options->base, "Only the post-hoc pairs against this level");
          app.add_flag("--json", options->json, "JSON output (a stable contract, docs/statistics.md)");
          return [options, &out, &err] { return stats_command(*options, out, err); };
        }},

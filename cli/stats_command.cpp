@@ -276,6 +276,30 @@ plotting::StatsReport analyze_summary_file(const std::string& path, double confi
   return report;
 }
 
+void keep_pairs_against(plotting::StatsReport& report, const std::string& base) {
+  const auto filter = [&](std::vector<plotting::StatsPairRow>& pairs) {
+    std::vector<plotting::StatsPairRow> kept;
+    for (auto pair : pairs) {
+      if (pair.a == base) {  // a-b with a the base: flip to other-base
+        std::swap(pair.a, pair.b);
+        pair.diff = -pair.diff;
+        const double lower = -pair.upr;
+        pair.upr = -pair.lwr;
+        pair.lwr = lower;
+      }
+      if (pair.b == base) kept.push_back(pair);
+    }
+    pairs = std::move(kept);
+  };
+  filter(report.tukey);
+  filter(report.games_howell);
+  if (report.tukey.empty())
+    throw InputError(fmt::format("--base {}: no such level among the compared groups", base));
+  report.warnings.push_back(fmt::format(
+      "pairs against {} only; their p-values are those of the all-pairs Tukey family (conservative "
+      "for comparisons against one base; Dunnett's test would be less so)", base));
+}
+
 int stats_command(const StatsCommand& options, std::ostream& out, std::ostream&) {
   const int sources = (options.csv ? 1 : 0) + (options.summary ? 1 : 0) + (options.database ? 1 : 0);
   if (sources != 1) throw InputError("give exactly one of --csv FILE, --summary FILE, --db PATH");
@@ -294,6 +318,7 @@ int stats_command(const StatsCommand& options, std::ostream& out, std::ostream&)
         observations_from_database(*options.database, options.experiment, options.factors, options.unit),
         options.ss_type, options.confidence);
   }
+  if (options.base) keep_pairs_against(report, *options.base);
   out << (options.json ? plotting::render_stats_json(report) : plotting::render_stats_text(report));
   return 0;
 }

@@ -21,6 +21,7 @@ struct StatsCommand {
   int ss_type = 2;
   std::string unit = "run";                // with --db: "run" (mean of a run's epochs) or "epoch"
   double confidence = 0.95;
+  std::optional<std::string> base;         // keep only the Tukey pairs against this level
   bool json = false;
 };
 
@@ -44,6 +45,11 @@ Observations observations_from_database(const std::string& path,
 
 plotting::StatsReport analyze_observations(const Observations& data, int ss_type, double confidence);
 plotting::StatsReport analyze_summary_file(const std::string& path, double confidence);
+
+// Keeps the post-hoc pairs that involve `base`, turned to read base first (diff = mean(base) - mean(other)
+// flipped to mean(other) - mean(base) with a = other). The p-values stay those of the all-pairs
+// family (conservative for k - 1 comparisons). Throws InputError when no pair holds `base`.
+void keep_pairs_against(plotting::StatsReport& report, const std::string& base);
 
 int stats_command(const StatsCommand& options, std::ostream& out, std::ostream& err);
 

@@ -187,3 +187,20 @@ TEST_CASE("one factor: the robust family comes along") {
   REQUIRE(report.groups.size() == 3);
   CHECK(report.groups[0].ci_lower.has_value());
 }
+
+TEST_CASE("--base keeps the pairs against one level, read as other - base") {
+  auto report = cli::analyze_observations(
+      cli::observations_from_csv(kWarpbreaks, "breaks", {"tension"}), 2, 0.95);
+  cli::keep_pairs_against(report, "M");
+  REQUIRE(report.tukey.size() == 2);
+  // R's M-L row (diff -10, lwr -19.55982, upr -0.4401756) turned to L-M.
+  CHECK(report.tukey[0].a == "L");
+  CHECK(report.tukey[0].b == "M");
+  CHECK(report.tukey[0].diff == doctest::Approx(10.0));
+  CHECK(report.tukey[0].lwr == doctest::Approx(0.4401756).epsilon(1e-6));
+  CHECK(report.tukey[0].upr == doctest::Approx(19.55982).epsilon(1e-6));
+  CHECK(report.tukey[0].p_adj == doctest::Approx(0.0384598).epsilon(1e-5));
+  CHECK(report.tukey[1].a == "H");  // R's H-M row unchanged
+  CHECK(report.games_howell.size() == 2);
+  CHECK_THROWS_AS(cli::keep_pairs_against(report, "X"), cli::InputError);
+}
