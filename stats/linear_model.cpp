@@ -1,5 +1,7 @@
 #include "stats/linear_model.hpp"
 
+#include "stats/descriptive.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -29,17 +31,6 @@ void reflect(const std::vector<double>& v, double vtv, std::size_t from, double*
   for (std::size_t i = from; i < v.size(); ++i) dot += v[i] * target[i];
   const double s = 2 * dot / vtv;
   for (std::size_t i = from; i < v.size(); ++i) target[i] -= s * v[i];
-}
-
-// Corrected two-pass mean (Chan, Golub & LeVeque 1983).
-double careful_mean(const std::vector<double>& y) {
-  const double n = static_cast<double>(y.size());
-  double sum = 0;
-  for (double v : y) sum += v;
-  const double first = sum / n;
-  double correction = 0;
-  for (double v : y) correction += v - first;
-  return first + correction / n;
 }
 
 // The QR fit proper. Returns the index of the first aliased column (and leaves `fit` unfinished),
@@ -151,7 +142,7 @@ SequentialAnova sequential_anova(const std::vector<double>& response, const std:
   // Centre first: data like 1e12 + small effects then reach the QR as small numbers. Each y - m is
   // exact when y and m are within a factor of two (Sterbenz), and a rounding of m is a constant
   // that the intercept takes up, leaving every sum of squares below untouched.
-  const double m = careful_mean(response);
+  const double m = mean(response);
   std::vector<double> centred(n);
   for (std::size_t i = 0; i < n; ++i) centred[i] = response[i] - m;
   // Total SS about the mean of the centred values: the (sum c)^2 / n term removes the rounding of m.
