@@ -193,6 +193,20 @@ class PoolPlan final : public LayerPlan {
                                                         : algorithm::pooling_avg_exclude_padding;
     const Dims strides = to_dims(o.stride), kernel = to_dims(o.kernel),
                pad_l = to_dims(o.padding), pad_r = to_dims(o.padding_end);
+    // 2×2/2 max pooling of nChw8c (the convolutions' format on AVX2) runs in a loop of our own:
+    // oneDNN 2.6's jit pooling takes ~4× the memory-bound time, and its backward zero-fills
+    // diff_src before scattering. The backward finds the window's first maximum again from src
+    // and dst (the order oneDNN and PyTorch pick it in) instead of keeping a workspace.
+    fast_ = o.kind == PoolKind::max && o.kernel == Pair{2, 2} && o.stride == Pair{2, 2} &&
+            o.padding == Pair{0, 0} && o.padding_end == Pair{0, 0} && s[2] % 2 == 0 &&
+            s[3] % 2 == 0 && src == memory::desc(s, dt::f32, tag::aBcd8b);
+    if (fast_) {
+      dst_desc_ = memory::desc(dst_dims, dt::f32, tag::aBcd8b);
+      blocks_ = static_cast<std::int64_t>(s[0] * ((s[1] + 7) / 8));
+      oh_ = static_cast<std::int64_t>(dst_dims[2]);
+      ow_ = static_cast<std::int64_t>(dst_dims[3]);
+      return;
+    }
     const dnnl::pooling_forward::primitive_desc fwd_pd(
         {prop_kind::forward_training, alg, src, any_desc(dst_dims), strides, kernel, pad_l, pad_r},
         engine());
@@ -204,14 +218,22 @@ class PoolPlan final : public LayerPlan {
   }
 
   void forward(const memory& src, const memory& dst, bool) override {
+    if (fast_) {
+      fast_forward(data_of(src), data_of(dst));
+      return;
+    }
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
     if (workspace_) args[DNNL_ARG_WORKSPACE] = workspace_;
     execute(fwd_, args);
   }
 
-  void backward(const memory&, const memory&, const memory& diff_dst,
+  void backward(const memory& src, const memory& dst, const memory& diff_dst,
                 const memory& diff_src) override {
     if (!diff_src) return;
+    if (fast_) {
+      fast_backward(data_of(src), data_of(dst), data_of(diff_dst), data_of(diff_src));
+      return;
+    }
     std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, diff_dst},
                                          {DNNL_ARG_DIFF_SRC, diff_src}};
     if (workspace_) args[DNNL_ARG_WORKSPACE] = workspace_;
@@ -219,6 +241,58 @@ class PoolPlan final : public LayerPlan {
   }
 
  private:
+  // nChw8c: the 8 channels of a block are contiguous, then width, then height.
+  void fast_forward(const float* x, float* y) const {
+    const std::int64_t ow = ow_, iw8 = 2 * ow_ * 8, rows = blocks_ * oh_;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* r0 = x + 2 * r * iw8;
+      const float* r1 = r0 + iw8;
+      float* out = y + r * ow * 8;
+      for (std::int64_t j = 0; j < ow; ++j) {
+        const float* a = r0 + 16 * j;
+        const float* b = r1 + 16 * j;
+        float* o = out + 8 * j;
+#pragma omp simd
+        for (int c = 0; c < 8; ++c) {
+          const float m0 = a[c + 8] > a[c] ? a[c + 8] : a[c];
+          const float m1 = b[c + 8] > b[c] ? b[c + 8] : b[c];
+          o[c] = m1 > m0 ? m1 : m0;
+        }
+      }
+    }
+  }
+
+  void fast_backward(const float* x, const float* y, const float* dy, float* dx) const {
+    const std::int64_t ow = ow_, iw8 = 2 * ow_ * 8, rows = blocks_ * oh_;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* x0 = x + 2 * r * iw8;
+      const float* x1 = x0 + iw8;
+      float* d0 = dx + 2 * r * iw8;
+      float* d1 = d0 + iw8;
+      const float* yr = y + r * ow * 8;
+      const float* dyr = dy + r * ow * 8;
+      for (std::int64_t j = 0; j < ow; ++j) {
+#pragma omp simd
+        for (int c = 0; c < 8; ++c) {
+          const std::int64_t k = 8 * j + c, i = 16 * j + c;
+          const float m = yr[k], g0 = dyr[k];
+          // The first of (0,0), (0,1), (1,0), (1,1) equal to the maximum takes the gradient.
+          const bool e00 = x0[i] == m, e01 = x0[i + 8] == m, e10 = x1[i] == m;
+          d0[i] = e00 ? g0 : 0.0f;
+          const float g1 = e00 ? 0.0f : g0;
+          d0[i + 8] = e01 ? g1 : 0.0f;
+          const float g2 = e01 ? 0.0f : g1;
+          d1[i] = e10 ? g2 : 0.0f;
+          d1[i + 8] = e10 ? 0.0f : g2;
+        }
+      }
+    }
+  }
+
+  bool fast_ = false;
+  std::int64_t blocks_ = 0, oh_ = 0, ow_ = 0;
   dnnl::pooling_forward fwd_;
   dnnl::pooling_backward bwd_;
   memory workspace_;
@@ -402,13 +476,13 @@ class DropoutPlan final : public LayerPlan {
     // Keep when the top 24 bits of the hash are at or above rate·2²⁴.
     const auto threshold = static_cast<std::uint32_t>(layer_.rate_ * 16777216.0f);
     const float scale = 1.0f / (1.0f - layer_.rate_);
-    std::uint8_t* mask = mask_.data();
+    float* mask = mask_.data();
     const auto n = static_cast<std::int64_t>(count_);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       const auto bits = static_cast<std::uint32_t>(splitmix64(key + static_cast<std::uint64_t>(i)) >> 40);
       const bool keep = bits >= threshold;
-      mask[i] = keep ? 1 : 0;
+      mask[i] = keep ? scale : 0.0f;
       y[i] = keep ? x[i] * scale : 0.0f;
     }
   }
@@ -421,17 +495,17 @@ class DropoutPlan final : public LayerPlan {
       if (dx != dy) std::memcpy(dx, dy, count_ * sizeof(float));
       return;
     }
-    const float scale = 1.0f / (1.0f - layer_.rate_);
-    const std::uint8_t* mask = mask_.data();
+    // The mask holds 0 or the scale: one multiply (dy·0 is ±0, as good as the 0 it was).
+    const float* mask = mask_.data();
     const auto n = static_cast<std::int64_t>(count_);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) dx[i] = mask[i] ? dy[i] * scale : 0.0f;
+#pragma omp parallel for simd schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) dx[i] = dy[i] * mask[i];
   }
 
  private:
   Dropout& layer_;
   std::size_t count_;
-  std::vector<std::uint8_t> mask_;
+  std::vector<float> mask_;  // 0 (dropped) or 1/(1 − rate) (kept)
 };
 
 // ---- dense ----

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "trainer/errors.hpp"
 
@@ -49,12 +50,21 @@ class Adadelta final : public Optimizer {
   Adadelta(std::size_t size, float wd) : wd_(wd), square_avg_(size), acc_delta_(size) {}
   void step(std::span<float> w, std::span<const float> g, double lr) override {
     const auto a = static_cast<float>(lr);
-    for (std::size_t i = 0; i < w.size(); ++i) {
-      const float gi = decayed(g[i], w[i], wd_);
-      square_avg_[i] = rho_ * square_avg_[i] + (1 - rho_) * gi * gi;
-      const float delta = std::sqrt(acc_delta_[i] + eps_) / std::sqrt(square_avg_[i] + eps_) * gi;
-      acc_delta_[i] = rho_ * acc_delta_[i] + (1 - rho_) * delta * delta;
-      w[i] -= a * delta;
+    const float rho = rho_, eps = eps_, wd = wd_;
+    float* __restrict wp = w.data();
+    const float* __restrict gp = g.data();
+    float* __restrict sq = square_avg_.data();
+    float* __restrict acc = acc_delta_.data();
+    const auto n = static_cast<std::int64_t>(w.size());
+    // Element-wise and independent: vectorized (sqrt and division are exact in SIMD too).
+#pragma omp parallel for simd schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float gi = decayed(gp[i], wp[i], wd);
+      const float s = rho * sq[i] + (1 - rho) * gi * gi;
+      sq[i] = s;
+      const float delta = std::sqrt(acc[i] + eps) / std::sqrt(s + eps) * gi;
+      acc[i] = rho * acc[i] + (1 - rho) * delta * delta;
+      wp[i] -= a * delta;
     }
   }
 
