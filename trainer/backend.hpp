@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -53,6 +54,13 @@ class Model {
   // learning rate of set_learning_rate() (initially OptimizerOptions::lr).
   virtual void optimizer_step() = 0;
   virtual void set_learning_rate(double lr) = 0;
+  // Called during train_batch's backward each time the gradients from `offset` to the end of
+  // gradients() are final: parameters are stored in layer order and backward runs from the last
+  // layer to the first, so `offset` only decreases within one step (and ends at 0). Lets the
+  // gradient allreduce of finished buckets overlap the rest of backward. A model that never
+  // calls it is correct too: the loop reduces whatever is left after train_batch returns.
+  using GradientsReady = std::function<void(std::size_t offset)>;
+  virtual void set_gradients_ready(GradientsReady callback) { (void)callback; }
   // Forward only: loss and correct count, no gradients.
   virtual BatchStats evaluate(std::span<const float> images, std::span<const std::int32_t> labels,
                               std::size_t batch) = 0;
