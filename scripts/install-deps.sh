@@ -10,7 +10,7 @@ packages=(
   libsqlite3-dev sqlite3
   libfmt-dev nlohmann-json3-dev libcli11-dev doctest-dev
   libopenmpi-dev openmpi-bin
-  libdnnl-dev zlib1g-dev
+  libdnnl-dev ocl-icd-opencl-dev zlib1g-dev   # dnnl-config.cmake calls find_package(OpenCL): only a Recommends
   gnuplot-nox
   dataset-fashion-mnist
 )
