@@ -141,6 +141,41 @@ TEST_CASE("batch norm backward matches finite differences of the training forwar
   check_layer("batch norm 16 channels", bn16, {2, 16, 3, 3}, 11);
 }
 
+TEST_CASE("batch norm with fused ReLU equals batch norm then ReLU, forward and backward") {
+  std::mt19937 rng(6);
+  const Dims xd{4, 16, 3, 3};
+  std::vector<float> x = random_vector(element_count(xd), rng);
+  std::vector<float> p = random_vector(32, rng, 0.5f), g1(p.size()), g2(p.size());
+  BatchNorm linear(16), fused(16, 1e-5f, 0.1f, true);
+  CHECK(fused.kind() == "batch_norm_relu");
+  linear.bind(p, g1);
+  fused.bind(p, g2);
+  Harness hl(linear, xd, x), hf(fused, xd, x);
+  const std::vector<float> yl = hl.forward(), yf = hf.forward();
+  const std::vector<float> r = random_vector(yl.size(), rng);
+  std::vector<float> relu_y(yl.size()), masked_r(r.size());
+  for (std::size_t i = 0; i < yl.size(); ++i) {
+    relu_y[i] = std::max(yl[i], 0.0f);
+    masked_r[i] = yl[i] > 0 ? r[i] : 0.0f;
+  }
+  check_close("fused bn relu y", yf, relu_y, 1e-6);
+  check_close("fused bn relu dx", hf.backward(r), hl.backward(masked_r), 1e-5);
+  check_close("fused bn relu dparams", g2, g1, 1e-5);
+  // Inference uses the running statistics, with the ReLU as well.
+  const std::vector<float> yi = hf.forward(false), yli = hl.forward(false);
+  for (std::size_t i = 0; i < yi.size(); ++i) CHECK(yi[i] == doctest::Approx(std::max(yli[i], 0.0f)));
+}
+
+TEST_CASE("tanh forward is std::tanh and its backward matches finite differences") {
+  Eltwise tanh_layer(Activation::tanh);
+  CHECK(tanh_layer.kind() == "tanh");
+  check_layer("tanh", tanh_layer, {2, 3, 4, 4}, 16);
+  std::vector<float> x{-3.0f, -0.5f, 0.0f, 0.25f, 2.0f, 9.0f};
+  Harness h(tanh_layer, {6}, x);
+  const std::vector<float> y = h.forward();
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == doctest::Approx(std::tanh(x[i])).epsilon(1e-6));
+}
+
 TEST_CASE("relu, relu6, flatten and dense backward match finite differences") {
   Eltwise relu(Activation::relu);
   check_layer("relu", relu, {2, 3, 4, 4}, 12, 1e-2f, 2e-3, true);

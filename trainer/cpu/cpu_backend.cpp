@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <oneapi/dnnl/dnnl.h>
 
-#include "trainer/cpu/sequential.hpp"
+#include "trainer/cpu/models.hpp"
 
 namespace scalebench::trainer::cpu {
 namespace {

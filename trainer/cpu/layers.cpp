@@ -312,17 +312,21 @@ class BatchNormPlan final : public LayerPlan {
       throw std::invalid_argument(
           fmt::format("batch_norm expects {} channels in dimension 1", layer.channels_));
     }
+    dnnl::normalization_flags flags = kScaleShift;
+    if (layer.relu_) flags = flags | dnnl::normalization_flags::fuse_norm_relu;
     const dnnl::batch_normalization_forward::primitive_desc train_pd(
-        {prop_kind::forward_training, src, layer.epsilon_, kScaleShift}, engine());
+        {prop_kind::forward_training, src, layer.epsilon_, flags}, engine());
     const dnnl::batch_normalization_forward::primitive_desc infer_pd(
         {prop_kind::forward_inference, src, layer.epsilon_,
-         kScaleShift | dnnl::normalization_flags::use_global_stats},
+         flags | dnnl::normalization_flags::use_global_stats},
         engine());
     dst_desc_ = train_pd.dst_desc();
     train_ = dnnl::batch_normalization_forward(train_pd);
     infer_ = dnnl::batch_normalization_forward(infer_pd);
     bwd_ = dnnl::batch_normalization_backward(dnnl::batch_normalization_backward::primitive_desc(
-        {prop_kind::backward, src, src, layer.epsilon_, kScaleShift}, engine(), train_pd));
+        {prop_kind::backward, src, src, layer.epsilon_, flags}, engine(), train_pd));
+    // The fused ReLU's mask (one bit per element), written by the forward, read by the backward.
+    if (layer.relu_) workspace_ = make_memory(train_pd.workspace_desc());
     mean_ = make_memory(train_pd.mean_desc());
     variance_ = make_memory(train_pd.variance_desc());
     const memory::desc c = plain_desc({static_cast<memory::dim>(layer.channels_)});
@@ -350,12 +354,11 @@ class BatchNormPlan final : public LayerPlan {
                        {DNNL_ARG_SHIFT, beta_}});
       return;
     }
-    execute(train_, {{DNNL_ARG_SRC, src},
-                     {DNNL_ARG_DST, dst},
-                     {DNNL_ARG_MEAN, mean_},
-                     {DNNL_ARG_VARIANCE, variance_},
-                     {DNNL_ARG_SCALE, gamma_},
-                     {DNNL_ARG_SHIFT, beta_}});
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},         {DNNL_ARG_DST, dst},
+                                         {DNNL_ARG_MEAN, mean_},      {DNNL_ARG_VARIANCE, variance_},
+                                         {DNNL_ARG_SCALE, gamma_},    {DNNL_ARG_SHIFT, beta_}};
+    if (workspace_) args[DNNL_ARG_WORKSPACE] = workspace_;
+    execute(train_, args);
     stream().wait();
     // PyTorch's running statistics: the variance term is the unbiased batch variance.
     const float m = layer_.momentum_;
@@ -376,15 +379,17 @@ class BatchNormPlan final : public LayerPlan {
       if (!scratch_) scratch_ = make_memory(src_desc_);
       target = scratch_;
     }
-    execute(bwd_, {{DNNL_ARG_SRC, src},
-                   {DNNL_ARG_MEAN, mean_},
-                   {DNNL_ARG_VARIANCE, variance_},
-                   {DNNL_ARG_DIFF_DST, diff_dst},
-                   {DNNL_ARG_SCALE, gamma_},
-                   {DNNL_ARG_SHIFT, beta_},  // oneDNN 2.6 wants it, though unused
-                   {DNNL_ARG_DIFF_SRC, target},
-                   {DNNL_ARG_DIFF_SCALE, gamma_grad_},
-                   {DNNL_ARG_DIFF_SHIFT, beta_grad_}});
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
+                                         {DNNL_ARG_MEAN, mean_},
+                                         {DNNL_ARG_VARIANCE, variance_},
+                                         {DNNL_ARG_DIFF_DST, diff_dst},
+                                         {DNNL_ARG_SCALE, gamma_},
+                                         {DNNL_ARG_SHIFT, beta_},  // oneDNN 2.6 wants it, though unused
+                                         {DNNL_ARG_DIFF_SRC, target},
+                                         {DNNL_ARG_DIFF_SCALE, gamma_grad_},
+                                         {DNNL_ARG_DIFF_SHIFT, beta_grad_}};
+    if (workspace_) args[DNNL_ARG_WORKSPACE] = workspace_;
+    execute(bwd_, args);
   }
 
  private:
@@ -392,7 +397,7 @@ class BatchNormPlan final : public LayerPlan {
   dnnl::batch_normalization_forward train_, infer_;
   dnnl::batch_normalization_backward bwd_;
   memory mean_, variance_, gamma_, beta_, gamma_grad_, beta_grad_, running_mean_, running_var_;
-  memory scratch_;
+  memory scratch_, workspace_;
   memory::desc src_desc_;
   double per_channel_ = 1;
 };
@@ -404,9 +409,10 @@ namespace {
 class EltwisePlan final : public LayerPlan {
  public:
   EltwisePlan(Activation activation, const memory::desc& src) {
-    const algorithm alg =
-        activation == Activation::relu ? algorithm::eltwise_relu : algorithm::eltwise_clip_v2;
-    const float alpha = 0.0f, beta = activation == Activation::relu ? 0.0f : 6.0f;
+    const algorithm alg = activation == Activation::relu    ? algorithm::eltwise_relu
+                          : activation == Activation::relu6 ? algorithm::eltwise_clip_v2
+                                                            : algorithm::eltwise_tanh;
+    const float alpha = 0.0f, beta = activation == Activation::relu6 ? 6.0f : 0.0f;
     const dnnl::eltwise_forward::primitive_desc fwd_pd(
         {prop_kind::forward_training, alg, src, alpha, beta}, engine());
     dst_desc_ = fwd_pd.dst_desc();
@@ -625,10 +631,11 @@ std::unique_ptr<LayerPlan> GlobalAvgPool::plan(const memory::desc& src) {
   return std::make_unique<PoolPlan>(o, src);
 }
 
-BatchNorm::BatchNorm(int channels, float epsilon, float momentum)
+BatchNorm::BatchNorm(int channels, float epsilon, float momentum, bool relu)
     : channels_(static_cast<std::size_t>(channels)),
       epsilon_(epsilon),
       momentum_(momentum),
+      relu_(relu),
       running_mean_(channels_, 0.0f),
       running_var_(channels_, 1.0f) {}
 

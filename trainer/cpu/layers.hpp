@@ -122,11 +122,14 @@ class GlobalAvgPool final : public Layer {
 
 // Batch normalization over N, H, W per channel (PyTorch's conventions): training uses the
 // batch's mean and biased variance and updates running_mean/var with momentum (running var from
-// the unbiased batch variance); inference uses the running statistics.
+// the unbiased batch variance); inference uses the running statistics. With `relu` a ReLU follows
+// inside the same oneDNN primitive (fuse_norm_relu): one pass over memory instead of two, and
+// no separate activation tensor (the ResNet/Inception conv→BN→ReLU blocks).
 class BatchNorm final : public Layer {
  public:
-  explicit BatchNorm(int channels, float epsilon = 1e-5f, float momentum = 0.1f);
-  std::string_view kind() const override { return "batch_norm"; }
+  explicit BatchNorm(int channels, float epsilon = 1e-5f, float momentum = 0.1f,
+                     bool relu = false);
+  std::string_view kind() const override { return relu_ ? "batch_norm_relu" : "batch_norm"; }
   std::size_t parameter_count() const override { return 2 * channels_; }
   void bind(std::span<float> parameters, std::span<float> gradients) override;
   void init(std::mt19937& rng) override;  // gamma 1, beta 0
@@ -138,17 +141,23 @@ class BatchNorm final : public Layer {
   friend class BatchNormPlan;
   std::size_t channels_;
   float epsilon_, momentum_;
+  bool relu_;
   std::span<float> gamma_, beta_, gamma_grad_, beta_grad_;
   std::vector<float> running_mean_, running_var_;
 };
 
-enum class Activation { relu, relu6 };
+enum class Activation { relu, relu6, tanh };
 
 class Eltwise final : public Layer {
  public:
   explicit Eltwise(Activation activation) : activation_(activation) {}
   std::string_view kind() const override {
-    return activation_ == Activation::relu ? "relu" : "relu6";
+    switch (activation_) {
+      case Activation::relu: return "relu";
+      case Activation::relu6: return "relu6";
+      case Activation::tanh: return "tanh";
+    }
+    return "eltwise";
   }
   std::unique_ptr<LayerPlan> plan(const memory::desc& src) override;
 
