@@ -146,6 +146,17 @@ for name, make in optimizers:
         opt.step()
     put("w", w)
 
+# Layers added with the graph models (appended here so that the cases above keep their values):
+# tanh (LeNet-5), batch norm with the ReLU fused (ResNet/Inception units, Inception's eps 1e-3),
+# and a 7x1 convolution with padding (3, 0) (Inception's factorised 7x7).
+torch.set_default_dtype(torch.float64)
+layer_case("tanh", torch.tanh, [("x", rand(2, 3, 4, 4))])
+layer_case("batchnorm_relu_train",
+           lambda x, g, b: F.relu(F.batch_norm(x, torch.zeros(16), torch.ones(16), g, b,
+                                               training=True, momentum=0.1, eps=1e-3)),
+           [("x", rand(3, 16, 3, 3, scale=2.0))], [("gamma", rand(16)), ("beta", rand(16))])
+conv_case("conv_7x1_pad30", 2, 3, 8, 5, 4, (7, 1), 1, (3, 0), 1, bias=False)
+
 with open(sys.argv[1], "w") as f:
     f.write("# written by scripts/reference/torch_layers.py with torch %s\n" % torch.__version__)
     f.write("\n".join(out) + "\n")

@@ -75,6 +75,15 @@ TEST_CASE("conv2d matches PyTorch: 1x3 kernel, padding (0, 1)") {
   compare_layer("conv_1x3_pad01", conv, {"w", "b"});
 }
 
+TEST_CASE("conv2d matches PyTorch: 7x1 kernel, padding (3, 0), no bias (Inception)") {
+  Conv2dOptions o = conv2d(3, 4, 1);
+  o.kernel = {7, 1};
+  o.padding = o.padding_end = {3, 0};
+  o.bias = false;
+  Conv2d conv(o);
+  compare_layer("conv_7x1_pad30", conv, {"w"});
+}
+
 TEST_CASE("pooling matches PyTorch") {
   Pool2d max2(Pool2dOptions{});
   compare_layer("maxpool_2x2", max2);
@@ -107,6 +116,16 @@ TEST_CASE("batch norm matches PyTorch in inference") {
   std::vector<float> x = c.at("x").values;
   Harness h(bn, c.at("x").dims, x);
   check_close("batchnorm inference y", h.forward(false), c.at("y").values, kTolerance);
+}
+
+TEST_CASE("batch norm with fused ReLU matches PyTorch's relu(batch_norm) in training") {
+  BatchNorm bn(16, 1e-3f, 0.1f, true);
+  compare_layer("batchnorm_relu_train", bn, {"gamma", "beta"});
+}
+
+TEST_CASE("tanh matches PyTorch") {
+  Eltwise tanh_layer(Activation::tanh);
+  compare_layer("tanh", tanh_layer);
 }
 
 TEST_CASE("relu, relu6, flatten and dense match PyTorch") {
