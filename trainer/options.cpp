@@ -8,6 +8,12 @@
 
 namespace scalebench::trainer {
 
+const std::vector<std::string>& model_names() {
+  static const std::vector<std::string> names{"mlp",      "mnist_cnn",    "lenet5",      "vgg16",
+                                              "resnet50", "inception_v3", "mobilenet_v2"};
+  return names;
+}
+
 void add_options(CLI::App& app, TrainOptions& o) {
   app.description(
       "scalebench-train: the built-in data-parallel trainer. Run it alone, or under mpirun/srun "
@@ -15,8 +21,10 @@ void add_options(CLI::App& app, TrainOptions& o) {
       "docs/trainer-output.md.");
   app.option_defaults()->always_capture_default();
 
-  app.add_option("--model", o.model, "Model to train: mlp, or mnist_cnn (the Keras MNIST CNN)")
-      ->check(CLI::IsMember({"mlp", "mnist_cnn"}));
+  app.add_option("--model", o.model,
+                 "Model to train (docs/trainer.md): mlp, mnist_cnn (the Keras MNIST CNN), lenet5, "
+                 "vgg16, resnet50, inception_v3, mobilenet_v2")
+      ->check(CLI::IsMember(model_names()));
   app.add_option("--hidden", o.hidden, "Hidden layer widths of the MLP, e.g. 256,128")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);

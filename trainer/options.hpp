@@ -33,6 +33,9 @@ struct TrainOptions {
   std::string backend = "cpu";
 };
 
+// The --model names every backend answers to (a backend may refuse one with a clear error).
+const std::vector<std::string>& model_names();
+
 // Declares every option on `app`, bound to `options`.
 void add_options(CLI::App& app, TrainOptions& options);
 // Checks what CLI11 cannot: option combinations (synthetic-only options, --data-dir with

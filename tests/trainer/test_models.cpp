@@ -10,6 +10,7 @@
 
 #include "trainer/cpu/models.hpp"
 #include "trainer/errors.hpp"
+#include "trainer/options.hpp"
 
 using namespace scalebench::trainer;
 
@@ -108,4 +109,8 @@ TEST_CASE("every model trains on a small input") {
     CHECK(last < first);
     CHECK(std::isfinite(model->evaluate(x, labels, batch).loss_sum));
   }
+}
+
+TEST_CASE("--model accepts exactly the CPU backend's models") {
+  CHECK(scalebench::trainer::model_names() == cpu::model_names());
 }
