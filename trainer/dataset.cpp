@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <fstream>
 #include <random>
 
 #include "trainer/errors.hpp"
@@ -94,6 +95,21 @@ Dataset make_synthetic_split(const SyntheticSpec& spec, const std::vector<float>
     for (std::size_t k = 0; k < n; ++k) image[k] = 0.3f * proto[k] + 0.7f * unit_float(rng);
   }
   return out;
+}
+
+// The CIFAR files in `dir`, or in the subdirectory the archive extracts to when `dir` is its
+// parent: whichever holds `first`. Neither: `dir` itself, so that errors name the file there.
+fs::path cifar_dir(const fs::path& dir, const std::string& subdir, const std::string& first,
+                   const std::string& what, const std::string& archive) {
+  if (!fs::is_directory(dir)) {
+    throw DatasetError(fmt::format(
+        "{} directory {} does not exist (hint: extract {} from "
+        "https://www.cs.toronto.edu/~kriz/cifar.html and pass --data-dir, or use --dataset "
+        "synthetic --input-shape 3x32x32)",
+        what, dir.string(), archive));
+  }
+  if (!fs::exists(dir / first) && fs::exists(dir / subdir / first)) return dir / subdir;
+  return dir;
 }
 
 }  // namespace
@@ -237,6 +253,91 @@ DataSplit load_idx_dir(const fs::path& dir) {
                                      to_string(split.train.shape)));
     }
   }
+  return split;
+}
+
+Dataset read_cifar(const std::vector<fs::path>& files, const CifarFormat& format) {
+  const std::size_t record = format.record_bytes();
+  const auto label_bytes = static_cast<std::size_t>(format.label_bytes);
+  const std::size_t pixels = record - label_bytes;
+
+  // Check every size first: a bad last file should not cost reading the others.
+  std::vector<std::size_t> records;
+  for (const fs::path& path : files) {
+    std::error_code ec;
+    const std::uintmax_t bytes = fs::file_size(path, ec);
+    if (ec) throw DatasetError(fmt::format("cannot open {}: {}", path.string(), ec.message()));
+    if (bytes == 0 || bytes % record != 0) {
+      throw DatasetError(fmt::format(
+          "{}: {} bytes is not a whole number of {}-byte records ({} label byte{} + 3072 pixels); "
+          "truncated, or not the binary version?",
+          path.string(), bytes, record, label_bytes, label_bytes == 1 ? "" : "s"));
+    }
+    records.push_back(static_cast<std::size_t>(bytes / record));
+  }
+
+  Dataset out;
+  out.shape = Shape{3, 32, 32};
+  out.classes = format.classes();
+  std::size_t total = 0;
+  for (std::size_t n : records) total += n;
+  out.images.resize(total * pixels);
+  out.labels.resize(total);
+
+  std::vector<unsigned char> bytes;
+  std::size_t next = 0;  // the first image of the current file in `out`
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    const fs::path& path = files[f];
+    bytes.resize(records[f] * record);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      throw DatasetError(fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
+    }
+    if (!in.read(reinterpret_cast<char*>(bytes.data()),
+                 static_cast<std::streamsize>(bytes.size()))) {
+      throw DatasetError(
+          fmt::format("cannot read {}: shorter than its size on disk", path.string()));
+    }
+    for (std::size_t r = 0; r < records[f]; ++r) {
+      const unsigned char* p = bytes.data() + r * record;
+      for (std::size_t k = 0; k < label_bytes; ++k) {
+        if (p[k] >= format.label_classes[k]) {
+          throw DatasetError(fmt::format(
+              "{}: record {} (from 0): {} {} out of range for {} classes", path.string(), r,
+              format.label_names[k], int{p[k]}, format.label_classes[k]));
+        }
+      }
+      out.labels[next + r] = p[format.label_index];
+      float* image = out.images.data() + (next + r) * pixels;
+      for (std::size_t k = 0; k < pixels; ++k) {
+        image[k] = static_cast<float>(p[label_bytes + k]) * (1.0f / 255.0f);
+      }
+    }
+    next += records[f];
+  }
+  return out;
+}
+
+DataSplit load_cifar10(const fs::path& dir) {
+  const fs::path base = cifar_dir(dir, "cifar-10-batches-bin", "data_batch_1.bin", "CIFAR-10",
+                                  "cifar-10-binary.tar.gz");
+  std::vector<fs::path> train_files;
+  for (int i = 1; i <= 5; ++i) train_files.push_back(base / fmt::format("data_batch_{}.bin", i));
+  DataSplit split;
+  split.name = "cifar10";
+  split.train = read_cifar(train_files, kCifar10);
+  split.test = read_cifar({base / "test_batch.bin"}, kCifar10);
+  return split;
+}
+
+DataSplit load_cifar100(const fs::path& dir, bool coarse) {
+  const fs::path base =
+      cifar_dir(dir, "cifar-100-binary", "train.bin", "CIFAR-100", "cifar-100-binary.tar.gz");
+  const CifarFormat& format = coarse ? kCifar100Coarse : kCifar100Fine;
+  DataSplit split;
+  split.name = coarse ? "cifar100-coarse" : "cifar100";
+  split.train = read_cifar({base / "train.bin"}, format);
+  split.test = read_cifar({base / "test.bin"}, format);
   return split;
 }
 

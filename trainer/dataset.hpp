@@ -1,7 +1,9 @@
-// Training data: IDX files (MNIST / Fashion-MNIST format, gzip'd or raw) and a seeded synthetic
-// set. Images are stored as floats scaled to [0, 1], one image after another (C×H×W each).
+// Training data: IDX files (MNIST / Fashion-MNIST format, gzip'd or raw), CIFAR-10 and CIFAR-100
+// (their binary versions) and a seeded synthetic set. Images are stored as floats scaled to [0, 1],
+// one image after another (C×H×W each).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -67,6 +69,34 @@ Dataset read_idx_pair(const std::filesystem::path& images_path,
 DataSplit load_fashion_mnist(const std::filesystem::path& dir);
 // Any MNIST-style IDX set in `dir`: train-* required, t10k-* used when present.
 DataSplit load_idx_dir(const std::filesystem::path& dir);
+
+// The record layout of one of the CIFAR binary files: `label_bytes` label bytes (CIFAR-10: the
+// class; CIFAR-100: the coarse class, then the fine one), then 3072 pixel bytes, the R, G and B
+// 32x32 planes row-major, which is already the C×H×W order of Dataset.
+struct CifarFormat {
+  int label_bytes = 1;
+  int label_index = 0;                      // the label byte used as the class
+  std::array<int, 2> label_classes{10, 0};  // the range of each label byte, checked on reading
+  std::array<const char*, 2> label_names{"label", ""};  // for error messages
+
+  int classes() const { return label_classes[static_cast<std::size_t>(label_index)]; }
+  std::size_t record_bytes() const { return static_cast<std::size_t>(label_bytes) + 3 * 32 * 32; }
+};
+inline constexpr CifarFormat kCifar10{1, 0, {10, 0}, {"label", ""}};
+inline constexpr CifarFormat kCifar100Fine{2, 1, {20, 100}, {"coarse label", "fine label"}};
+inline constexpr CifarFormat kCifar100Coarse{2, 0, {20, 100}, {"coarse label", "fine label"}};
+
+// Reads CIFAR binary files one after another into one 3×32×32 data set, pixels scaled to [0, 1].
+// Throws DatasetError naming the file on a missing or empty file, a size that is not a multiple
+// of the record size, or a label (any of the record's labels) out of range, with its record index.
+Dataset read_cifar(const std::vector<std::filesystem::path>& files, const CifarFormat& format);
+
+// CIFAR-10 binary version from `dir` or from its archive's subdirectory dir/cifar-10-batches-bin:
+// data_batch_1..5.bin for training and test_batch.bin; all six must exist.
+DataSplit load_cifar10(const std::filesystem::path& dir);
+// CIFAR-100 binary version from `dir` or dir/cifar-100-binary: train.bin and test.bin, with the
+// 100 fine labels, or the 20 coarse ones when `coarse` (the split is then named cifar100-coarse).
+DataSplit load_cifar100(const std::filesystem::path& dir, bool coarse = false);
 
 struct SyntheticSpec {
   Shape shape;

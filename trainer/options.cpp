@@ -28,10 +28,14 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--hidden", o.hidden, "Hidden layer widths of the MLP, e.g. 256,128")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
-  app.add_option("--dataset", o.dataset, "Training data")
-      ->check(CLI::IsMember({"fashion-mnist", "idx", "synthetic"}));
+  app.add_option("--dataset", o.dataset, "Training data (docs/trainer.md, Datasets)")
+      ->check(CLI::IsMember({"fashion-mnist", "idx", "cifar10", "cifar100", "synthetic"}));
   app.add_option("--data-dir", o.data_dir,
-                 "Directory of train-/t10k- IDX files (gzip'd or raw) for fashion-mnist and idx");
+                 "fashion-mnist, idx: directory of train-/t10k- IDX files (gzip'd or raw); "
+                 "cifar10, cifar100: directory of the binary version's .bin files, or the one "
+                 "holding cifar-10-batches-bin/ or cifar-100-binary/");
+  app.add_flag("--coarse-labels", o.coarse_labels,
+               "cifar100: train on the 20 coarse classes instead of the 100 fine ones");
   app.add_option("--input-shape", o.input_shape, "Synthetic data: image shape CxHxW [1x28x28]");
   app.add_option("--classes", o.classes, "Synthetic data: number of classes [10]")
       ->check(CLI::Range(2, 1 << 20));
@@ -78,6 +82,16 @@ void validate(const TrainOptions& o) {
           "files; use --train-limit to train on fewer images)",
           given, o.dataset));
     }
+  }
+  const bool cifar = o.dataset == "cifar10" || o.dataset == "cifar100";
+  if (cifar && o.data_dir == kDefaultDataDir) {
+    // The default is Fashion-MNIST's directory; reading CIFAR there would only fail later.
+    throw UsageError(
+        fmt::format("--dataset {} needs --data-dir DIR, the extracted {}-binary.tar.gz", o.dataset,
+                    o.dataset == "cifar10" ? "cifar-10" : "cifar-100"));
+  }
+  if (o.coarse_labels && o.dataset != "cifar100") {
+    throw UsageError("--coarse-labels applies to --dataset cifar100 only");
   }
   if (o.hidden.empty()) throw UsageError("--hidden needs at least one width");
 }

@@ -10,11 +10,15 @@
 
 namespace scalebench::trainer {
 
+// Where Debian's dataset-fashion-mnist puts its files; the other file datasets need --data-dir.
+inline constexpr const char* kDefaultDataDir = "/usr/share/datasets/fashion-mnist";
+
 struct TrainOptions {
   std::string model = "mlp";
   std::vector<int> hidden{128};
-  std::string dataset = "fashion-mnist";  // fashion-mnist | idx | synthetic
-  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  std::string dataset = "fashion-mnist";  // fashion-mnist | idx | cifar10 | cifar100 | synthetic
+  std::string data_dir = kDefaultDataDir;
+  bool coarse_labels = false;  // CIFAR-100's 20 superclasses instead of its 100 classes
   // Synthetic data only; unset means the default (1x28x28, 10 classes, 60000 / 10000 images).
   std::optional<std::string> input_shape;
   std::optional<int> classes;
@@ -39,7 +43,7 @@ const std::vector<std::string>& model_names();
 // Declares every option on `app`, bound to `options`.
 void add_options(CLI::App& app, TrainOptions& options);
 // Checks what CLI11 cannot: option combinations (synthetic-only options, --data-dir with
-// synthetic data). Throws UsageError.
+// synthetic data, --data-dir for CIFAR). Throws UsageError.
 void validate(const TrainOptions& options);
 
 }  // namespace scalebench::trainer

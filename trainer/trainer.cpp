@@ -77,6 +77,10 @@ DataSplit load_data(const TrainOptions& o) {
     data = load_fashion_mnist(o.data_dir);
   } else if (o.dataset == "idx") {
     data = load_idx_dir(o.data_dir);
+  } else if (o.dataset == "cifar10") {
+    data = load_cifar10(o.data_dir);
+  } else if (o.dataset == "cifar100") {
+    data = load_cifar100(o.data_dir, o.coarse_labels);
   } else if (o.dataset == "synthetic") {
     SyntheticSpec spec;
     if (o.input_shape) spec.shape = parse_shape(*o.input_shape);
@@ -86,8 +90,8 @@ DataSplit load_data(const TrainOptions& o) {
     spec.seed = o.seed;
     data = make_synthetic(spec);
   } else {
-    throw UsageError(
-        fmt::format("unknown dataset '{}' (fashion-mnist, idx, synthetic)", o.dataset));
+    throw UsageError(fmt::format(
+        "unknown dataset '{}' (fashion-mnist, idx, cifar10, cifar100, synthetic)", o.dataset));
   }
   if (o.train_limit > 0) data.train.truncate(o.train_limit);
   return data;

@@ -1,4 +1,5 @@
-// trainer/dataset.cpp: IDX files (gzip'd and raw), their errors, synthetic data, shapes.
+// trainer/dataset.cpp: IDX files (gzip'd and raw), CIFAR binary files, their errors, synthetic
+// data, shapes.
 #include <doctest/doctest.h>
 #include <zlib.h>
 
@@ -50,6 +51,34 @@ std::vector<std::uint8_t> tiny_pixels() {
   std::vector<std::uint8_t> pixels(18);
   for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(i * 15);
   return pixels;
+}
+
+// One CIFAR record: its label bytes, then 3072 pixels where pixel k of channel c is
+// (seed + 3·c + k) mod 256, so that every record, plane and position is recognisable.
+std::vector<std::uint8_t> cifar_record(const std::vector<std::uint8_t>& labels, int seed) {
+  std::vector<std::uint8_t> out(labels);
+  for (int c = 0; c < 3; ++c) {
+    for (int k = 0; k < 1024; ++k)
+      out.push_back(static_cast<std::uint8_t>((seed + 3 * c + k) % 256));
+  }
+  return out;
+}
+
+// A CIFAR-10 file of records with these labels; record r's pixels use seed `first_seed + r`.
+void write_cifar10(const fs::path& path, const std::vector<std::uint8_t>& labels,
+                   int first_seed = 0) {
+  std::vector<std::uint8_t> bytes;
+  for (std::size_t r = 0; r < labels.size(); ++r) {
+    const auto record = cifar_record({labels[r]}, first_seed + static_cast<int>(r));
+    bytes.insert(bytes.end(), record.begin(), record.end());
+  }
+  write_raw(path, bytes);
+}
+
+// The pixel that cifar_record put at channel c, position k, scaled exactly as the loader (and the
+// IDX reader) scales it: × (1/255), which differs from / 255 in the last bit for some values.
+float cifar_pixel(int seed, int c, int k) {
+  return static_cast<float>((seed + 3 * c + k) % 256) * (1.0f / 255.0f);
 }
 
 // The message of the DatasetError thrown by f, or "" when none is thrown.
@@ -153,6 +182,145 @@ TEST_CASE("the installed Fashion-MNIST has the documented sizes") {
   CHECK(split.test->size() == 10000);
   CHECK(split.train.shape == Shape{1, 28, 28});
   CHECK(split.train.classes == 10);
+}
+
+TEST_CASE("CIFAR-10 records read back as 3x32x32 R, G, B planes scaled to [0, 1]") {
+  TempDir dir;
+  write_cifar10(dir / "batch.bin", {7, 0, 9}, 100);
+  const Dataset data = read_cifar({dir / "batch.bin"}, kCifar10);
+  CHECK(data.size() == 3);
+  CHECK(data.shape == Shape{3, 32, 32});
+  CHECK(data.classes == 10);
+  CHECK(data.labels == std::vector<std::int32_t>{7, 0, 9});
+  REQUIRE(data.images.size() == 3 * 3072);
+  for (int r = 0; r < 3; ++r) {
+    const auto image = data.image(static_cast<std::size_t>(r));
+    for (int c = 0; c < 3; ++c) {
+      for (int k : {0, 1, 32, 155, 1023}) {
+        INFO("record ", r, " channel ", c, " pixel ", k);
+        CHECK(image[static_cast<std::size_t>(c * 1024 + k)] == cifar_pixel(100 + r, c, k));
+      }
+    }
+  }
+  // Record 1, red plane, pixel 155: (101 + 155) mod 256 = 0; pixel 154 is 255.
+  CHECK(data.image(1)[155] == 0.0f);
+  CHECK(data.image(1)[154] == 1.0f);
+}
+
+TEST_CASE(
+    "CIFAR-10: five training batches in order and the test batch, in DIR or its subdirectory") {
+  for (const char* subdir : {"", "cifar-10-batches-bin"}) {
+    INFO("subdirectory '", std::string(subdir), "'");
+    TempDir dir;
+    const fs::path base = dir.path() / subdir;
+    fs::create_directories(base);
+    for (int b = 1; b <= 5; ++b) {
+      // Batch b holds b records labelled b, b, ...: 15 training images in all.
+      write_cifar10(
+          base / ("data_batch_" + std::to_string(b) + ".bin"),
+          std::vector<std::uint8_t>(static_cast<std::size_t>(b), static_cast<std::uint8_t>(b)),
+          10 * b);
+    }
+    write_cifar10(base / "test_batch.bin", {3, 4}, 50);
+    const DataSplit split = load_cifar10(dir.path());
+    CHECK(split.name == "cifar10");
+    CHECK(split.train.size() == 15);
+    CHECK(split.train.shape == Shape{3, 32, 32});
+    CHECK(split.train.classes == 10);
+    CHECK(split.train.labels ==
+          std::vector<std::int32_t>{1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5});
+    CHECK(split.train.image(3)[0] == cifar_pixel(30, 0, 0));  // data_batch_3's first record
+    CHECK(split.train.image(14)[2047] == cifar_pixel(54, 1, 1023));
+    REQUIRE(split.test.has_value());
+    CHECK(split.test->size() == 2);
+    CHECK(split.test->labels == std::vector<std::int32_t>{3, 4});
+    CHECK(split.test->image(1)[3071] == cifar_pixel(51, 2, 1023));
+  }
+}
+
+TEST_CASE(
+    "CIFAR-100: the fine label by default, the coarse one when asked, in DIR or its subdirectory") {
+  for (const char* subdir : {"", "cifar-100-binary"}) {
+    INFO("subdirectory '", std::string(subdir), "'");
+    TempDir dir;
+    const fs::path base = dir.path() / subdir;
+    fs::create_directories(base);
+    std::vector<std::uint8_t> train;
+    for (const auto& labels : std::vector<std::vector<std::uint8_t>>{{19, 99}, {0, 42}, {5, 0}}) {
+      const auto record = cifar_record(labels, labels[1]);
+      train.insert(train.end(), record.begin(), record.end());
+    }
+    write_raw(base / "train.bin", train);
+    write_raw(base / "test.bin", cifar_record({11, 77}, 77));
+
+    const DataSplit fine = load_cifar100(dir.path());
+    CHECK(fine.name == "cifar100");
+    CHECK(fine.train.classes == 100);
+    CHECK(fine.train.size() == 3);
+    CHECK(fine.train.shape == Shape{3, 32, 32});
+    CHECK(fine.train.labels == std::vector<std::int32_t>{99, 42, 0});
+    CHECK(fine.train.image(1)[1024 + 5] == cifar_pixel(42, 1, 5));  // after two label bytes
+    REQUIRE(fine.test.has_value());
+    CHECK(fine.test->labels == std::vector<std::int32_t>{77});
+    CHECK(fine.test->image(0)[3071] == cifar_pixel(77, 2, 1023));
+
+    const DataSplit coarse = load_cifar100(dir.path(), true);
+    CHECK(coarse.name == "cifar100-coarse");
+    CHECK(coarse.train.classes == 20);
+    CHECK(coarse.train.labels == std::vector<std::int32_t>{19, 0, 5});
+    CHECK(coarse.test->labels == std::vector<std::int32_t>{11});
+    CHECK(coarse.train.images == fine.train.images);
+  }
+}
+
+TEST_CASE("CIFAR errors name the file: missing, not whole records, labels out of range") {
+  TempDir dir;
+  for (int b : {1, 2, 4, 5}) {
+    write_cifar10(dir / ("data_batch_" + std::to_string(b) + ".bin"), {1});
+  }
+  write_cifar10(dir / "test_batch.bin", {1});
+  const std::string missing = dataset_error([&] { load_cifar10(dir.path()); });
+  CHECK(missing.find("cannot open") != std::string::npos);
+  CHECK(missing.find((dir / "data_batch_3.bin").string()) != std::string::npos);
+
+  std::vector<std::uint8_t> ragged = cifar_record({1}, 0);
+  ragged.push_back(0);  // one byte more than a record
+  write_raw(dir / "data_batch_3.bin", ragged);
+  const std::string size = dataset_error([&] { load_cifar10(dir.path()); });
+  CHECK(size.find((dir / "data_batch_3.bin").string()) != std::string::npos);
+  CHECK(size.find("3074 bytes is not a whole number of 3073-byte records") != std::string::npos);
+  write_raw(dir / "empty.bin", {});
+  CHECK(dataset_error([&] {
+          read_cifar({dir / "empty.bin"}, kCifar10);
+        }).find("0 bytes is not a whole number") != std::string::npos);
+
+  write_cifar10(dir / "data_batch_3.bin", {0, 9, 10, 1});
+  const std::string label = dataset_error([&] { load_cifar10(dir.path()); });
+  CHECK(label.find((dir / "data_batch_3.bin").string() + ": record 2 (from 0): label 10 out of "
+                                                         "range for 10 classes") !=
+        std::string::npos);
+
+  // CIFAR-100: 3074-byte records; both labels are checked, whichever one is used.
+  write_raw(dir / "c100.bin", cifar_record({3, 100}, 0));
+  CHECK(dataset_error([&] {
+          read_cifar({dir / "c100.bin"}, kCifar100Coarse);
+        }).find("record 0 (from 0): fine label 100 out of range for 100 classes") !=
+        std::string::npos);
+  write_raw(dir / "c100.bin", cifar_record({20, 4}, 0));
+  CHECK(dataset_error([&] {
+          read_cifar({dir / "c100.bin"}, kCifar100Fine);
+        }).find("coarse label 20 out of range for 20 classes") != std::string::npos);
+  write_cifar10(dir / "c10.bin", {1});  // a CIFAR-10 file read as CIFAR-100
+  CHECK(dataset_error([&] {
+          read_cifar({dir / "c10.bin"}, kCifar100Fine);
+        }).find("3073 bytes is not a whole number of 3074-byte records") != std::string::npos);
+
+  const std::string no_dir = dataset_error([] { load_cifar100("/nonexistent/cifar"); });
+  CHECK(no_dir.find("/nonexistent/cifar") != std::string::npos);
+  CHECK(no_dir.find("cifar-100-binary.tar.gz") != std::string::npos);
+  TempDir empty;
+  CHECK(dataset_error([&] { load_cifar100(empty.path()); }).find((empty / "train.bin").string()) !=
+        std::string::npos);
 }
 
 TEST_CASE("synthetic data is seeded, shaped and labelled as asked") {

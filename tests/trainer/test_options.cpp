@@ -87,3 +87,29 @@ TEST_CASE("synthetic-only options need --dataset synthetic") {
     }
   }
 }
+
+TEST_CASE("CIFAR datasets parse, need --data-dir, and only cifar100 takes --coarse-labels") {
+  const TrainOptions c10 = parse({"--dataset", "cifar10", "--data-dir", "/data/cifar"});
+  CHECK(c10.dataset == "cifar10");
+  CHECK_FALSE(c10.coarse_labels);
+  CHECK_NOTHROW(validate(c10));
+  const TrainOptions c100 =
+      parse({"--dataset", "cifar100", "--data-dir", "/data/cifar", "--coarse-labels"});
+  CHECK(c100.coarse_labels);
+  CHECK_NOTHROW(validate(c100));
+
+  for (const char* name : {"cifar10", "cifar100"}) {
+    INFO(name);
+    try {
+      validate(parse({"--dataset", name}));  // still Fashion-MNIST's default directory
+      FAIL("no error");
+    } catch (const UsageError& e) {
+      CHECK(std::string(e.what()).find("needs --data-dir") != std::string::npos);
+    }
+  }
+  CHECK_THROWS_AS(validate(parse({"--dataset", "cifar10", "--data-dir", "/d", "--coarse-labels"})),
+                  UsageError);
+  CHECK_THROWS_AS(
+      validate(parse({"--input-shape", "3x32x32", "--dataset", "cifar10", "--data-dir", "/d"})),
+      UsageError);
+}

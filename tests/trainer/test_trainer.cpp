@@ -2,11 +2,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "test_support.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/trainer.hpp"
 
@@ -38,6 +41,15 @@ TrainOptions small_synthetic_options() {
   o.lr = 0.05;
   o.seed = 3;
   return o;
+}
+
+// A CIFAR file of `records` records of `label_bytes` label bytes (label r mod 10) and pixels r.
+void write_cifar(const std::filesystem::path& path, int records, int label_bytes) {
+  std::ofstream out(path, std::ios::binary);
+  for (int r = 0; r < records; ++r) {
+    const std::string labels(static_cast<std::size_t>(label_bytes), static_cast<char>(r % 10));
+    out << labels << std::string(3072, static_cast<char>(r));
+  }
 }
 
 }  // namespace
@@ -191,4 +203,39 @@ TEST_CASE("warm-up and every optimizer run end to end") {
     INFO(name);
     CHECK(std::isfinite(run.summary.epochs.back().loss));
   }
+}
+
+TEST_CASE("load_data reads CIFAR-10 and CIFAR-100 from --data-dir, and a run trains on them") {
+  scalebench::test::TempDir dir;
+  std::filesystem::create_directories(dir / "cifar-10-batches-bin");
+  for (int b = 1; b <= 5; ++b) {
+    write_cifar(dir / "cifar-10-batches-bin" / ("data_batch_" + std::to_string(b) + ".bin"), 20, 1);
+  }
+  write_cifar(dir / "cifar-10-batches-bin" / "test_batch.bin", 10, 1);
+  write_cifar(dir / "train.bin", 40, 2);
+  write_cifar(dir / "test.bin", 10, 2);
+
+  TrainOptions o;
+  o.dataset = "cifar10";
+  o.data_dir = dir.path().string();
+  o.hidden = {8};
+  o.epochs = 1;
+  o.batch_size = 20;
+  o.train_limit = 60;
+  const Run c10 = train_collecting(o, load_data(o));
+  // 3072 → 8 → 10: 3072·8 + 8 + 8·10 + 10 parameters; 60 of the 100 training images.
+  CHECK(c10.lines[0] ==
+        "scalebench-train model=mlp parameters=24674 dataset=cifar10 train_images=60 "
+        "test_images=10 np=1 batch_size=20 lr=0.05 seed=1 threads=1 backend=cpu");
+
+  o.dataset = "cifar100";
+  o.train_limit = 0;
+  const DataSplit fine = load_data(o);
+  CHECK(fine.train.size() == 40);
+  CHECK(fine.train.classes == 100);
+  o.coarse_labels = true;
+  const Run coarse = train_collecting(o, load_data(o));
+  // 20 coarse classes: 3072·8 + 8 + 8·20 + 20 parameters.
+  CHECK(coarse.lines[0].starts_with(
+      "scalebench-train model=mlp parameters=24764 dataset=cifar100-coarse train_images=40 "));
 }
