@@ -1,8 +1,13 @@
 #include "trainer/cpu/dnnl_util.hpp"
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 namespace scalebench::trainer::cpu {
@@ -25,12 +30,23 @@ memory::desc plain_desc(const Dims& dims) {
   using tag = memory::format_tag;
   tag t = tag::undef;
   switch (dims.size()) {
-    case 1: t = tag::a; break;
-    case 2: t = tag::ab; break;
-    case 3: t = tag::abc; break;
-    case 4: t = tag::abcd; break;
-    case 5: t = tag::abcde; break;
-    default: throw std::invalid_argument(fmt::format("no plain format for {} dims", dims.size()));
+    case 1:
+      t = tag::a;
+      break;
+    case 2:
+      t = tag::ab;
+      break;
+    case 3:
+      t = tag::abc;
+      break;
+    case 4:
+      t = tag::abcd;
+      break;
+    case 5:
+      t = tag::abcde;
+      break;
+    default:
+      throw std::invalid_argument(fmt::format("no plain format for {} dims", dims.size()));
   }
   return memory::desc(dims, memory::data_type::f32, t);
 }
@@ -38,6 +54,57 @@ memory::desc plain_desc(const Dims& dims) {
 bool is_plain(const memory::desc& desc) { return desc == plain_desc(desc.dims()); }
 
 std::size_t float_count(const memory::desc& desc) { return desc.get_size() / sizeof(float); }
+
+namespace {
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+}
+
+HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes < kHugePage) {
+    data_ = std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64);
+    if (data_ == nullptr) throw std::bad_alloc();
+    std::memset(data_, 0, bytes);
+    return;
+  }
+  // Anonymous pages arrive zero-filled: no memset (the kernel clears each page once, on first
+  // touch). Over-allocate by one huge page to start on a 2 MiB boundary.
+  mapped_ = (bytes + 2 * kHugePage - 1) / kHugePage * kHugePage;
+  void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  map_ = p;
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  data_ = reinterpret_cast<void*>((address + kHugePage - 1) / kHugePage * kHugePage);
+  (void)madvise(data_, mapped_ - kHugePage, MADV_HUGEPAGE);  // advice only: fine if refused
+}
+
+void HostBuffer::release() {
+  if (map_ != nullptr) {
+    munmap(map_, mapped_);
+  } else {
+    std::free(data_);
+  }
+  data_ = map_ = nullptr;
+  bytes_ = mapped_ = 0;
+}
+
+HostBuffer::HostBuffer(HostBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      map_(std::exchange(other.map_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)),
+      mapped_(std::exchange(other.mapped_, 0)) {}
+
+HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    map_ = std::exchange(other.map_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    mapped_ = std::exchange(other.mapped_, 0);
+  }
+  return *this;
+}
+
+HostBuffer::~HostBuffer() { release(); }
 
 memory make_memory(const memory::desc& desc) {
   memory m(desc, engine());

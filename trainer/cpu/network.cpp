@@ -136,7 +136,8 @@ Network::Plan& Network::plan(std::size_t batch) {
       throw std::invalid_argument(fmt::format(
           "graph node {} ({}): {}", i, node.layer ? node.layer->kind() : "add/concat", e.what()));
     }
-    p.activations[i] = make_memory(np.dst);
+    p.buffers.emplace_back(np.dst.get_size());
+    p.activations[i] = wrap(np.dst, p.buffers.back().data());
   }
   const memory::desc& out = p.nodes.back().dst;
   if (!is_plain(out) || out.dims().size() != 2) {
@@ -236,18 +237,61 @@ void Network::backward(Plan& p) {
   stream().wait();
 }
 
+void Network::allocate_backward(Plan& p) {
+  const std::vector<Node>& nodes = graph_.nodes();
+  const std::size_t n = nodes.size();
+  p.deltas.resize(n);
+  p.partials.resize(n);
+  // Replays backward's order: node i's backward writes its inputs' deltas (taking a free buffer
+  // of the same layout, or a new one), then its own delta is free. Equal layouts only, so a
+  // blocked format's zero padding is never overwritten by another layout's data.
+  std::vector<std::pair<memory::desc, std::vector<float*>>> free_lists;
+  auto free_list = [&](const memory::desc& d) -> std::vector<float*>& {
+    for (auto& [desc, list] : free_lists)
+      if (desc == d) return list;
+    return free_lists.emplace_back(d, std::vector<float*>()).second;
+  };
+  auto take = [&](std::size_t j) {
+    const memory::desc& d = p.nodes[j].dst;
+    std::vector<float*>& list = free_list(d);
+    float* data = nullptr;
+    if (list.empty()) {
+      data = p.buffers.emplace_back(d.get_size()).data();
+    } else {
+      data = list.back();
+      list.pop_back();
+    }
+    p.deltas[j] = wrap(d, data);
+  };
+  take(n - 1);  // the loss gradient
+  for (std::size_t i = n; i-- > 1;) {
+    for (int j : nodes[i].inputs) {
+      const auto k = static_cast<std::size_t>(j);
+      if (k != 0 && !p.deltas[k]) take(k);
+    }
+    free_list(p.nodes[i].dst).push_back(data_of(p.deltas[i]));
+  }
+  // A later consumer's share is added to the delta at once: one scratch per layout suffices.
+  std::vector<std::pair<memory::desc, float*>> scratch;
+  for (std::size_t i = 1; i < n; ++i) {
+    if (consumers_[i] < 2) continue;
+    const memory::desc& d = p.nodes[i].dst;
+    float* data = nullptr;
+    for (const auto& [desc, ptr] : scratch)
+      if (desc == d) data = ptr;
+    if (data == nullptr) {
+      data = p.buffers.emplace_back(d.get_size()).data();
+      scratch.emplace_back(d, data);
+    }
+    p.partials[i] = wrap(d, data);
+  }
+}
+
 BatchStats Network::train_batch(std::span<const float> images, std::span<const std::int32_t> labels,
                                 std::size_t batch) {
   Plan& p = plan(batch);
   const BatchStats stats = forward(p, images, labels, batch, true);
-  if (p.deltas.empty()) {  // training plans only: evaluation needs no gradients
-    p.deltas.resize(p.nodes.size());
-    p.partials.resize(p.nodes.size());
-    for (std::size_t i = 1; i < p.nodes.size(); ++i) {
-      p.deltas[i] = make_memory(p.nodes[i].dst);
-      if (consumers_[i] > 1) p.partials[i] = make_memory(p.nodes[i].dst);
-    }
-  }
+  if (p.deltas.empty()) allocate_backward(p);  // training plans only
   const auto classes = static_cast<std::size_t>(p.nodes.back().dst.dims()[1]);
   softmax_cross_entropy_backward(p.probabilities, labels, batch, classes,
                                  std::span<float>(data_of(p.deltas.back()), batch * classes));

@@ -81,12 +81,17 @@ class Network final : public Model {
   };
   struct Plan {
     std::vector<NodePlan> nodes;
+    std::vector<HostBuffer> buffers;  // every activation, delta and partial lives in one of these
     std::vector<memory> activations;  // output of node i (node 0 wraps the caller's images)
-    std::vector<memory> deltas;       // loss gradient at node i's output
-    std::vector<memory> partials;     // a second consumer's share, for nodes used twice or more
+    // Loss gradient at node i's output. A delta lives from its first writer's backward to its
+    // own node's backward, so deltas of equal layout share buffers (ResNet-50: a few dozen MB
+    // instead of gigabytes).
+    std::vector<memory> deltas;
+    std::vector<memory> partials;  // a later consumer's share, for nodes read twice or more
     std::vector<float> probabilities;
   };
   Plan& plan(std::size_t batch);
+  void allocate_backward(Plan& p);
   // Runs the graph forward; returns the loss over the batch and keeps the probabilities.
   BatchStats forward(Plan& p, std::span<const float> images, std::span<const std::int32_t> labels,
                      std::size_t batch, bool training);
