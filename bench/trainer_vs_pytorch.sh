@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # scalebench-train against PyTorch on the same model, batch, thread count and synthetic input:
-# mnist_cnn, batch 128, 28x28x1, Adadelta. The two alternate within each round (the machine is
-# noisy); medians over the rounds are printed, one line per thread count:
-#   mnist_cnn threads=T scalebench=X img/s pytorch=Y img/s ratio=R
+# mnist_cnn, batch 128, 28x28x1, Adadelta; and resnet50, 3x224x224, batch 32, SGD momentum. The
+# two alternate within each round (the machine is noisy); medians over the rounds are printed,
+# one line per model and thread count:
+#   MODEL threads=T scalebench=X img/s pytorch=Y img/s ratio=R
 # scalebench's number is the median end-of-epoch images/s of epochs 2..E on a synthetic set with
 # no test set (epoch 1, with the primitive creation, is the warm-up); PyTorch's is its timed
 # steps after warm-up steps (bench/torch_train.py).
 #
-# usage: bench/trainer_vs_pytorch.sh [BUILD_DIR] (env: ROUNDS=5 THREADS="1 2" STEPS=30 PYTHON=/usr/bin/python3)
+# usage: bench/trainer_vs_pytorch.sh [BUILD_DIR]
+#   env: ROUNDS=5 THREADS="1 2" STEPS=30 MODELS="mnist_cnn resnet50" RESNET_STEPS=3 RESNET_ROUNDS=3
+#        PYTHON=/usr/bin/python3
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build}
@@ -15,7 +18,6 @@ train=$build/scalebench-train
 python=${PYTHON:-/usr/bin/python3}
 rounds=${ROUNDS:-5}
 steps=${STEPS:-30}
-batch=128
 [[ -x $train ]] || { echo "error: $train not found; build it first (cmake --build $build --target scalebench-train)" >&2; exit 1; }
 "$python" -c 'import torch' 2>/dev/null || { echo "error: $python has no torch; install python3-torch" >&2; exit 1; }
 # Debian's torch takes its BLAS from the libblas.so.3 alternative: the reference BLAS (~5 GFLOP/s)
@@ -30,24 +32,40 @@ fi
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
-scalebench_rate() {  # threads
-  OMP_NUM_THREADS=$1 "$train" --model mnist_cnn --dataset synthetic --input-shape 1x28x28 \
-    --train-images $((batch * steps)) --test-images 0 --epochs 4 --batch-size $batch \
-    --optimizer adadelta --lr 1.0 --threads "$1" |
+scalebench_rate() {  # threads model shape classes batch optimizer lr steps
+  local t=$1 model=$2 shape=$3 classes=$4 b=$5 opt=$6 lr=$7 n=$8
+  OMP_NUM_THREADS=$t "$train" --model "$model" --dataset synthetic --input-shape "$shape" \
+    --classes "$classes" --train-images $((b * n)) --test-images 0 --epochs 4 --batch-size "$b" \
+    --optimizer "$opt" --lr "$lr" --threads "$t" |
     awk '/images\/s:/ {n++; if (n > 1) {for (i = 1; i <= NF; i++) if ($i == "images/s:") print $(i+1)}}' | median
 }
 
-echo "# $(date -Is) $(uname -n) $(nproc) cpus; load: $(cut -d' ' -f1-3 /proc/loadavg); rounds=$rounds batch=$batch"
-for t in ${THREADS:-1 2}; do
-  s_rates=() p_rates=()
-  for ((r = 0; r < rounds; r++)); do
-    s_rates+=("$(scalebench_rate "$t")")
-    p_rates+=("$(OMP_NUM_THREADS=$t "$python" "$here/torch_train.py" "$t" --steps "$steps" | awk '{print $2}')")
+# compare MODEL SHAPE CLASSES BATCH OPTIMIZER LR STEPS ROUNDS: one line per thread count.
+compare() {
+  local model=$1 shape=$2 classes=$3 b=$4 opt=$5 lr=$6 n=$7 r_count=$8
+  for t in ${THREADS:-1 2}; do
+    s_rates=() p_rates=()
+    for ((r = 0; r < r_count; r++)); do
+      s_rates+=("$(scalebench_rate "$t" "$model" "$shape" "$classes" "$b" "$opt" "$lr" "$n")")
+      p_rates+=("$(OMP_NUM_THREADS=$t "$python" "$here/torch_train.py" "$t" --model "$model" \
+        --input "$shape" --classes "$classes" --batch "$b" --optimizer "$opt" --steps "$n" \
+        --warmup $(( n < 5 ? 1 : 5 )) | awk '{print $2}')")
+    done
+    s=$(printf '%s\n' "${s_rates[@]}" | median)
+    p=$(printf '%s\n' "${p_rates[@]}" | median)
+    echo "# $model threads=$t scalebench rounds: ${s_rates[*]}; pytorch rounds: ${p_rates[*]}"
+    awk -v m="$model" -v t="$t" -v s="$s" -v p="$p" \
+      'BEGIN {printf "%s threads=%s scalebench=%.1f img/s pytorch=%.1f img/s ratio=%.2f\n", m, t, s, p, s / p}'
   done
-  s=$(printf '%s\n' "${s_rates[@]}" | median)
-  p=$(printf '%s\n' "${p_rates[@]}" | median)
-  echo "# threads=$t scalebench rounds: ${s_rates[*]}; pytorch rounds: ${p_rates[*]}"
-  awk -v t="$t" -v s="$s" -v p="$p" \
-    'BEGIN {printf "mnist_cnn threads=%s scalebench=%.1f img/s pytorch=%.1f img/s ratio=%.2f\n", t, s, p, s / p}'
-done
+}
+
+echo "# $(date -Is) $(uname -n) $(nproc) cpus; load: $(cut -d' ' -f1-3 /proc/loadavg); rounds=$rounds"
+echo "# cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-); isa: $(grep -o -m1 -E 'avx512f|avx2' /proc/cpuinfo | head -1)"
+# mnist_cnn, batch 128, 1x28x28, Adadelta (lr 1, as the Databricks notebook).
+compare mnist_cnn 1x28x28 10 128 adadelta 1.0 "$steps" "$rounds"
+# ResNet-50 at 224x224, batch 32, SGD with momentum 0.9: torchvision's resnet50 against ours
+# (the same v1.5 structure and 25,557,032 parameters). MODELS=mnist_cnn skips it.
+if [[ ${MODELS:-mnist_cnn resnet50} == *resnet50* ]]; then
+  compare resnet50 3x224x224 1000 32 momentum 0.01 "${RESNET_STEPS:-3}" "${RESNET_ROUNDS:-3}"
+fi
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -2,9 +2,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "test_support.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/options.hpp"
 
@@ -112,4 +116,40 @@ TEST_CASE("CIFAR datasets parse, need --data-dir, and only cifar100 takes --coar
   CHECK_THROWS_AS(
       validate(parse({"--input-shape", "3x32x32", "--dataset", "cifar10", "--data-dir", "/d"})),
       UsageError);
+}
+
+// The shipped experiment files turn their "trainer" objects into these options ("k": v becomes
+// --k v, true becomes --k; docs/experiment-file.md): every one must parse and validate here, so
+// that a typo in a file fails in CI, not an hour into someone's run.
+TEST_CASE("every experiments/*.json gives scalebench-train options it accepts") {
+  namespace fs = std::filesystem;
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(scalebench::test::source_dir() / "experiments")) {
+    if (entry.path().extension() != ".json") continue;
+    ++files;
+    CAPTURE(entry.path().string());
+    std::ifstream in(entry.path());
+    const nlohmann::json spec = nlohmann::json::parse(in);
+    auto to_args = [](const nlohmann::json& object, std::vector<std::string>& args) {
+      for (const auto& [key, value] : object.items()) {
+        if (value.is_boolean()) {
+          if (value.get<bool>()) args.push_back("--" + key);
+        } else {
+          args.push_back("--" + key);
+          args.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+        }
+      }
+    };
+    std::vector<std::string> base;
+    if (spec.contains("trainer")) to_args(spec["trainer"], base);
+    for (const auto& condition : spec.at("conditions")) {
+      std::vector<std::string> args = base;
+      if (condition.contains("trainer")) to_args(condition["trainer"], args);
+      CAPTURE(condition.value("name", ""));
+      TrainOptions options;
+      CHECK_NOTHROW(options = parse(args));
+      CHECK_NOTHROW(validate(options));
+    }
+  }
+  CHECK(files >= 3);
 }
