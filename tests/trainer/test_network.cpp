@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "layer_harness.hpp"
 #include "trainer/cpu/models.hpp"
 #include "trainer/errors.hpp"
 
@@ -51,23 +52,9 @@ TEST_CASE("MLP gradient matches finite differences of the mean loss") {
 
   model->train_batch(x, labels, batch);
   const std::vector<float> analytic(model->gradients().begin(), model->gradients().end());
-  std::span<float> params = model->parameters();
-  const float h = 1e-3f;
-  double worst = 0;
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const float saved = params[i];
-    params[i] = saved + h;
-    const double plus = model->evaluate(x, labels, batch).loss_sum / batch;
-    params[i] = saved - h;
-    const double minus = model->evaluate(x, labels, batch).loss_sum / batch;
-    params[i] = saved;
-    const double numeric = (plus - minus) / (2.0 * h);
-    const double error = std::abs(numeric - analytic[i]) / std::max(1.0, std::abs(numeric));
-    worst = std::max(worst, error);
-    INFO("parameter " << i << ": analytic " << analytic[i] << ", numeric " << numeric);
-    CHECK(error <= 2e-3);
-  }
-  MESSAGE("MLP: worst scaled error " << worst);
+  cpu::test::check_gradient(
+      "MLP", model->parameters(), analytic,
+      [&] { return model->evaluate(x, labels, batch).loss_sum / batch; }, 1e-3f, 2e-3);
 }
 
 TEST_CASE("SGD step: plain and with momentum") {
@@ -160,23 +147,9 @@ TEST_CASE("a branching graph's gradient matches finite differences of the mean l
 
   model.train_batch(x, labels, batch);
   const std::vector<float> analytic(model.gradients().begin(), model.gradients().end());
-  std::span<float> params = model.parameters();
-  const float h = 1e-3f;
-  double worst = 0;
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const float saved = params[i];
-    params[i] = saved + h;
-    const double plus = model.train_batch(x, labels, batch).loss_sum / batch;
-    params[i] = saved - h;
-    const double minus = model.train_batch(x, labels, batch).loss_sum / batch;
-    params[i] = saved;
-    const double numeric = (plus - minus) / (2.0 * h);
-    const double error = std::abs(numeric - analytic[i]) / std::max(1.0, std::abs(numeric));
-    worst = std::max(worst, error);
-    INFO("parameter " << i << ": analytic " << analytic[i] << ", numeric " << numeric);
-    CHECK(error <= 2e-3);
-  }
-  MESSAGE("branching graph: worst scaled error " << worst);
+  cpu::test::check_gradient(
+      "branching graph", model.parameters(), analytic,
+      [&] { return model.train_batch(x, labels, batch).loss_sum / batch; }, 1e-3f, 2e-3);
 }
 
 TEST_CASE("gradients-ready offsets fall to 0 and the gradients above them are final") {
