@@ -26,6 +26,7 @@ Sequential::Sequential(std::vector<std::unique_ptr<Layer>> layers, Dims input_sh
     layer->bind(std::span<float>(parameters_).subspan(offset, n),
                 std::span<float>(gradients_).subspan(offset, n));
     layer->init(rng);
+    offsets_.push_back(offset);
     offset += n;
   }
 }
@@ -80,6 +81,11 @@ BatchStats Sequential::train_batch(std::span<const float> images,
   for (std::size_t i = p.layers.size(); i-- > 0;) {
     p.layers[i]->backward(i == 0 ? input : p.activations[i - 1], p.activations[i], p.deltas[i],
                           i == 0 ? memory() : p.deltas[i - 1]);
+    // Layer i's gradients, and all after them, are final: the gradient allreduce may take them.
+    if (gradients_ready_ && layers_[i]->parameter_count() > 0) {
+      stream().wait();
+      gradients_ready_(offsets_[i]);
+    }
   }
   stream().wait();
   return stats;

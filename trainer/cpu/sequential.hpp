@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "trainer/backend.hpp"
@@ -28,6 +29,9 @@ class Sequential final : public Model {
                          std::size_t batch) override;
   void optimizer_step() override;
   void set_learning_rate(double lr) override { lr_ = lr; }
+  void set_gradients_ready(GradientsReady callback) override {
+    gradients_ready_ = std::move(callback);
+  }
   BatchStats evaluate(std::span<const float> images, std::span<const std::int32_t> labels,
                       std::size_t batch) override;
 
@@ -52,6 +56,8 @@ class Sequential final : public Model {
   std::vector<std::unique_ptr<Layer>> layers_;
   Dims input_shape_;
   std::vector<float> parameters_, gradients_;
+  std::vector<std::size_t> offsets_;  // layer i's first element in the flat buffers
+  GradientsReady gradients_ready_;
   std::unique_ptr<Optimizer> optimizer_;
   double lr_;
   std::map<std::size_t, Plan> plans_;
