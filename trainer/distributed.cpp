@@ -6,10 +6,12 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace scalebench::trainer::dist {
 namespace {
@@ -139,6 +141,89 @@ void allreduce_sum(std::span<double> data) {
 void barrier() {
   if (g_state.size == 1) return;
   SB_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+std::vector<Bucket> make_buckets(std::size_t elements, std::size_t bucket_bytes) {
+  const std::size_t per_bucket = std::max<std::size_t>(1, bucket_bytes / sizeof(float));
+  std::vector<Bucket> buckets;
+  buckets.reserve((elements + per_bucket - 1) / per_bucket);
+  for (std::size_t end = elements; end > 0;) {
+    const std::size_t begin = end > per_bucket ? end - per_bucket : 0;
+    buckets.push_back({begin, end});
+    end = begin;
+  }
+  return buckets;
+}
+
+std::size_t complete_buckets(std::span<const Bucket> buckets, std::size_t offset) {
+  std::size_t count = 0;
+  while (count < buckets.size() && buckets[count].begin >= offset) ++count;
+  return count;
+}
+
+struct GradientReducer::Requests {
+  std::vector<MPI_Request> pending;  // one per bucket launched by MPI_Iallreduce this step
+};
+
+GradientReducer::GradientReducer(std::span<float> gradients, std::size_t bucket_bytes, bool overlap)
+    : gradients_(gradients),
+      buckets_(make_buckets(gradients.size(), bucket_bytes)),
+      overlap_(overlap),
+      requests_(std::make_unique<Requests>()) {
+  requests_->pending.reserve(buckets_.size());
+  // Fail at construction, not in the middle of a step, on a bucket MPI's int count cannot hold.
+  if (g_state.size > 1 && !buckets_.empty())
+    (void)checked_count(buckets_[0].end - buckets_[0].begin);
+}
+
+GradientReducer::~GradientReducer() {
+  // A step abandoned by an exception: its requests still write into the buffer, so let them end
+  // before the buffer can go away. Errors are moot here (the job is being torn down).
+  if (!requests_->pending.empty() && g_state.mpi) {
+    MPI_Waitall(static_cast<int>(requests_->pending.size()), requests_->pending.data(),
+                MPI_STATUSES_IGNORE);
+  }
+}
+
+void GradientReducer::gradients_ready(std::size_t offset) {
+  if (!overlap_ || g_state.size == 1) return;
+  const std::size_t complete = complete_buckets(buckets_, offset);
+  for (; launched_ < complete; ++launched_) {
+    const Bucket& b = buckets_[launched_];
+    MPI_Request& request = requests_->pending.emplace_back(MPI_REQUEST_NULL);
+    SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, gradients_.data() + b.begin,
+                                checked_count(b.end - b.begin), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                                &request));
+  }
+  // Open MPI progresses non-blocking collectives only inside MPI calls (no progress thread), so
+  // each layer's callback gives the outstanding ones a turn.
+  if (!requests_->pending.empty()) {
+    int done = 0;
+    SB_MPI_CHECK(MPI_Testall(static_cast<int>(requests_->pending.size()), requests_->pending.data(),
+                             &done, MPI_STATUSES_IGNORE));
+  }
+}
+
+void GradientReducer::finish() {
+  if (g_state.size == 1) return;
+  launched_early_ = launched_;
+  if (overlap_) {
+    // Whatever backward did not report (a model without the callback reports nothing) goes now,
+    // all buckets in flight at once.
+    gradients_ready(0);
+    SB_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_->pending.size()), requests_->pending.data(),
+                             MPI_STATUSES_IGNORE));
+  } else {
+    for (const Bucket& b : buckets_) {
+      SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, gradients_.data() + b.begin,
+                                 checked_count(b.end - b.begin), MPI_FLOAT, MPI_SUM,
+                                 MPI_COMM_WORLD));
+    }
+  }
+  requests_->pending.clear();
+  launched_ = 0;
+  const float scale = 1.0f / static_cast<float>(g_state.size);
+  for (float& x : gradients_) x *= scale;
 }
 
 void print0(std::string_view line) {

@@ -4,9 +4,12 @@
 // (mpirun, srun, a PMI/PMIx runtime) never touches MPI at all.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace scalebench::trainer::dist {
 
@@ -37,6 +40,68 @@ void allreduce_average(std::span<float> data);
 // Replaces data on every rank by the sum over ranks (metrics: loss sums, correct counts).
 void allreduce_sum(std::span<double> data);
 void barrier();
+
+// ---- Gradient allreduce in fusion buckets ----
+//
+// Horovod's tensor fusion and PyTorch DDP's buckets on a flat buffer: the gradients are reduced in
+// a few large messages (one per bucket) rather than one huge or many tiny ones, and a bucket can
+// be reduced while backward is still computing the gradients before it.
+
+// Horovod's default fusion threshold (HOROVOD_FUSION_THRESHOLD): 64 MiB.
+inline constexpr std::size_t kDefaultFusionBytes = std::size_t{64} << 20;
+
+// A half-open range [begin, end) of elements of the flat gradient buffer.
+struct Bucket {
+  std::size_t begin = 0, end = 0;
+  bool operator==(const Bucket&) const = default;
+};
+
+// The buckets of a buffer of `elements` floats: contiguous ranges of bucket_bytes / sizeof(float)
+// elements (at least one) cut from the END of the buffer toward the start, because backward
+// finishes the last layers' gradients first. buckets[0] ends at `elements`; the last bucket
+// starts at 0 and holds the remainder. No buckets for an empty buffer.
+std::vector<Bucket> make_buckets(std::size_t elements, std::size_t bucket_bytes);
+// How many buckets, counted from buckets[0], are complete once the gradients from `offset` to the
+// end of the buffer are final: those with begin >= offset (a prefix, as the list runs backward).
+std::size_t complete_buckets(std::span<const Bucket> buckets, std::size_t offset);
+
+// Replaces a flat gradient buffer by its mean over ranks, bucket by bucket. One step:
+//   gradients_ready(offset)...   (optional, from Model::set_gradients_ready during backward)
+//   finish()                     (after train_batch; the buffer holds the mean afterwards)
+// With overlap, gradients_ready starts a non-blocking in-place MPI_Iallreduce (sum) of each bucket
+// that became complete and tests the outstanding ones, which is what makes Open MPI's non-blocking
+// collectives progress while backward computes; finish() starts the rest, waits for all and scales
+// by 1/size. Without overlap gradients_ready does nothing and finish() runs one blocking
+// MPI_Allreduce per bucket. For one process both do nothing (the sum over one rank is the mean).
+// MPI is called from the calling thread only, so the callback must run on the thread that called
+// init() (MPI_THREAD_SINGLE).
+class GradientReducer {
+ public:
+  GradientReducer(std::span<float> gradients, std::size_t bucket_bytes, bool overlap);
+  ~GradientReducer();
+  GradientReducer(const GradientReducer&) = delete;
+  GradientReducer& operator=(const GradientReducer&) = delete;
+
+  void gradients_ready(std::size_t offset);
+  void finish();
+
+  const std::vector<Bucket>& buckets() const { return buckets_; }
+  bool overlap() const { return overlap_; }
+  // Buckets started so far in the current step (buckets[0, launched())).
+  std::size_t launched() const { return launched_; }
+  // Buckets launched by gradients_ready (before finish) in the last finished step: what overlap
+  // achieved; always 0 without overlap or with one process.
+  std::size_t launched_early() const { return launched_early_; }
+
+ private:
+  struct Requests;  // MPI_Request storage; mpi.h stays out of this header
+  std::span<float> gradients_;
+  std::vector<Bucket> buckets_;
+  bool overlap_;
+  std::size_t launched_ = 0;  // buckets[0, launched_) have been started this step
+  std::size_t launched_early_ = 0;
+  std::unique_ptr<Requests> requests_;
+};
 
 // Writes one whole line (a newline is appended) to stdout on rank 0 and flushes it at once, so
 // a launcher never tags half a line. Other ranks print nothing.

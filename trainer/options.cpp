@@ -3,10 +3,17 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "trainer/backend_registry.hpp"
 #include "trainer/errors.hpp"
 
 namespace scalebench::trainer {
+namespace {
+// 1 TiB: far beyond any gradient buffer, and small enough that the byte count is exact.
+constexpr double kMaxFusionMb = 1048576.0;
+}  // namespace
 
 const std::vector<std::string>& model_names() {
   static const std::vector<std::string> names{"mlp",      "mnist_cnn",    "lenet5",      "vgg16",
@@ -67,6 +74,17 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option(
       "--backend", o.backend,
       fmt::format("Compute backend; this build has: {}", fmt::join(available_backends(), ", ")));
+  app.add_option("--fusion-mb", o.fusion_mb,
+                 "Gradient allreduce bucket size in MiB (Horovod's fusion threshold)")
+      ->check(CLI::Range(1e-6, kMaxFusionMb));
+  app.add_option("--overlap", o.overlap,
+                 "Allreduce finished buckets during backward (on) or all after it (off)")
+      ->check(CLI::IsMember({"on", "off"}));
+}
+
+std::size_t fusion_bytes(const TrainOptions& o) {
+  const double bytes = std::min(o.fusion_mb, kMaxFusionMb) * 1048576.0;
+  return std::max(sizeof(float), static_cast<std::size_t>(std::llround(bytes)));
 }
 
 void validate(const TrainOptions& o) {
@@ -94,6 +112,11 @@ void validate(const TrainOptions& o) {
     throw UsageError("--coarse-labels applies to --dataset cifar100 only");
   }
   if (o.hidden.empty()) throw UsageError("--hidden needs at least one width");
+  // The struct is filled by tests too, past CLI11's checks.
+  if (!(o.fusion_mb > 0.0 && o.fusion_mb <= kMaxFusionMb)) {
+    throw UsageError(fmt::format("--fusion-mb must be in (0, {}]", kMaxFusionMb));
+  }
+  if (o.overlap != "on" && o.overlap != "off") throw UsageError("--overlap is on or off");
 }
 
 }  // namespace scalebench::trainer

@@ -35,10 +35,17 @@ struct TrainOptions {
   std::uint32_t seed = 1;
   int threads = 1;
   std::string backend = "cpu";
+  // Gradient allreduce: bucket size in MiB (Horovod's 64 MiB fusion threshold) and whether
+  // buckets are reduced during backward (overlap, "on") or after it ("off").
+  double fusion_mb = 64.0;
+  std::string overlap = "on";
 };
 
 // The --model names every backend answers to (a backend may refuse one with a clear error).
 const std::vector<std::string>& model_names();
+
+// --fusion-mb in bytes (at least one float).
+std::size_t fusion_bytes(const TrainOptions& options);
 
 // Declares every option on `app`, bound to `options`.
 void add_options(CLI::App& app, TrainOptions& options);

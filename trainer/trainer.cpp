@@ -48,9 +48,9 @@ void evaluate_shard(Model& model, const Dataset& test, std::size_t batch, double
 std::string format_header(const RunInfo& i) {
   return fmt::format(
       "scalebench-train model={} parameters={} dataset={} train_images={} test_images={} np={} "
-      "batch_size={} lr={:g} seed={} threads={} backend={}",
+      "batch_size={} lr={:g} seed={} threads={} backend={} fusion_mb={:g} overlap={}",
       i.model, i.parameters, i.dataset, i.train_images, i.test_images, i.np, i.batch_size, i.lr,
-      i.seed, i.threads, i.backend);
+      i.seed, i.threads, i.backend, i.fusion_mb, i.overlap ? "on" : "off");
 }
 
 std::string format_epoch_start(int epoch, int epochs) {
@@ -140,6 +140,10 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   std::unique_ptr<Model> model = backend.make_model(spec, sgd);
   // Every rank starts from rank 0's parameters (Horovod's broadcast_parameters).
   dist::broadcast(model->parameters());
+  dist::GradientReducer reducer(model->gradients(), fusion_bytes(o), o.overlap == "on");
+  if (reducer.overlap()) {
+    model->set_gradients_ready([&reducer](std::size_t offset) { reducer.gradients_ready(offset); });
+  }
 
   TrainingSummary summary;
   RunInfo& info = summary.info;
@@ -154,6 +158,8 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   info.seed = o.seed;
   info.threads = o.threads;
   info.backend = std::string(backend.name());
+  info.fusion_mb = o.fusion_mb;
+  info.overlap = reducer.overlap();
   print(format_header(info));
 
   const std::size_t n = train_set.shape.elements();
@@ -188,7 +194,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
         model->set_learning_rate(o.lr + (sgd.lr - o.lr) * f);
       }
       const BatchStats stats = model->train_batch(batch_images, batch_labels, batch);
-      dist::allreduce_average(model->gradients());
+      reducer.finish();  // the mean over ranks, whatever backward already reduced
       model->optimizer_step();
       metrics[kLossSum] += stats.loss_sum;
       metrics[kCorrect] += static_cast<double>(stats.correct);

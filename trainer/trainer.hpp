@@ -25,6 +25,8 @@ struct RunInfo {  // what the header line reports
   std::uint32_t seed = 0;
   int threads = 1;
   std::string backend;
+  double fusion_mb = 64.0;  // gradient allreduce bucket size, MiB
+  bool overlap = true;      // buckets reduced during backward
 };
 
 struct EpochResult {

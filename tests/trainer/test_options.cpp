@@ -42,6 +42,9 @@ TEST_CASE("defaults") {
   CHECK(o.backend == "cpu");
   CHECK(o.train_limit == 0);
   CHECK_FALSE(o.classes.has_value());
+  CHECK(o.fusion_mb == 64.0);  // Horovod's fusion threshold
+  CHECK(fusion_bytes(o) == 67108864);
+  CHECK(o.overlap == "on");
   CHECK_NOTHROW(validate(o));
 }
 
@@ -52,7 +55,7 @@ TEST_CASE("every option parses") {
              "--train-images", "1000",   "--test-images", "0",      "--train-limit", "500",
              "--epochs",       "2",      "--batch-size",  "32",     "--lr",          "0.1",
              "--momentum",     "0.9",    "--seed",        "7",      "--threads",     "2",
-             "--backend",      "cpu"});
+             "--backend",      "cpu",    "--fusion-mb",   "0.5",    "--overlap",     "off"});
   CHECK(o.hidden == std::vector<int>{256, 64});
   CHECK(o.dataset == "synthetic");
   CHECK(*o.input_shape == "3x8x8");
@@ -66,6 +69,9 @@ TEST_CASE("every option parses") {
   CHECK(o.momentum == doctest::Approx(0.9));
   CHECK(o.seed == 7);
   CHECK(o.threads == 2);
+  CHECK(o.fusion_mb == 0.5);
+  CHECK(fusion_bytes(o) == 524288);
+  CHECK(o.overlap == "off");
   CHECK_NOTHROW(validate(o));
 }
 
@@ -76,7 +82,17 @@ TEST_CASE("bad values are rejected by the parser") {
   CHECK_THROWS_AS(parse({"--batch-size", "-1"}), CLI::ParseError);
   CHECK_THROWS_AS(parse({"--hidden", "128,0"}), CLI::ParseError);
   CHECK_THROWS_AS(parse({"--momentum", "1.5"}), CLI::ParseError);
+  CHECK_THROWS_AS(parse({"--fusion-mb", "0"}), CLI::ParseError);
+  CHECK_THROWS_AS(parse({"--fusion-mb", "1e9"}), CLI::ParseError);
+  CHECK_THROWS_AS(parse({"--overlap", "yes"}), CLI::ParseError);
   CHECK_THROWS_AS(parse({"--no-such-option"}), CLI::ParseError);
+  // Options filled in code bypass CLI11: validate() checks them too.
+  TrainOptions o;
+  o.fusion_mb = 0.0;
+  CHECK_THROWS_AS(validate(o), UsageError);
+  o.fusion_mb = 1.0;
+  o.overlap = "maybe";
+  CHECK_THROWS_AS(validate(o), UsageError);
 }
 
 TEST_CASE("synthetic-only options need --dataset synthetic") {

@@ -101,7 +101,7 @@ TEST_CASE("a single process prints the documented lines and nothing else") {
   CHECK(std::regex_match(
       r.out[0],
       std::regex(
-          R"(scalebench-train model=mlp parameters=25450 dataset=synthetic train_images=2048 test_images=256 np=1 batch_size=64 lr=0\.1 seed=1 threads=1 backend=cpu)")));
+          R"(scalebench-train model=mlp parameters=25450 dataset=synthetic train_images=2048 test_images=256 np=1 batch_size=64 lr=0\.1 seed=1 threads=1 backend=cpu fusion_mb=64 overlap=on)")));
   CHECK(r.out[1] == "Epoch 1/2");
   CHECK(std::regex_match(r.out[2], kEndOfEpoch));
   CHECK(r.out[3] == "Epoch 2/2");
@@ -143,7 +143,7 @@ TEST_CASE("--help lists every option") {
   for (const char* option :
        {"--model", "--hidden", "--dataset", "--data-dir", "--coarse-labels", "--input-shape",
         "--classes", "--train-images", "--test-images", "--train-limit", "--epochs", "--batch-size",
-        "--lr", "--momentum", "--seed", "--threads", "--backend"}) {
+        "--lr", "--momentum", "--seed", "--threads", "--backend", "--fusion-mb", "--overlap"}) {
     INFO(option);
     CHECK(all.find(option) != std::string::npos);
   }
@@ -217,4 +217,41 @@ TEST_CASE("one process with --threads 2 prints the same loss curve run to run") 
     CHECK(a[e].starts_with("32/32 - loss: "));
     CHECK(a[e] == b[e]);
   }
+}
+
+TEST_CASE("mpirun -np 2: bucket size and overlap do not change a single loss digit") {
+  if (!have_mpirun()) {
+    MESSAGE("skipped: mpirun not found");
+    std::exit(test::kSkipReturnCode);
+  }
+  // With two ranks each element's sum is a + b whichever bucket carries it and whenever it is
+  // sent, so every configuration must print the same losses and accuracies, bit for bit. The MLP's
+  // 25,450 gradients make 10 buckets at 0.01 MiB.
+  struct Configuration {
+    const char* options;
+    const char* header_end;
+  };
+  std::vector<std::vector<std::string>> metrics;
+  for (const auto& [options, header_end] :
+       {Configuration{" --fusion-mb 64 --overlap off", " fusion_mb=64 overlap=off"},
+        Configuration{" --fusion-mb 0.01 --overlap off", " fusion_mb=0.01 overlap=off"},
+        Configuration{" --fusion-mb 0.01 --overlap on", " fusion_mb=0.01 overlap=on"},
+        Configuration{" --fusion-mb 0.0001 --overlap on", " fusion_mb=0.0001 overlap=on"}}) {
+    const Result r = run_shell(
+        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe "
+        "--bind-to none " +
+        trainer() + kSmallSynthetic + " --epochs 2 --lr 0.02" + options);
+    INFO(options);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(r.out.size() == 6);
+    CHECK(r.out[0].ends_with(header_end));
+    std::vector<std::string> m;
+    for (const std::size_t i : {std::size_t{2}, std::size_t{4}}) {
+      // "16/16 - loss: x - accuracy: y - test_accuracy: z - images/s: ..."
+      m.push_back(r.out[i].substr(0, r.out[i].find(" - images/s:")));
+    }
+    metrics.push_back(m);
+  }
+  for (std::size_t i = 1; i < metrics.size(); ++i) CHECK(metrics[i] == metrics[0]);
 }
