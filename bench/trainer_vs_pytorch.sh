@@ -9,7 +9,8 @@
 # steps after warm-up steps (bench/torch_train.py).
 #
 # usage: bench/trainer_vs_pytorch.sh [BUILD_DIR]
-#   env: ROUNDS=5 THREADS="1 2" STEPS=30 MODELS="mnist_cnn resnet50" RESNET_STEPS=3 RESNET_ROUNDS=3
+#   env: ROUNDS=5 THREADS="1 2" STEPS=30 MODELS="mnist_cnn resnet50" RESNET_STEPS=2 RESNET_ROUNDS=3
+#        RESNET_THREADS=2 (a ResNet-50 step at batch 32 takes seconds here, PyTorch's tens of seconds)
 #        PYTHON=/usr/bin/python3
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,10 +41,10 @@ scalebench_rate() {  # threads model shape classes batch optimizer lr steps
     awk '/images\/s:/ {n++; if (n > 1) {for (i = 1; i <= NF; i++) if ($i == "images/s:") print $(i+1)}}' | median
 }
 
-# compare MODEL SHAPE CLASSES BATCH OPTIMIZER LR STEPS ROUNDS: one line per thread count.
+# compare MODEL SHAPE CLASSES BATCH OPTIMIZER LR STEPS ROUNDS THREADS: one line per thread count.
 compare() {
-  local model=$1 shape=$2 classes=$3 b=$4 opt=$5 lr=$6 n=$7 r_count=$8
-  for t in ${THREADS:-1 2}; do
+  local model=$1 shape=$2 classes=$3 b=$4 opt=$5 lr=$6 n=$7 r_count=$8 thread_counts=$9
+  for t in $thread_counts; do
     s_rates=() p_rates=()
     for ((r = 0; r < r_count; r++)); do
       s_rates+=("$(scalebench_rate "$t" "$model" "$shape" "$classes" "$b" "$opt" "$lr" "$n")")
@@ -62,10 +63,11 @@ compare() {
 echo "# $(date -Is) $(uname -n) $(nproc) cpus; load: $(cut -d' ' -f1-3 /proc/loadavg); rounds=$rounds"
 echo "# cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-); isa: $(grep -o -m1 -E 'avx512f|avx2' /proc/cpuinfo | head -1)"
 # mnist_cnn, batch 128, 1x28x28, Adadelta (lr 1, as the Databricks notebook).
-compare mnist_cnn 1x28x28 10 128 adadelta 1.0 "$steps" "$rounds"
+compare mnist_cnn 1x28x28 10 128 adadelta 1.0 "$steps" "$rounds" "${THREADS:-1 2}"
 # ResNet-50 at 224x224, batch 32, SGD with momentum 0.9: torchvision's resnet50 against ours
 # (the same v1.5 structure and 25,557,032 parameters). MODELS=mnist_cnn skips it.
 if [[ ${MODELS:-mnist_cnn resnet50} == *resnet50* ]]; then
-  compare resnet50 3x224x224 1000 32 momentum 0.01 "${RESNET_STEPS:-3}" "${RESNET_ROUNDS:-3}"
+  compare resnet50 3x224x224 1000 32 momentum 0.01 "${RESNET_STEPS:-2}" "${RESNET_ROUNDS:-3}" \
+    "${RESNET_THREADS:-2}"
 fi
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
