@@ -74,7 +74,7 @@ TEST_CASE("a run prints header, Epoch and end-of-epoch lines in order") {
   CHECK(run.lines[0] ==
         "scalebench-train model=mlp parameters=1108 dataset=synthetic train_images=1000 "
         "test_images=200 np=1 batch_size=50 lr=0.05 seed=3 threads=1 backend=cpu fusion_mb=64 "
-        "overlap=on");
+        "overlap=off");
   const std::regex end_line(
       R"(20/20 - loss: \d+\.\d{6} - accuracy: \d\.\d{6} - test_accuracy: \d\.\d{6} - images/s: \d+\.\d - epoch_seconds: \d+\.\d{6})");
   for (int e = 1; e <= 3; ++e) {
