@@ -69,10 +69,11 @@ std::size_t complete_buckets(std::span<const Bucket> buckets, std::size_t offset
 //   gradients_ready(offset)...   (optional, from Model::set_gradients_ready during backward)
 //   finish()                     (after train_batch; the buffer holds the mean afterwards)
 // With overlap, gradients_ready starts a non-blocking in-place MPI_Iallreduce (sum) of each bucket
-// that became complete and tests the outstanding ones, which is what makes Open MPI's non-blocking
-// collectives progress while backward computes; finish() starts the rest, waits for all and scales
-// by 1/size. Without overlap gradients_ready does nothing and finish() runs one blocking
-// MPI_Allreduce per bucket. For one process both do nothing (the sum over one rank is the mean).
+// that became complete and tests the outstanding ones (Open MPI advances non-blocking collectives
+// only inside MPI calls, so these tests between layers are all the progress they make during
+// backward); finish() starts the rest, waits for all and scales by 1/size. Without overlap
+// gradients_ready does nothing and finish() runs one blocking MPI_Allreduce per bucket. For one
+// process both do nothing (the sum over one rank is the mean).
 // MPI is called from the calling thread only, so the callback must run on the thread that called
 // init() (MPI_THREAD_SINGLE).
 class GradientReducer {

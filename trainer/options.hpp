@@ -36,9 +36,11 @@ struct TrainOptions {
   int threads = 1;
   std::string backend = "cpu";
   // Gradient allreduce: bucket size in MiB (Horovod's 64 MiB fusion threshold) and whether
-  // buckets are reduced during backward (overlap, "on") or after it ("off").
+  // buckets are reduced during backward ("on") or after it ("off"). Off by default: on the 2-core
+  // machine overlap gained nothing for mnist_cnn and cost 17% with 1 MiB buckets
+  // (bench/README.md, scaling_vs_ddp.sh).
   double fusion_mb = 64.0;
-  std::string overlap = "on";
+  std::string overlap = "off";
 };
 
 // The --model names every backend answers to (a backend may refuse one with a clear error).

@@ -26,7 +26,7 @@ struct RunInfo {  // what the header line reports
   int threads = 1;
   std::string backend;
   double fusion_mb = 64.0;  // gradient allreduce bucket size, MiB
-  bool overlap = true;      // buckets reduced during backward
+  bool overlap = false;     // buckets reduced during backward
 };
 
 struct EpochResult {

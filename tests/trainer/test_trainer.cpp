@@ -59,7 +59,7 @@ TEST_CASE("output lines follow docs/trainer-output.md") {
   CHECK(format_header(info) ==
         "scalebench-train model=mlp parameters=101770 dataset=fashion-mnist train_images=60000 "
         "test_images=10000 np=2 batch_size=128 lr=0.1 seed=1 threads=1 backend=cpu fusion_mb=64 "
-        "overlap=on");
+        "overlap=off");
   info.fusion_mb = 0.25;
   info.overlap = false;
   CHECK(format_header(info).ends_with(" backend=cpu fusion_mb=0.25 overlap=off"));
@@ -86,7 +86,7 @@ TEST_CASE("a run prints header, Epoch and end-of-epoch lines in order") {
   CHECK(run.lines[0] ==
         "scalebench-train model=mlp parameters=1108 dataset=synthetic train_images=1000 "
         "test_images=200 np=1 batch_size=50 lr=0.05 seed=3 threads=1 backend=cpu fusion_mb=64 "
-        "overlap=on");
+        "overlap=off");
   const std::regex end_line(
       R"(20/20 - loss: \d+\.\d{6} - accuracy: \d\.\d{6} - test_accuracy: \d\.\d{6} - images/s: \d+\.\d - epoch_seconds: \d+\.\d{6})");
   for (int e = 1; e <= 3; ++e) {
@@ -232,7 +232,7 @@ TEST_CASE("load_data reads CIFAR-10 and CIFAR-100 from --data-dir, and a run tra
   CHECK(c10.lines[0] ==
         "scalebench-train model=mlp parameters=24674 dataset=cifar10 train_images=60 "
         "test_images=10 np=1 batch_size=20 lr=0.05 seed=1 threads=1 backend=cpu fusion_mb=64 "
-        "overlap=on");
+        "overlap=off");
 
   o.dataset = "cifar100";
   o.train_limit = 0;
