@@ -59,7 +59,7 @@ TEST_CASE("output lines follow docs/trainer-output.md") {
   CHECK(format_header(info) ==
         "scalebench-train model=mlp parameters=101770 dataset=fashion-mnist train_images=60000 "
         "test_images=10000 np=2 batch_size=128 lr=0.1 seed=1 threads=1 backend=cpu fusion_mb=64 "
-        "overlap=off");
+        "overlap=on");
   info.fusion_mb = 0.25;
   info.overlap = false;
   CHECK(format_header(info).ends_with(" backend=cpu fusion_mb=0.25 overlap=off"));
