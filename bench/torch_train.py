@@ -3,7 +3,7 @@
 input as scalebench-train. mnist_cnn is the Keras/Databricks MNIST CNN (reference/FACTS.md),
 trained on 1x28x28 with Adadelta; the ImageNet models are torchvision's (random weights), as in
 Horovod's pytorch_synthetic_benchmark.py. Prints one line: `images/s X` (steady state: warm-up
-steps excluded).
+steps excluded). bench/torch_ddp.py imports mnist_cnn() from here.
 
 usage: torch_train.py THREADS [--model mnist_cnn] [--batch 128] [--steps 30] [--warmup 5]
                               [--input 1x28x28] [--classes 10] [--optimizer adadelta|momentum]
@@ -14,21 +14,8 @@ import time
 import torch
 import torch.nn as nn
 
-p = argparse.ArgumentParser()
-p.add_argument("threads", type=int)
-p.add_argument("--model", default="mnist_cnn")
-p.add_argument("--batch", type=int, default=128)
-p.add_argument("--steps", type=int, default=30)
-p.add_argument("--warmup", type=int, default=5)
-p.add_argument("--input", default=None)
-p.add_argument("--classes", type=int, default=None)
-p.add_argument("--optimizer", default=None)
-a = p.parse_args()
-torch.set_num_threads(a.threads)
-torch.manual_seed(1)
 
-
-def mnist_cnn(classes):
+def mnist_cnn(classes=10):
     model = nn.Sequential(
         nn.Conv2d(1, 32, 3), nn.ReLU(),
         nn.Conv2d(32, 64, 3), nn.ReLU(),
@@ -39,34 +26,51 @@ def mnist_cnn(classes):
     return model
 
 
-if a.model == "mnist_cnn":
-    shape, classes, optimizer = a.input or "1x28x28", a.classes or 10, a.optimizer or "adadelta"
-    model = mnist_cnn(classes)
-else:
-    import torchvision.models as tvm
-    shape, classes, optimizer = a.input or "3x224x224", a.classes or 1000, a.optimizer or "momentum"
-    kwargs = {"aux_logits": False, "init_weights": False} if a.model == "inception_v3" else {}
-    model = getattr(tvm, a.model)(num_classes=classes, **kwargs)
-model.train()
-if optimizer == "adadelta":
-    opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
-else:
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-loss_fn = nn.CrossEntropyLoss()
-x = torch.rand(a.batch, *[int(d) for d in shape.split("x")])
-y = torch.randint(0, classes, (a.batch,))
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("threads", type=int)
+    p.add_argument("--model", default="mnist_cnn")
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--input", default=None)
+    p.add_argument("--classes", type=int, default=None)
+    p.add_argument("--optimizer", default=None)
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(1)
+
+    if a.model == "mnist_cnn":
+        shape, classes, optimizer = a.input or "1x28x28", a.classes or 10, a.optimizer or "adadelta"
+        model = mnist_cnn(classes)
+    else:
+        import torchvision.models as tvm
+        shape, classes = a.input or "3x224x224", a.classes or 1000
+        optimizer = a.optimizer or "momentum"
+        kwargs = {"aux_logits": False, "init_weights": False} if a.model == "inception_v3" else {}
+        model = getattr(tvm, a.model)(num_classes=classes, **kwargs)
+    model.train()
+    if optimizer == "adadelta":
+        opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+    x = torch.rand(a.batch, *[int(d) for d in shape.split("x")])
+    y = torch.randint(0, classes, (a.batch,))
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+
+    for _ in range(a.warmup):
+        step()
+    start = time.perf_counter()
+    for _ in range(a.steps):
+        step()
+    print("images/s %.1f" % (a.steps * a.batch / (time.perf_counter() - start)))
 
 
-def step():
-    opt.zero_grad()
-    loss = loss_fn(model(x), y)
-    loss.backward()
-    opt.step()
-
-
-for _ in range(a.warmup):
-    step()
-start = time.perf_counter()
-for _ in range(a.steps):
-    step()
-print("images/s %.1f" % (a.steps * a.batch / (time.perf_counter() - start)))
+if __name__ == "__main__":
+    main()
