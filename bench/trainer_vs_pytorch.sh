@@ -76,7 +76,7 @@ compare() {
 }
 
 echo "# $(date -Is) $(uname -n) $(nproc) cpus; load: $(cut -d' ' -f1-3 /proc/loadavg); rounds=$rounds"
-echo "# cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-); isa: $(grep -o -m1 -E 'avx512f|avx2' /proc/cpuinfo | head -1)"
+echo "# cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-); isa: $(grep -q avx512f /proc/cpuinfo && echo avx512f || echo avx2)"
 # mnist_cnn, batch 128, 1x28x28, Adadelta (lr 1, as the Databricks notebook).
 compare mnist_cnn 1x28x28 10 128 adadelta 1.0 "$steps" "$rounds" "${THREADS:-1 2}"
 # ResNet-50 at 224x224, batch 32, SGD with momentum 0.9: torchvision's resnet50 against ours
