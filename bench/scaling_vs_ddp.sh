@@ -36,23 +36,14 @@ epochs=${EPOCHS:-3}
 bind=${BIND:-none}
 extra=${EXTRA-bind-core overlap-on fusion1-on fusion1-off torch-malloc independent}
 batch=128
-[[ -x $train ]] || { echo "error: $train not found; build it first (cmake --build $build --target scalebench-train)" >&2; exit 1; }
 command -v mpirun >/dev/null || { echo "error: mpirun not found (apt-get install openmpi-bin)" >&2; exit 1; }
 "$python" -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null ||
   { echo "error: $python has no torch with gloo; install python3-torch" >&2; exit 1; }
-# As in trainer_vs_pytorch.sh: Debian's torch on the reference BLAS runs the dense layer at half
-# speed, which would flatter scalebench's np=1 and change PyTorch's compute/communication balance.
-sgemm=$("$python" -c 'import torch,time; torch.set_num_threads(1); a=torch.rand(1024,1024); a@a; t=time.perf_counter(); [a@a for _ in range(5)]; print(int(5*2*1024**3/(time.perf_counter()-t)/1e9))')
-echo "# pytorch single-thread sgemm: $sgemm GFLOP/s"
-if (( sgemm < 30 )); then
-  echo "error: PyTorch uses the reference BLAS ($sgemm GFLOP/s): apt-get install libopenblas0-pthread for a fair baseline" >&2
-  exit 1
-fi
+source "$here/common.sh"
 if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 cpus=$(nproc)  # before OMP_NUM_THREADS is set: GNU nproc reports that instead
 export OMP_NUM_THREADS=1
 
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
 # Median end-of-epoch images/s of epochs 2..E from scalebench-train's stdout.
 epoch_rate() {
