@@ -46,13 +46,6 @@ int Graph::concat(std::vector<int> inputs) {
   return append(std::move(node));
 }
 
-Graph chain(std::vector<std::unique_ptr<Layer>> layers) {
-  Graph graph;
-  int last = Graph::input;
-  for (auto& layer : layers) last = graph.layer(last, std::move(layer));
-  return graph;
-}
-
 // ---- Network ----
 
 Network::Network(Graph graph, Dims input_shape, std::uint32_t seed,
@@ -304,23 +297,6 @@ void Network::optimizer_step() { optimizer_->step(parameters_, gradients_, lr_);
 BatchStats Network::evaluate(std::span<const float> images, std::span<const std::int32_t> labels,
                              std::size_t batch) {
   return forward(plan(batch), images, labels, batch, false);
-}
-
-std::string Network::describe(std::size_t batch) {
-  Plan& p = plan(batch);
-  const std::vector<Node>& nodes = graph_.nodes();
-  std::string text;
-  for (std::size_t i = 1; i < nodes.size(); ++i) {
-    const Node& node = nodes[i];
-    const std::string_view kind = node.layer                     ? node.layer->kind()
-                                  : node.kind == Node::Kind::add ? "add"
-                                                                 : "concat";
-    const memory::desc& d = p.nodes[i].dst;
-    text += fmt::format("{:>4} {:<16} <- {:<12} {:<20} {:>9} params, {} floats\n", i, kind,
-                        fmt::join(node.inputs, ","), fmt::join(d.dims(), "x"),
-                        node.layer ? node.layer->parameter_count() : 0, float_count(d));
-  }
-  return text;
 }
 
 }  // namespace scalebench::trainer::cpu

@@ -68,8 +68,6 @@ class Network final : public Model {
   std::vector<const Layer*> layers() const;
   // The logits of the last forward pass (batch × classes, row-major).
   std::span<const float> logits() const { return logits_; }
-  // Describes each node's output for `batch` images: kind, dims, parameters and floats.
-  std::string describe(std::size_t batch);
 
  private:
   // One node's primitives for one batch size: a layer's plan, or an add's / a concat's.
@@ -108,8 +106,5 @@ class Network final : public Model {
   std::map<std::size_t, Plan> plans_;
   std::span<const float> logits_;
 };
-
-// A chain of layers as a graph (mlp, mnist_cnn, lenet5, vgg16).
-Graph chain(std::vector<std::unique_ptr<Layer>> layers);
 
 }  // namespace scalebench::trainer::cpu
