@@ -1,7 +1,6 @@
 #include "trainer/cpu/network.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <random>
