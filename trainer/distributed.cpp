@@ -124,14 +124,6 @@ void broadcast(std::span<float> data) {
   SB_MPI_CHECK(MPI_Bcast(data.data(), checked_count(data.size()), MPI_FLOAT, 0, MPI_COMM_WORLD));
 }
 
-void allreduce_average(std::span<float> data) {
-  if (g_state.size == 1) return;
-  SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data.data(), checked_count(data.size()), MPI_FLOAT,
-                             MPI_SUM, MPI_COMM_WORLD));
-  const float scale = 1.0f / static_cast<float>(g_state.size);
-  for (float& x : data) x *= scale;
-}
-
 void allreduce_sum(std::span<double> data) {
   if (g_state.size == 1) return;
   SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data.data(), checked_count(data.size()), MPI_DOUBLE,

@@ -34,9 +34,6 @@ const std::string& host_name();
 
 // Copies rank 0's buffer to every rank.
 void broadcast(std::span<float> data);
-// Replaces data on every rank by the mean over ranks: one MPI_Allreduce (in place, sum), then a
-// scale by 1/size.
-void allreduce_average(std::span<float> data);
 // Replaces data on every rank by the sum over ranks (metrics: loss sums, correct counts).
 void allreduce_sum(std::span<double> data);
 void barrier();

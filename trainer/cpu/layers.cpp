@@ -78,7 +78,8 @@ class Conv2dPlan final : public LayerPlan {
     // where its heuristic says it pays (mnist_cnn's second convolution: 43 → 31 ms per step of
     // 128 on one AVX-512 core); with fewer input channels Winograd's transforms cost more than
     // they save (its first convolution: 1.2 → 9.7 ms), so those stay direct. Winograd rounds
-    // differently (relative error ~1e-6 in float32), as cuDNN's does.
+    // differently from the direct algorithm, as cuDNN's does; oneDNN only picks it for large
+    // shapes (not for the small reference cases of tests/trainer/test_layers_torch.cpp).
     const bool winograd_candidate = o.kernel == Pair{3, 3} && o.stride == Pair{1, 1} &&
                                     o.groups == 1 && o.in_channels >= 16;
     const algorithm conv_alg =
