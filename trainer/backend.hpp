@@ -23,6 +23,40 @@ struct ModelSpec {
   int classes = 10;
   std::uint32_t seed = 1;  // parameter initialisation
   int rank = 0;            // dropout masks differ between ranks (seeded by seed and rank)
+  int local_rank = 0;      // the rank among this host's processes: picks the GPU
+};
+
+// What a backend needs from the MPI layer to set up a communicator of its own (NCCL), since only
+// distributed.cpp talks to MPI: the ranks, and a broadcast of rank 0's bytes (the ncclUniqueId).
+struct ProcessGroup {
+  int rank = 0, size = 1, local_rank = 0;
+  std::function<void(std::span<std::byte>)> broadcast;  // rank 0's bytes to every rank
+};
+
+// The gradient allreduce of one training step, in buckets (dist::GradientReducer on the host with
+// MPI, or a device model's own, with NCCL). One step:
+//   gradients_ready(offset)...  (from Model::set_gradients_ready during backward, with overlap)
+//   finish()                    (after train_batch: the gradients hold the mean over ranks)
+class GradientAllreduce {
+ public:
+  virtual ~GradientAllreduce() = default;
+  virtual void gradients_ready(std::size_t offset) = 0;
+  virtual void finish() = 0;
+  virtual bool overlap() const = 0;
+};
+
+// One in-place sum allreduce of a float buffer, for the allreduce benchmark (nccl-tests style):
+// MPI over host memory, or a backend's collective over device memory (NCCL).
+class AllreduceBenchmark {
+ public:
+  virtual ~AllreduceBenchmark() = default;
+  virtual std::string_view name() const = 0;  // "mpi", "nccl"
+  // Fills a buffer of n floats with rank + 1, sums it over ranks once and returns this rank's
+  // count of elements that differ from size·(size + 1)/2 (nccl-tests' #wrong).
+  virtual std::size_t check(std::size_t n) = 0;
+  // `warmup` untimed then `iterations` timed allreduces of n floats, each waited for; returns
+  // this rank's mean seconds per allreduce.
+  virtual double time(std::size_t n, int warmup, int iterations) = 0;
 };
 
 struct OptimizerOptions {
@@ -44,9 +78,11 @@ class Model {
   virtual ~Model() = default;
   virtual std::size_t parameter_count() const = 0;
   // Host views of the flat buffers; gradients() holds the last train_batch's gradients of the
-  // batch-mean loss.
+  // batch-mean loss. A device model copies its buffers to a host mirror on each call (tests, the
+  // initial broadcast), so after writing through parameters() call parameters_changed().
   virtual std::span<float> parameters() = 0;
   virtual std::span<float> gradients() = 0;
+  virtual void parameters_changed() {}
   // Forward and backward on `batch` images (batch × input_size floats) and their labels.
   virtual BatchStats train_batch(std::span<const float> images,
                                  std::span<const std::int32_t> labels, std::size_t batch) = 0;
@@ -61,6 +97,16 @@ class Model {
   // calls it is correct too: the loop reduces whatever is left after train_batch returns.
   using GradientsReady = std::function<void(std::size_t offset)>;
   virtual void set_gradients_ready(GradientsReady callback) { (void)callback; }
+  // The gradient allreduce on the model's device (NCCL on the communication stream), or nullptr
+  // for a host model: the loop then reduces gradients() with MPI (dist::GradientReducer).
+  virtual std::unique_ptr<GradientAllreduce> make_gradient_allreduce(const ProcessGroup& group,
+                                                                     std::size_t bucket_bytes,
+                                                                     bool overlap) {
+    (void)group;
+    (void)bucket_bytes;
+    (void)overlap;
+    return nullptr;
+  }
   // Forward only: loss and correct count, no gradients.
   virtual BatchStats evaluate(std::span<const float> images, std::span<const std::int32_t> labels,
                               std::size_t batch) = 0;
@@ -78,6 +124,13 @@ class Backend {
   virtual void scale(std::span<float> x, float alpha) const = 0;
   // Throws BackendError (or UsageError for an unknown model) when it cannot train this model.
   virtual std::unique_ptr<Model> make_model(const ModelSpec& spec, const SgdOptions& sgd) const = 0;
+  // The allreduce benchmark over the backend's device memory, or nullptr for a host backend
+  // (the benchmark then times MPI_Allreduce over host memory).
+  virtual std::unique_ptr<AllreduceBenchmark> make_allreduce_benchmark(
+      const ProcessGroup& group) const {
+    (void)group;
+    return nullptr;
+  }
 };
 
 }  // namespace scalebench::trainer

@@ -124,6 +124,20 @@ void broadcast(std::span<float> data) {
   SB_MPI_CHECK(MPI_Bcast(data.data(), checked_count(data.size()), MPI_FLOAT, 0, MPI_COMM_WORLD));
 }
 
+void broadcast_bytes(std::span<std::byte> data) {
+  if (g_state.size == 1) return;
+  SB_MPI_CHECK(MPI_Bcast(data.data(), checked_count(data.size()), MPI_BYTE, 0, MPI_COMM_WORLD));
+}
+
+ProcessGroup process_group() {
+  ProcessGroup group;
+  group.rank = rank();
+  group.size = size();
+  group.local_rank = local_rank();
+  group.broadcast = [](std::span<std::byte> data) { broadcast_bytes(data); };
+  return group;
+}
+
 void allreduce_sum(std::span<double> data) {
   if (g_state.size == 1) return;
   SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data.data(), checked_count(data.size()), MPI_DOUBLE,

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "trainer/backend.hpp"
+
 namespace scalebench::trainer::dist {
 
 // True when the environment shows an MPI launcher: OMPI_COMM_WORLD_SIZE (Open MPI's mpirun),
@@ -34,6 +36,9 @@ const std::string& host_name();
 
 // Copies rank 0's buffer to every rank.
 void broadcast(std::span<float> data);
+void broadcast_bytes(std::span<std::byte> data);
+// This process's ranks and broadcast_bytes, for a backend's own communicator (NCCL).
+ProcessGroup process_group();
 // Replaces data on every rank by the sum over ranks (metrics: loss sums, correct counts).
 void allreduce_sum(std::span<double> data);
 void barrier();
@@ -73,18 +78,18 @@ std::size_t complete_buckets(std::span<const Bucket> buckets, std::size_t offset
 // process both do nothing (the sum over one rank is the mean).
 // MPI is called from the calling thread only, so the callback must run on the thread that called
 // init() (MPI_THREAD_SINGLE).
-class GradientReducer {
+class GradientReducer final : public GradientAllreduce {
  public:
   GradientReducer(std::span<float> gradients, std::size_t bucket_bytes, bool overlap);
-  ~GradientReducer();
+  ~GradientReducer() override;
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
-  void gradients_ready(std::size_t offset);
-  void finish();
+  void gradients_ready(std::size_t offset) override;
+  void finish() override;
 
   const std::vector<Bucket>& buckets() const { return buckets_; }
-  bool overlap() const { return overlap_; }
+  bool overlap() const override { return overlap_; }
   // Buckets started so far in the current step (buckets[0, launched())).
   std::size_t launched() const { return launched_; }
   // Buckets launched by gradients_ready (before finish) in the last finished step: what overlap

@@ -129,6 +129,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   spec.height = train_set.shape.height;
   spec.width = train_set.shape.width;
   spec.rank = dist::rank();
+  spec.local_rank = dist::local_rank();
   spec.hidden = o.hidden;
   spec.classes = train_set.classes;
   spec.seed = o.seed;
@@ -139,10 +140,20 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   sgd.weight_decay = o.weight_decay;
   std::unique_ptr<Model> model = backend.make_model(spec, sgd);
   // Every rank starts from rank 0's parameters (Horovod's broadcast_parameters).
-  dist::broadcast(model->parameters());
-  dist::GradientReducer reducer(model->gradients(), fusion_bytes(o), o.overlap == "on");
-  if (reducer.overlap()) {
-    model->set_gradients_ready([&reducer](std::size_t offset) { reducer.gradients_ready(offset); });
+  if (np > 1) {
+    dist::broadcast(model->parameters());
+    model->parameters_changed();
+  }
+  // A device model reduces on its device (NCCL); a host model's gradients go through MPI.
+  std::unique_ptr<GradientAllreduce> reducer =
+      model->make_gradient_allreduce(dist::process_group(), fusion_bytes(o), o.overlap == "on");
+  if (!reducer) {
+    reducer = std::make_unique<dist::GradientReducer>(model->gradients(), fusion_bytes(o),
+                                                      o.overlap == "on");
+  }
+  if (reducer->overlap()) {
+    model->set_gradients_ready(
+        [r = reducer.get()](std::size_t offset) { r->gradients_ready(offset); });
   }
 
   TrainingSummary summary;
@@ -159,7 +170,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   info.threads = o.threads;
   info.backend = std::string(backend.name());
   info.fusion_mb = o.fusion_mb;
-  info.overlap = reducer.overlap();
+  info.overlap = reducer->overlap();
   print(format_header(info));
 
   const std::size_t n = train_set.shape.elements();
@@ -194,7 +205,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
         model->set_learning_rate(o.lr + (sgd.lr - o.lr) * f);
       }
       const BatchStats stats = model->train_batch(batch_images, batch_labels, batch);
-      reducer.finish();  // the mean over ranks, whatever backward already reduced
+      reducer->finish();  // the mean over ranks, whatever backward already reduced
       model->optimizer_step();
       metrics[kLossSum] += stats.loss_sum;
       metrics[kCorrect] += static_cast<double>(stats.correct);
