@@ -1,14 +1,25 @@
 #!/usr/bin/python3
-"""PyTorch's side of bench/trainer_vs_pytorch.sh: the same model, batch, optimizer and synthetic
-input as scalebench-train. mnist_cnn is the Keras/Databricks MNIST CNN (reference/FACTS.md),
-trained on 1x28x28 with Adadelta; the ImageNet models are torchvision's (random weights), as in
-Horovod's pytorch_synthetic_benchmark.py. Prints one line: `images/s X` (steady state: warm-up
-steps excluded). bench/torch_ddp.py imports mnist_cnn() from here.
+"""PyTorch's side of bench/trainer_vs_pytorch.sh and bench/gpu_vs_pytorch.sh: the same model,
+batch, optimizer and synthetic input as scalebench-train. mnist_cnn is the Keras/Databricks MNIST
+CNN (reference/FACTS.md), trained on 1x28x28 with Adadelta; the ImageNet models are torchvision's
+(random weights), as in Horovod's pytorch_synthetic_benchmark.py. Prints one line: `images/s X`
+(steady state: warm-up steps excluded). bench/torch_ddp.py imports mnist_cnn() from here.
+
+--device cuda trains on GPU 0 in fp32 with PyTorch's defaults pinned explicitly: cuDNN may use
+TF32 for convolutions (torch.backends.cudnn.allow_tf32 = True), matrix products do not
+(torch.backends.cuda.matmul.allow_tf32 = False); torch.backends.cudnn.benchmark = True (the
+algorithm of every convolution shape is picked by measurement in the warm-up steps). The clock is
+read after torch.cuda.synchronize(). The synthetic batch lives on the GPU, as in Horovod's
+benchmark; --host-input keeps it in ordinary (pageable) host memory and copies images and labels
+to the GPU every step, as scalebench-train does with its host-side data set. Without a usable
+GPU (a CPU-only torch build, or none visible) it says so on stderr and exits with 77 ("skipped").
 
 usage: torch_train.py THREADS [--model mnist_cnn] [--batch 128] [--steps 30] [--warmup 5]
                               [--input 1x28x28] [--classes 10] [--optimizer adadelta|momentum]
+                              [--device cpu|cuda] [--host-input]
 """
 import argparse
+import sys
 import time
 
 import torch
@@ -36,7 +47,26 @@ def main():
     p.add_argument("--input", default=None)
     p.add_argument("--classes", type=int, default=None)
     p.add_argument("--optimizer", default=None)
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--host-input", action="store_true",
+                   help="with --device cuda: copy the batch from host memory every step")
     a = p.parse_args()
+    cuda = a.device == "cuda"
+    if a.host_input and not cuda:
+        p.error("--host-input applies to --device cuda only")
+    if cuda and not torch.cuda.is_available():
+        why = ("this torch is a CPU-only build (torch.version.cuda is None)"
+               if torch.version.cuda is None else
+               "no GPU visible to torch %s (CUDA %s)" % (torch.__version__, torch.version.cuda))
+        print("torch_train.py: --device cuda: torch.cuda is not available: %s; skipped" % why,
+              file=sys.stderr)
+        sys.exit(77)
+    if cuda:
+        # PyTorch's defaults, stated so that a changed default cannot move the baseline.
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cudnn.allow_tf32 = True
+        torch.backends.cuda.matmul.allow_tf32 = False
+    device = torch.device("cuda:0" if cuda else "cpu")
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
 
@@ -49,6 +79,7 @@ def main():
         optimizer = a.optimizer or "momentum"
         kwargs = {"aux_logits": False, "init_weights": False} if a.model == "inception_v3" else {}
         model = getattr(tvm, a.model)(num_classes=classes, **kwargs)
+    model.to(device)
     model.train()
     if optimizer == "adadelta":
         opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
@@ -57,18 +88,29 @@ def main():
     loss_fn = nn.CrossEntropyLoss()
     x = torch.rand(a.batch, *[int(d) for d in shape.split("x")])
     y = torch.randint(0, classes, (a.batch,))
+    if not a.host_input:
+        x, y = x.to(device), y.to(device)  # no-ops on the CPU
 
     def step():
         opt.zero_grad()
-        loss = loss_fn(model(x), y)
+        if a.host_input:
+            loss = loss_fn(model(x.to(device)), y.to(device))
+        else:
+            loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
 
+    def sync():
+        if cuda:
+            torch.cuda.synchronize()
+
     for _ in range(a.warmup):
         step()
+    sync()
     start = time.perf_counter()
     for _ in range(a.steps):
         step()
+    sync()
     print("images/s %.1f" % (a.steps * a.batch / (time.perf_counter() - start)))
 
 
