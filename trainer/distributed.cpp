@@ -149,23 +149,7 @@ void barrier() {
   SB_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
-std::vector<Bucket> make_buckets(std::size_t elements, std::size_t bucket_bytes) {
-  const std::size_t per_bucket = std::max<std::size_t>(1, bucket_bytes / sizeof(float));
-  std::vector<Bucket> buckets;
-  buckets.reserve((elements + per_bucket - 1) / per_bucket);
-  for (std::size_t end = elements; end > 0;) {
-    const std::size_t begin = end > per_bucket ? end - per_bucket : 0;
-    buckets.push_back({begin, end});
-    end = begin;
-  }
-  return buckets;
-}
 
-std::size_t complete_buckets(std::span<const Bucket> buckets, std::size_t offset) {
-  std::size_t count = 0;
-  while (count < buckets.size() && buckets[count].begin >= offset) ++count;
-  return count;
-}
 
 struct GradientReducer::Requests {
   std::vector<MPI_Request> pending;  // one per bucket launched by MPI_Iallreduce this step

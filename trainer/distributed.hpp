@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "trainer/backend.hpp"
+#include "trainer/gradient_buckets.hpp"
 
 namespace scalebench::trainer::dist {
 
@@ -43,29 +44,12 @@ ProcessGroup process_group();
 void allreduce_sum(std::span<double> data);
 void barrier();
 
-// ---- Gradient allreduce in fusion buckets ----
-//
-// Horovod's tensor fusion and PyTorch DDP's buckets on a flat buffer: the gradients are reduced in
-// a few large messages (one per bucket) rather than one huge or many tiny ones, and a bucket can
-// be reduced while backward is still computing the gradients before it.
+// ---- Gradient allreduce in fusion buckets (trainer/gradient_buckets.hpp) ----
 
-// Horovod's default fusion threshold (HOROVOD_FUSION_THRESHOLD): 64 MiB.
-inline constexpr std::size_t kDefaultFusionBytes = std::size_t{64} << 20;
-
-// A half-open range [begin, end) of elements of the flat gradient buffer.
-struct Bucket {
-  std::size_t begin = 0, end = 0;
-  bool operator==(const Bucket&) const = default;
-};
-
-// The buckets of a buffer of `elements` floats: contiguous ranges of bucket_bytes / sizeof(float)
-// elements (at least one) cut from the END of the buffer toward the start, because backward
-// finishes the last layers' gradients first. buckets[0] ends at `elements`; the last bucket
-// starts at 0 and holds the remainder. No buckets for an empty buffer.
-std::vector<Bucket> make_buckets(std::size_t elements, std::size_t bucket_bytes);
-// How many buckets, counted from buckets[0], are complete once the gradients from `offset` to the
-// end of the buffer are final: those with begin >= offset (a prefix, as the list runs backward).
-std::size_t complete_buckets(std::span<const Bucket> buckets, std::size_t offset);
+using trainer::Bucket;
+using trainer::complete_buckets;
+using trainer::kDefaultFusionBytes;
+using trainer::make_buckets;
 
 // Replaces a flat gradient buffer by its mean over ranks, bucket by bucket. One step:
 //   gradients_ready(offset)...   (optional, from Model::set_gradients_ready during backward)
@@ -105,6 +89,14 @@ class GradientReducer final : public GradientAllreduce {
   std::size_t launched_early_ = 0;
   std::unique_ptr<Requests> requests_;
 };
+
+// ---- The allreduce benchmark over MPI (scalebench-train --benchmark allreduce) ----
+//
+// In-place MPI_Allreduce (MPI_FLOAT, MPI_SUM) over host memory. time() waits at an MPI_Barrier,
+// then runs the warm-up and the timed allreduces back to back on a steady clock. Under a launcher
+// MPI is called even for one rank (the library's cost of a sum over one rank); a plain single
+// process has no MPI and nothing to move, so its allreduce is empty and its name() is "none".
+std::unique_ptr<AllreduceBenchmark> make_mpi_allreduce_benchmark();
 
 // Writes one whole line (a newline is appended) to stdout on rank 0 and flushes it at once, so
 // a launcher never tags half a line. Other ranks print nothing.

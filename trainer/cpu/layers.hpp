@@ -107,6 +107,7 @@ class Pool2d final : public Layer {
  public:
   explicit Pool2d(const Pool2dOptions& options) : o_(options) {}
   std::string_view kind() const override { return "pool2d"; }
+  const Pool2dOptions& options() const { return o_; }
   std::unique_ptr<LayerPlan> plan(const memory::desc& src) override;
 
  private:
@@ -134,6 +135,10 @@ class BatchNorm final : public Layer {
   void bind(std::span<float> parameters, std::span<float> gradients) override;
   void init(std::mt19937& rng) override;  // gamma 1, beta 0
   std::unique_ptr<LayerPlan> plan(const memory::desc& src) override;
+  std::size_t channels() const { return channels_; }
+  float epsilon() const { return epsilon_; }
+  float momentum() const { return momentum_; }
+  bool relu() const { return relu_; }
   std::span<float> running_mean() { return running_mean_; }
   std::span<float> running_var() { return running_var_; }
 
@@ -151,6 +156,7 @@ enum class Activation { relu, relu6, tanh };
 class Eltwise final : public Layer {
  public:
   explicit Eltwise(Activation activation) : activation_(activation) {}
+  Activation activation() const { return activation_; }
   std::string_view kind() const override {
     switch (activation_) {
       case Activation::relu: return "relu";
@@ -173,6 +179,7 @@ class Dropout final : public Layer {
   Dropout(float rate, std::uint64_t seed) : rate_(rate), seed_(seed) {}
   std::string_view kind() const override { return "dropout"; }
   float rate() const { return rate_; }
+  std::uint64_t seed() const { return seed_; }
   std::unique_ptr<LayerPlan> plan(const memory::desc& src) override;
 
  private:

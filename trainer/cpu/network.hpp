@@ -64,6 +64,8 @@ class Network final : public Model {
                       std::size_t batch) override;
 
   const std::vector<Node>& nodes() const { return graph_.nodes(); }
+  // The shape of one input image, as given to the constructor.
+  const Dims& input_shape() const { return input_shape_; }
   // The layers in node order (adds and concats are not layers).
   std::vector<const Layer*> layers() const;
   // The logits of the last forward pass (batch × classes, row-major).

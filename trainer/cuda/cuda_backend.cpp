@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "trainer/cpu/models.hpp"
+#include "trainer/cuda/check.hpp"
 #include "trainer/cuda/cuda_kernels.hpp"
+#include "trainer/cuda/device.hpp"
+#include "trainer/cuda/nccl.hpp"
+#include "trainer/cuda/network.hpp"
 #include "trainer/errors.hpp"
 
 namespace scalebench::trainer::cuda {
@@ -14,21 +19,24 @@ class CudaBackend final : public Backend {
   std::string description() const override {
     const int n = device_count();
     if (n == 0) return "cuda: no GPU found";
-    return fmt::format("cuda: {} GPU{} ({})", n, n == 1 ? "" : "s", device_name(0));
+    return fmt::format("cuda: {} GPU{} ({}), cuDNN {}, NCCL {}.{}.{}", n, n == 1 ? "" : "s",
+                       device_name(0), cudnnGetVersion(), NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
   }
   int device_count() const override { return cuda::device_count(); }
   void scale(std::span<float> x, float alpha) const override {
     if (device_count() == 0) throw BackendError("backend cuda: no GPU found");
-    try {
-      scale_on_device(x.data(), x.size(), alpha, 0);
-    } catch (const std::runtime_error& e) {
-      throw BackendError(fmt::format("backend cuda: {}", e.what()));
-    }
+    scale_on_device(x.data(), x.size(), alpha, 0);
   }
-  std::unique_ptr<Model> make_model(const ModelSpec&, const SgdOptions&) const override {
-    throw BackendError(
-        "backend 'cuda' is not implemented yet for training (the GPU trainer is a later issue); "
-        "use --backend cpu");
+  std::unique_ptr<Model> make_model(const ModelSpec& spec, const SgdOptions& sgd) const override {
+    set_error_rank(spec.rank);
+    const int device = pick_device(spec.local_rank);
+    // The model's definition and initial parameters come from the CPU backend.
+    return std::make_unique<CudaNetwork>(cpu::make_model(spec, sgd), sgd, device);
+  }
+  std::unique_ptr<AllreduceBenchmark> make_allreduce_benchmark(
+      const ProcessGroup& group) const override {
+    set_error_rank(group.rank);
+    return make_nccl_allreduce_benchmark(group);
   }
 };
 

@@ -1,5 +1,5 @@
-// The CUDA backend (built only when CMake finds nvcc, cuDNN and NCCL). Training on the GPU is a
-// later issue: make_model() reports that; device queries and scale() already run on the GPU.
+// The CUDA backend (built only when CMake finds nvcc, cuDNN and NCCL): the CPU backend's models
+// trained on one GPU per rank with cuDNN and cuBLAS, gradients averaged with NCCL.
 #pragma once
 
 #include <memory>

@@ -1,23 +1,144 @@
 #include <cuda_runtime.h>
 
-#include <stdexcept>
-#include <string>
+#include <cfloat>
 
+#include "trainer/cuda/check.hpp"
 #include "trainer/cuda/cuda_kernels.hpp"
 
 namespace scalebench::trainer::cuda {
 namespace {
 
-void check(cudaError_t status, const char* call, const char* file, int line) {
-  if (status == cudaSuccess) return;
-  throw std::runtime_error(std::string(call) + " failed at " + file + ":" + std::to_string(line) +
-                           ": " + cudaGetErrorString(status));
+constexpr unsigned kThreads = 256;
+
+// Enough blocks for a grid-stride loop over n elements, capped so that huge buffers reuse them.
+unsigned blocks_for(std::size_t n) {
+  const std::size_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 65535 ? (blocks == 0 ? 1 : blocks) : 65535);
 }
-#define SB_CUDA_CHECK(call) check((call), #call, __FILE__, __LINE__)
+
+#define SB_GRID_STRIDE(i, n)                                                          \
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; \
+       i < (n); i += static_cast<std::size_t>(blockDim.x) * gridDim.x)
+
+__device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
 
 __global__ void scale_kernel(float* x, std::size_t n, float alpha) {
-  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) x[i] *= alpha;
+  SB_GRID_STRIDE(i, n) x[i] *= alpha;
+}
+
+__global__ void fill_kernel(float* x, std::size_t n, float value) {
+  SB_GRID_STRIDE(i, n) x[i] = value;
+}
+
+__global__ void dropout_kernel(const float* x, float* y, std::size_t n, std::uint64_t key,
+                               std::uint32_t threshold, float scale) {
+  SB_GRID_STRIDE(i, n) {
+    const auto bits = static_cast<std::uint32_t>(splitmix64(key + i) >> 40);
+    y[i] = bits >= threshold ? x[i] * scale : 0.0f;
+  }
+}
+
+// One warp per row: the maximum and its first index, Σ exp(z − max) in double, then the loss
+// and (optionally) the gradient, as trainer/cpu/layers.cpp computes them.
+__global__ void softmax_cross_entropy_kernel(const float* logits, const std::int32_t* labels,
+                                             int batch, int classes, double* row_loss,
+                                             std::int32_t* row_correct, float* dlogits) {
+  const int warps_per_block = blockDim.x / 32;
+  const int row = blockIdx.x * warps_per_block + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= batch) return;
+  const float* z = logits + static_cast<std::size_t>(row) * classes;
+  float best = -FLT_MAX;
+  int best_index = classes;
+  for (int j = lane; j < classes; j += 32) {
+    if (z[j] > best) {
+      best = z[j];
+      best_index = j;
+    }
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const float other = __shfl_down_sync(0xffffffffu, best, offset);
+    const int other_index = __shfl_down_sync(0xffffffffu, best_index, offset);
+    if (other > best || (other == best && other_index < best_index)) {
+      best = other;
+      best_index = other_index;
+    }
+  }
+  best = __shfl_sync(0xffffffffu, best, 0);
+  best_index = __shfl_sync(0xffffffffu, best_index, 0);
+  double sum = 0.0;
+  for (int j = lane; j < classes; j += 32) sum += static_cast<double>(expf(z[j] - best));
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  sum = __shfl_sync(0xffffffffu, sum, 0);
+  const int label = labels[row];
+  if (lane == 0) {
+    row_loss[row] = log(sum) - static_cast<double>(z[label] - best);
+    row_correct[row] = best_index == label ? 1 : 0;
+  }
+  if (dlogits == nullptr) return;
+  const float inv = static_cast<float>(1.0 / sum);
+  const float scale = 1.0f / static_cast<float>(batch);
+  float* d = dlogits + static_cast<std::size_t>(row) * classes;
+  for (int j = lane; j < classes; j += 32) {
+    const float p = expf(z[j] - best) * inv;
+    d[j] = j == label ? p * scale - scale : p * scale;
+  }
+}
+
+__device__ __forceinline__ float decayed(float g, float w, float wd) { return g + wd * w; }
+
+__global__ void sgd_kernel(float* w, const float* g, std::size_t n, float lr, float wd) {
+  SB_GRID_STRIDE(i, n) w[i] -= lr * decayed(g[i], w[i], wd);
+}
+
+__global__ void momentum_kernel(float* w, const float* g, float* v, std::size_t n, float lr,
+                                float mu, bool nesterov, float wd) {
+  SB_GRID_STRIDE(i, n) {
+    const float gi = decayed(g[i], w[i], wd);
+    const float vi = mu * v[i] + gi;
+    v[i] = vi;
+    w[i] -= lr * (nesterov ? gi + mu * vi : vi);
+  }
+}
+
+__global__ void adadelta_kernel(float* w, const float* g, float* sq, float* acc, std::size_t n,
+                                float lr, float rho, float eps, float wd) {
+  SB_GRID_STRIDE(i, n) {
+    const float gi = decayed(g[i], w[i], wd);
+    const float s = rho * sq[i] + (1 - rho) * gi * gi;
+    sq[i] = s;
+    const float delta = sqrtf(acc[i] + eps) / sqrtf(s + eps) * gi;
+    acc[i] = rho * acc[i] + (1 - rho) * delta * delta;
+    w[i] -= lr * delta;
+  }
+}
+
+__global__ void rmsprop_kernel(float* w, const float* g, float* sq, std::size_t n, float lr,
+                               float alpha, float eps, float wd) {
+  SB_GRID_STRIDE(i, n) {
+    const float gi = decayed(g[i], w[i], wd);
+    const float s = alpha * sq[i] + (1 - alpha) * gi * gi;
+    sq[i] = s;
+    w[i] -= lr * gi / (sqrtf(s) + eps);
+  }
+}
+
+__global__ void adam_kernel(float* w, const float* g, float* m, float* v, std::size_t n,
+                            float scale, float adaptive_scale, bool adaptive, float b1, float b2,
+                            float eps, float wd) {
+  SB_GRID_STRIDE(i, n) {
+    const float gi = decayed(g[i], w[i], wd);
+    const float mi = b1 * m[i] + (1 - b1) * gi;
+    const float vi = b2 * v[i] + (1 - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    w[i] -= adaptive ? scale * mi / (adaptive_scale * sqrtf(vi) + eps) : scale * mi;
+  }
 }
 
 }  // namespace
@@ -33,27 +154,94 @@ int device_count() {
 
 std::string device_name(int device) {
   cudaDeviceProp properties{};
-  SB_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  SB_CHECK(cudaGetDeviceProperties(&properties, device));
   return properties.name;
 }
 
 void scale_on_device(float* x, std::size_t n, float alpha, int device) {
   if (n == 0) return;
-  SB_CUDA_CHECK(cudaSetDevice(device));
+  SB_CHECK(cudaSetDevice(device));
   float* d_x = nullptr;
-  SB_CUDA_CHECK(cudaMalloc(&d_x, n * sizeof(float)));
+  SB_CHECK(cudaMalloc(&d_x, n * sizeof(float)));
   try {
-    SB_CUDA_CHECK(cudaMemcpy(d_x, x, n * sizeof(float), cudaMemcpyHostToDevice));
-    constexpr unsigned kThreads = 256;
-    const auto blocks = static_cast<unsigned>((n + kThreads - 1) / kThreads);
-    scale_kernel<<<blocks, kThreads>>>(d_x, n, alpha);
-    SB_CUDA_CHECK(cudaGetLastError());
-    SB_CUDA_CHECK(cudaMemcpy(x, d_x, n * sizeof(float), cudaMemcpyDeviceToHost));
+    SB_CHECK(cudaMemcpy(d_x, x, n * sizeof(float), cudaMemcpyHostToDevice));
+    scale_kernel<<<blocks_for(n), kThreads>>>(d_x, n, alpha);
+    SB_CHECK(cudaGetLastError());
+    SB_CHECK(cudaMemcpy(x, d_x, n * sizeof(float), cudaMemcpyDeviceToHost));
   } catch (...) {
     cudaFree(d_x);
     throw;
   }
-  SB_CUDA_CHECK(cudaFree(d_x));
+  SB_CHECK(cudaFree(d_x));
+}
+
+void fill(float* x, std::size_t n, float value, cudaStream_t stream) {
+  if (n == 0) return;
+  fill_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, n, value);
+  SB_CHECK(cudaGetLastError());
+}
+
+void dropout_forward(const float* x, float* y, std::size_t n, std::uint64_t key,
+                     std::uint32_t threshold, float scale, cudaStream_t stream) {
+  if (n == 0) return;
+  dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, key, threshold, scale);
+  SB_CHECK(cudaGetLastError());
+}
+
+void dropout_backward(const float* dy, float* dx, std::size_t n, std::uint64_t key,
+                      std::uint32_t threshold, float scale, cudaStream_t stream) {
+  // The same mask applied to the gradient: the forward kernel does exactly that.
+  dropout_forward(dy, dx, n, key, threshold, scale, stream);
+}
+
+void softmax_cross_entropy(const float* logits, const std::int32_t* labels, std::size_t batch,
+                           std::size_t classes, double* row_loss, std::int32_t* row_correct,
+                           float* dlogits, cudaStream_t stream) {
+  if (batch == 0) return;
+  constexpr unsigned kWarps = 8;
+  const auto blocks = static_cast<unsigned>((batch + kWarps - 1) / kWarps);
+  softmax_cross_entropy_kernel<<<blocks, kWarps * 32, 0, stream>>>(
+      logits, labels, static_cast<int>(batch), static_cast<int>(classes), row_loss, row_correct,
+      dlogits);
+  SB_CHECK(cudaGetLastError());
+}
+
+void sgd_step(float* w, const float* g, std::size_t n, float lr, float wd, cudaStream_t stream) {
+  if (n == 0) return;
+  sgd_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, n, lr, wd);
+  SB_CHECK(cudaGetLastError());
+}
+
+void momentum_step(float* w, const float* g, float* velocity, std::size_t n, float lr,
+                   float momentum, bool nesterov, float wd, cudaStream_t stream) {
+  if (n == 0) return;
+  momentum_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, velocity, n, lr, momentum,
+                                                          nesterov, wd);
+  SB_CHECK(cudaGetLastError());
+}
+
+void adadelta_step(float* w, const float* g, float* square_avg, float* acc_delta, std::size_t n,
+                   float lr, float rho, float eps, float wd, cudaStream_t stream) {
+  if (n == 0) return;
+  adadelta_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, square_avg, acc_delta, n, lr, rho,
+                                                          eps, wd);
+  SB_CHECK(cudaGetLastError());
+}
+
+void rmsprop_step(float* w, const float* g, float* square_avg, std::size_t n, float lr,
+                  float alpha, float eps, float wd, cudaStream_t stream) {
+  if (n == 0) return;
+  rmsprop_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, square_avg, n, lr, alpha, eps, wd);
+  SB_CHECK(cudaGetLastError());
+}
+
+void adam_step(float* w, const float* g, float* m, float* v, std::size_t n, float scale,
+               float adaptive_scale, bool adaptive, float beta1, float beta2, float eps, float wd,
+               cudaStream_t stream) {
+  if (n == 0) return;
+  adam_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, m, v, n, scale, adaptive_scale,
+                                                      adaptive, beta1, beta2, eps, wd);
+  SB_CHECK(cudaGetLastError());
 }
 
 }  // namespace scalebench::trainer::cuda

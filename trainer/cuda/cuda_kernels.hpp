@@ -1,17 +1,51 @@
-// The CUDA side of the cuda backend, behind a plain C++ interface so that only cuda_kernels.cu
-// is compiled by nvcc. The GPU trainer is a later issue; for now: device queries and one kernel.
+// The custom kernels of the cuda backend, behind plain C++ functions so that only
+// cuda_kernels.cu is compiled by nvcc. Only what cuDNN and cuBLAS have no call for: the dropout
+// mask (the CPU backend's hash, so both drop the same elements), softmax with cross-entropy and
+// its gradient in one pass, and the optimizers' element-wise updates (torch.optim's formulas,
+// as trainer/cpu/optimizer.cpp). Every launch goes on `stream` and returns at once.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace scalebench::trainer::cuda {
 
 // Number of usable GPUs; 0 when there is no GPU or no driver (never throws).
 int device_count();
-// The device's name, e.g. "NVIDIA H100 80GB HBM3"; throws std::runtime_error on a CUDA error.
+// The device's name, e.g. "NVIDIA H100 80GB HBM3"; throws BackendError on a CUDA error.
 std::string device_name(int device);
 // x ← alpha·x for n host floats, computed by a kernel on `device` (copy in, scale, copy out).
 void scale_on_device(float* x, std::size_t n, float alpha, int device);
+
+void fill(float* x, std::size_t n, float value, cudaStream_t stream);
+
+// Inverted dropout with the mask of trainer/cpu/layers.cpp: element i is kept when the top 24
+// bits of splitmix64(key + i) are >= threshold; kept elements are scaled by `scale`.
+void dropout_forward(const float* x, float* y, std::size_t n, std::uint64_t key,
+                     std::uint32_t threshold, float scale, cudaStream_t stream);
+void dropout_backward(const float* dy, float* dx, std::size_t n, std::uint64_t key,
+                      std::uint32_t threshold, float scale, cudaStream_t stream);
+
+// Per row of batch × classes logits: row_loss = −log softmax(z)[label] and row_correct = 1 when
+// the first arg-max is the label; with dlogits, also d(mean loss)/dz = (softmax(z) − 1ₗ)/batch.
+void softmax_cross_entropy(const float* logits, const std::int32_t* labels, std::size_t batch,
+                           std::size_t classes, double* row_loss, std::int32_t* row_correct,
+                           float* dlogits, cudaStream_t stream);
+
+// The optimizers' updates of n parameters w from gradients g (weight decay wd added to g first).
+void sgd_step(float* w, const float* g, std::size_t n, float lr, float wd, cudaStream_t stream);
+void momentum_step(float* w, const float* g, float* velocity, std::size_t n, float lr,
+                   float momentum, bool nesterov, float wd, cudaStream_t stream);
+void adadelta_step(float* w, const float* g, float* square_avg, float* acc_delta, std::size_t n,
+                   float lr, float rho, float eps, float wd, cudaStream_t stream);
+void rmsprop_step(float* w, const float* g, float* square_avg, std::size_t n, float lr,
+                  float alpha, float eps, float wd, cudaStream_t stream);
+// Adam/RAdam: w −= scale·m / (adaptive_scale·√v + eps) when adaptive, else w −= scale·m.
+void adam_step(float* w, const float* g, float* m, float* v, std::size_t n, float scale,
+               float adaptive_scale, bool adaptive, float beta1, float beta2, float eps, float wd,
+               cudaStream_t stream);
 
 }  // namespace scalebench::trainer::cuda

@@ -1,0 +1,334 @@
+// The CUDA backend against the CPU backend (the oracle), in the manner of ggml's
+// test-backend-ops and llm.c's test_gpt2: every layer, every graph node kind, every optimizer and
+// every model runs forward and backward on both, from the same parameters and inputs, and the
+// losses, accuracy counts, gradients, updated parameters, evaluation results and batch norm
+// running statistics must agree. Each layer sits between a convolution (so its input gradient
+// is checked through that convolution's weight gradient) and a dense classifier.
+//
+// Skipped (exit 77) where no GPU is present. TF32 is switched off (NVIDIA_TF32_OVERRIDE=0) so
+// the comparison is fp32 against fp32; training runs keep cuDNN's default, as PyTorch does.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+#include "trainer/cpu/models.hpp"
+#include "trainer/cpu/network.hpp"
+#include "trainer/cuda/cuda_kernels.hpp"
+#include "trainer/cuda/nccl.hpp"
+#include "trainer/cuda/network.hpp"
+
+using namespace scalebench::trainer;
+using cpu::Graph;
+
+namespace {
+
+void require_gpu() {
+  setenv("NVIDIA_TF32_OVERRIDE", "0", 1);  // before cuBLAS/cuDNN start
+  if (cuda::device_count() == 0) {
+    MESSAGE("skipped: no GPU found");
+    std::exit(scalebench::test::kSkipReturnCode);
+  }
+}
+
+// Largest |a − b| relative to the largest |a| (an absolute floor for all-zero tensors).
+double relative_difference(std::span<const float> a, std::span<const float> b) {
+  REQUIRE(a.size() == b.size());
+  double diff = 0, scale = 1e-6;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(a[i])));
+  }
+  return diff / scale;
+}
+
+// Compares each layer's slice of two flat buffers, naming the node that differs.
+void check_per_node(const cpu::Network& layout, std::span<const float> expected,
+                    std::span<const float> actual, const char* what, double tolerance) {
+  std::size_t offset = 0;
+  const auto& nodes = layout.nodes();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (!nodes[i].layer) continue;
+    const std::size_t n = nodes[i].layer->parameter_count();
+    if (n == 0) continue;
+    const double d = relative_difference(expected.subspan(offset, n), actual.subspan(offset, n));
+    INFO(what << " of node " << i << " (" << nodes[i].layer->kind() << "): relative difference "
+              << d);
+    CHECK(d <= tolerance);
+    offset += n;
+  }
+}
+
+struct Batch {
+  std::vector<float> images;
+  std::vector<std::int32_t> labels;
+};
+
+Batch random_batch(std::size_t batch, std::size_t image_size, int classes, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> label(0, classes - 1);
+  Batch b;
+  b.images.resize(batch * image_size);
+  for (float& x : b.images) x = normal(rng);
+  for (std::size_t i = 0; i < batch; ++i) b.labels.push_back(label(rng));
+  return b;
+}
+
+std::size_t elements(const cpu::Dims& shape) {
+  std::size_t n = 1;
+  for (auto d : shape) n *= static_cast<std::size_t>(d);
+  return n;
+}
+
+struct Tolerance {
+  double loss = 1e-4, gradients = 2e-3, parameters = 1e-4;
+};
+
+// Two training steps (forward, backward, optimizer) and an evaluation on both backends.
+void compare_networks(std::unique_ptr<cpu::Network> reference,
+                      std::unique_ptr<cpu::Network> description, const OptimizerOptions& optimizer,
+                      std::size_t batch, int classes, Tolerance tol = {}) {
+  require_gpu();
+  cpu::Network& cpu_net = *reference;
+  const cpu::Network& layout = *description;
+  const std::vector<float> initial(cpu_net.parameters().begin(), cpu_net.parameters().end());
+  cuda::CudaNetwork gpu(std::move(description), optimizer, 0);
+  {
+    const std::span<float> p = gpu.parameters();
+    REQUIRE(std::equal(p.begin(), p.end(), initial.begin()));  // same seed, same layout
+  }
+  const std::size_t image = elements(cpu_net.input_shape());
+  for (int step = 0; step < 2; ++step) {
+    CAPTURE(step);
+    const Batch b = random_batch(batch, image, classes, 100 + static_cast<std::uint32_t>(step));
+    const BatchStats expected = cpu_net.train_batch(b.images, b.labels, batch);
+    const BatchStats actual = gpu.train_batch(b.images, b.labels, batch);
+    CHECK(actual.loss_sum == doctest::Approx(expected.loss_sum).epsilon(tol.loss));
+    CHECK(std::abs(actual.correct - expected.correct) <= 1);  // a near-tie may flip
+    check_per_node(layout, cpu_net.gradients(), gpu.gradients(), "gradient", tol.gradients);
+    cpu_net.optimizer_step();
+    gpu.optimizer_step();
+    check_per_node(layout, cpu_net.parameters(), gpu.parameters(), "parameter", tol.parameters);
+  }
+  // Batch norm's running statistics after two training steps, then inference with them.
+  for (std::size_t i = 0; i < cpu_net.nodes().size(); ++i) {
+    auto* bn = dynamic_cast<cpu::BatchNorm*>(cpu_net.nodes()[i].layer.get());
+    if (bn == nullptr) continue;
+    CAPTURE(i);
+    CHECK(relative_difference(bn->running_mean(), gpu.running_mean(i)) <= 1e-4);
+    CHECK(relative_difference(bn->running_var(), gpu.running_var(i)) <= 1e-4);
+  }
+  const std::size_t eval_batch = batch > 1 ? batch - 1 : 1;  // a second plan, another size
+  const Batch e = random_batch(eval_batch, image, classes, 7);
+  const BatchStats expected = cpu_net.evaluate(e.images, e.labels, eval_batch);
+  const BatchStats actual = gpu.evaluate(e.images, e.labels, eval_batch);
+  CHECK(actual.loss_sum == doctest::Approx(expected.loss_sum).epsilon(tol.loss));
+  CHECK(std::abs(actual.correct - expected.correct) <= 1);
+}
+
+OptimizerOptions sgd(double lr = 0.1) {
+  OptimizerOptions o;
+  o.lr = lr;
+  return o;
+}
+
+constexpr int kClasses = 5;
+
+// input (C×8×8) → conv 3×3 (C → 8) → LAYER → flatten → dense → logits.
+void compare_layer(int in_channels, const std::function<int(Graph&, int)>& add_layer,
+                   std::size_t batch = 3, int size = 8) {
+  auto make = [&] {
+    Graph g;
+    cpu::Conv2dOptions o = cpu::conv2d(in_channels, 8, 3, 1, 1);
+    int x = g.add_layer<cpu::Conv2d>(Graph::input, o);
+    x = add_layer(g, x);
+    int flat = g.add_layer<cpu::Flatten>(x);
+    (void)flat;
+    return g;
+  };
+  // The dense layer's width depends on the layer's output shape: plan the graph once on the CPU.
+  Graph probe = make();
+  cpu::Network shape_probe(std::move(probe), cpu::Dims{in_channels, size, size}, 1, sgd());
+  const Batch b = random_batch(1, static_cast<std::size_t>(in_channels * size * size), 2, 1);
+  (void)shape_probe.evaluate(b.images, b.labels, 1);  // logits = the flattened features
+  const std::size_t features = shape_probe.logits().size();
+  auto full = [&] {
+    Graph g = make();
+    const int last = static_cast<int>(g.nodes().size()) - 1;
+    g.add_layer<cpu::Dense>(last, features, static_cast<std::size_t>(kClasses), cpu::Init::glorot);
+    return g;
+  };
+  const cpu::Dims input{in_channels, size, size};
+  compare_networks(std::make_unique<cpu::Network>(full(), input, 3, sgd()),
+                   std::make_unique<cpu::Network>(full(), input, 3, sgd()), sgd(), batch,
+                   kClasses);
+}
+
+}  // namespace
+
+TEST_CASE("cuda vs cpu: conv2d 3x3 with bias and fused relu") {
+  compare_layer(3, [](Graph& g, int x) {
+    cpu::Conv2dOptions o = cpu::conv2d(8, 6, 3, 1, 1);
+    o.relu = true;
+    return g.add_layer<cpu::Conv2d>(x, o);
+  });
+}
+
+TEST_CASE("cuda vs cpu: conv2d 5x5 stride 2, no bias, He init") {
+  compare_layer(3, [](Graph& g, int x) {
+    cpu::Conv2dOptions o = cpu::conv2d(8, 4, 5, 2, 2);
+    o.bias = false;
+    o.init = cpu::Init::he;
+    return g.add_layer<cpu::Conv2d>(x, o);
+  });
+}
+
+TEST_CASE("cuda vs cpu: depthwise conv2d (groups = channels)") {
+  compare_layer(3, [](Graph& g, int x) {
+    return g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 8, 3, 1, 1, 8));
+  });
+}
+
+TEST_CASE("cuda vs cpu: conv2d 1x1 and 7x1 (asymmetric kernel)") {
+  compare_layer(3, [](Graph& g, int x) {
+    int y = g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 4, 1));
+    cpu::Conv2dOptions o = cpu::conv2d(4, 4, 1);
+    o.kernel = {7, 1};
+    o.padding = o.padding_end = {3, 0};
+    return g.add_layer<cpu::Conv2d>(y, o);
+  });
+}
+
+TEST_CASE("cuda vs cpu: max pooling 2x2/2 and 3x3/2 padded") {
+  compare_layer(2, [](Graph& g, int x) {
+    cpu::Pool2dOptions o;
+    int y = g.add_layer<cpu::Pool2d>(x, o);
+    o.kernel = {3, 3};
+    o.padding = o.padding_end = {1, 1};
+    return g.add_layer<cpu::Pool2d>(y, o);
+  });
+}
+
+TEST_CASE("cuda vs cpu: average pooling with and without padding in the count") {
+  compare_layer(2, [](Graph& g, int x) {
+    cpu::Pool2dOptions o;
+    o.kind = cpu::PoolKind::average;
+    o.kernel = {3, 3};
+    o.stride = {1, 1};
+    o.padding = o.padding_end = {1, 1};
+    int y = g.add_layer<cpu::Pool2d>(x, o);
+    o.kind = cpu::PoolKind::average_exclude_padding;
+    o.stride = {2, 2};
+    return g.add_layer<cpu::Pool2d>(y, o);
+  });
+}
+
+TEST_CASE("cuda vs cpu: global average pooling") {
+  compare_layer(2, [](Graph& g, int x) { return g.add_layer<cpu::GlobalAvgPool>(x); });
+}
+
+TEST_CASE("cuda vs cpu: batch norm, and batch norm with fused relu (eps 1e-3)") {
+  compare_layer(3, [](Graph& g, int x) {
+    int y = g.add_layer<cpu::BatchNorm>(x, 8);
+    return g.add_layer<cpu::BatchNorm>(y, 8, 1e-3f, 0.1f, true);
+  }, 4);
+}
+
+TEST_CASE("cuda vs cpu: relu, relu6 and tanh") {
+  compare_layer(3, [](Graph& g, int x) {
+    int y = g.add_layer<cpu::Eltwise>(x, cpu::Activation::tanh);
+    y = g.add_layer<cpu::Eltwise>(y, cpu::Activation::relu6);
+    return g.add_layer<cpu::Eltwise>(y, cpu::Activation::relu);
+  });
+}
+
+TEST_CASE("cuda vs cpu: dropout drops the same elements (the CPU's hash)") {
+  compare_layer(3, [](Graph& g, int x) { return g.add_layer<cpu::Dropout>(x, 0.5f, 1234u); });
+}
+
+TEST_CASE("cuda vs cpu: residual add (x + f(x), and x + x)") {
+  compare_layer(3, [](Graph& g, int x) {
+    int f = g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 8, 3, 1, 1));
+    int sum = g.add(f, x);
+    return g.add(sum, sum);
+  });
+}
+
+TEST_CASE("cuda vs cpu: channel concat of three branches") {
+  compare_layer(3, [](Graph& g, int x) {
+    int a = g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 3, 1));
+    int b = g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 5, 3, 1, 1));
+    cpu::Pool2dOptions o;
+    o.kernel = {3, 3};
+    o.stride = {1, 1};
+    o.padding = o.padding_end = {1, 1};
+    int c = g.add_layer<cpu::Pool2d>(x, o);
+    return g.concat({a, b, c});
+  });
+}
+
+TEST_CASE("cuda vs cpu: every optimizer, with weight decay, on an MLP") {
+  for (const std::string name : {"sgd", "momentum", "nesterov", "adadelta", "rmsprop", "adam",
+                                 "radam"}) {
+    CAPTURE(name);
+    OptimizerOptions o = sgd(name == "adadelta" ? 1.0 : 0.01);
+    o.name = name;
+    o.weight_decay = 1e-3;
+    ModelSpec spec;
+    spec.name = "mlp";
+    spec.input_size = 20;
+    spec.hidden = {16, 12};
+    spec.classes = kClasses;
+    compare_networks(cpu::make_model(spec, o), cpu::make_model(spec, o), o, 6, kClasses);
+  }
+}
+
+namespace {
+
+void compare_model(const std::string& name, int channels, int size, std::size_t batch,
+                   int classes) {
+  ModelSpec spec;
+  spec.name = name;
+  spec.channels = channels;
+  spec.height = spec.width = size;
+  spec.input_size = static_cast<std::size_t>(channels * size * size);
+  spec.classes = classes;
+  spec.seed = 5;
+  OptimizerOptions o = sgd(0.01);
+  o.name = "momentum";
+  // Deep models add up rounding over dozens of layers: a looser bound on gradients.
+  Tolerance tol;
+  tol.gradients = 1e-2;
+  tol.loss = 1e-3;
+  tol.parameters = 1e-3;
+  compare_networks(cpu::make_model(spec, o), cpu::make_model(spec, o), o, batch, classes, tol);
+}
+
+}  // namespace
+
+TEST_CASE("cuda vs cpu: mnist_cnn") { compare_model("mnist_cnn", 1, 28, 8, 10); }
+TEST_CASE("cuda vs cpu: lenet5") { compare_model("lenet5", 1, 28, 8, 10); }
+TEST_CASE("cuda vs cpu: resnet50 at 3x32x32") { compare_model("resnet50", 3, 32, 4, 10); }
+TEST_CASE("cuda vs cpu: mobilenet_v2 at 3x32x32") { compare_model("mobilenet_v2", 3, 32, 4, 10); }
+TEST_CASE("cuda vs cpu: inception_v3 at 3x75x75") { compare_model("inception_v3", 3, 75, 2, 10); }
+TEST_CASE("cuda vs cpu: vgg16 at 3x32x32") { compare_model("vgg16", 3, 32, 2, 10); }
+
+TEST_CASE("nccl: one-rank allreduce benchmark sums and times") {
+  require_gpu();
+  ProcessGroup group;  // one process: rank 0 of 1, no broadcast needed
+  auto bench = cuda::make_nccl_allreduce_benchmark(group);
+  CHECK(bench->name() == "nccl");
+  CHECK(bench->check(1000) == 0);
+  CHECK(bench->check(1) == 0);
+  const double seconds = bench->time(1 << 20, 2, 5);
+  CHECK(seconds > 0);
+  CHECK(seconds < 1);
+}

@@ -1,0 +1,50 @@
+#include "trainer/cuda/device.hpp"
+
+#include <fmt/format.h>
+
+#include "trainer/cuda/cuda_kernels.hpp"
+#include "trainer/errors.hpp"
+
+namespace scalebench::trainer::cuda {
+
+Context::Context(int device) : device_(device) {
+  SB_CHECK(cudaSetDevice(device));
+  SB_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  SB_CHECK(cudnnCreate(&cudnn_));
+  SB_CHECK(cudnnSetStream(cudnn_, stream_));
+  SB_CHECK(cublasCreate(&cublas_));
+  SB_CHECK(cublasSetStream(cublas_, stream_));
+  // PyTorch's default for fp32 matrix products: no TF32 (torch.backends.cuda.matmul.allow_tf32
+  // is False); cuDNN convolutions may use TF32, as PyTorch's cudnn.allow_tf32 = True allows.
+  SB_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
+}
+
+Context::~Context() {
+  (void)cudaSetDevice(device_);
+  if (cublas_ != nullptr) (void)cublasDestroy(cublas_);
+  if (cudnn_ != nullptr) (void)cudnnDestroy(cudnn_);
+  if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
+}
+
+void Context::reserve_workspace(std::size_t bytes) {
+  if (bytes <= workspace_.bytes()) return;
+  synchronize();  // a queued kernel may still use the old workspace
+  workspace_ = DeviceArray<unsigned char>();
+  workspace_ = DeviceArray<unsigned char>(bytes);
+}
+
+void Context::synchronize() const { SB_CHECK(cudaStreamSynchronize(stream_)); }
+
+int pick_device(int local_rank) {
+  const int count = device_count();
+  if (count == 0) throw BackendError("backend cuda: no GPU found (is the NVIDIA driver loaded?)");
+  if (local_rank >= count) {
+    throw BackendError(fmt::format(
+        "backend cuda: local rank {} needs GPU {}, but this host has {} GPU{}; start at most {} "
+        "rank{} per host (one GPU per rank)",
+        local_rank, local_rank, count, count == 1 ? "" : "s", count, count == 1 ? "" : "s"));
+  }
+  return local_rank;
+}
+
+}  // namespace scalebench::trainer::cuda

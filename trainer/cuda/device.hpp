@@ -1,0 +1,111 @@
+// Device memory and the per-model CUDA context (one GPU, one compute stream, the cuDNN and
+// cuBLAS handles bound to it, and one convolution workspace shared by every layer).
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cstddef>
+#include <utility>
+
+#include "trainer/cuda/check.hpp"
+
+namespace scalebench::trainer::cuda {
+
+// An owned device allocation of `count` elements of T (uninitialised).
+template <typename T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(std::size_t count) : count_(count) {
+    if (count > 0) SB_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
+  }
+  ~DeviceArray() {
+    if (data_ != nullptr) (void)cudaFree(data_);
+  }
+  DeviceArray(DeviceArray&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  DeviceArray& operator=(DeviceArray&& o) noexcept {
+    if (this != &o) {
+      if (data_ != nullptr) (void)cudaFree(data_);
+      data_ = std::exchange(o.data_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
+    return *this;
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+
+  T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+// Page-locked host memory, so that copies to the device are asynchronous and at full speed.
+template <typename T>
+class PinnedArray {
+ public:
+  PinnedArray() = default;
+  explicit PinnedArray(std::size_t count) : count_(count) {
+    if (count > 0) SB_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), count * sizeof(T)));
+  }
+  ~PinnedArray() {
+    if (data_ != nullptr) (void)cudaFreeHost(data_);
+  }
+  PinnedArray(PinnedArray&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  PinnedArray& operator=(PinnedArray&& o) noexcept {
+    if (this != &o) {
+      if (data_ != nullptr) (void)cudaFreeHost(data_);
+      data_ = std::exchange(o.data_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
+    return *this;
+  }
+  PinnedArray(const PinnedArray&) = delete;
+  PinnedArray& operator=(const PinnedArray&) = delete;
+
+  T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+class Context {
+ public:
+  explicit Context(int device);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_; }
+  cudnnHandle_t cudnn() const { return cudnn_; }
+  cublasHandle_t cublas() const { return cublas_; }
+  // The convolution workspace: at least `bytes`, grown (never shrunk) as plans ask for more.
+  void reserve_workspace(std::size_t bytes);
+  void* workspace() const { return workspace_.data(); }
+  std::size_t workspace_bytes() const { return workspace_.bytes(); }
+  // Waits for everything queued on the compute stream.
+  void synchronize() const;
+
+ private:
+  int device_;
+  cudaStream_t stream_ = nullptr;
+  cudnnHandle_t cudnn_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  DeviceArray<unsigned char> workspace_;
+};
+
+// The device rank `local_rank` uses: one GPU per rank on each host. Throws BackendError when
+// there is no GPU or fewer GPUs than ranks on this host.
+int pick_device(int local_rank);
+
+}  // namespace scalebench::trainer::cuda

@@ -1,0 +1,681 @@
+#include "trainer/cuda/layers.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <tuple>
+
+#include "trainer/cuda/cuda_kernels.hpp"
+#include "trainer/errors.hpp"
+
+namespace scalebench::trainer::cuda {
+namespace {
+
+const float kOne = 1.0f;
+const float kZero = 0.0f;
+
+int output_extent(int size, int kernel, int stride, int padding, std::string_view layer) {
+  const int padded = size + 2 * padding;
+  if (padded < kernel) {
+    throw std::invalid_argument(
+        fmt::format("{}: kernel {} is larger than the padded input {}", layer, kernel, padded));
+  }
+  return (padded - kernel) / stride + 1;
+}
+
+void require_symmetric(const cpu::Pair& begin, const cpu::Pair& end, std::string_view layer) {
+  if (begin != end) {
+    throw BackendError(fmt::format(
+        "backend cuda: {} with asymmetric padding ({},{} before, {},{} after) is not supported "
+        "by cuDNN; use --backend cpu",
+        layer, begin[0], begin[1], end[0], end[1]));
+  }
+}
+
+void require_4d(const Shape& in, std::string_view layer) {
+  if (in.h < 1 || in.w < 1) throw std::invalid_argument(fmt::format("{}: empty input", layer));
+}
+
+class FilterDesc {
+ public:
+  FilterDesc(int k, int c, int h, int w) {
+    SB_CHECK(cudnnCreateFilterDescriptor(&desc_));
+    SB_CHECK(cudnnSetFilter4dDescriptor(desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c, h, w));
+  }
+  ~FilterDesc() { (void)cudnnDestroyFilterDescriptor(desc_); }
+  FilterDesc(const FilterDesc&) = delete;
+  FilterDesc& operator=(const FilterDesc&) = delete;
+  cudnnFilterDescriptor_t get() const { return desc_; }
+
+ private:
+  cudnnFilterDescriptor_t desc_ = nullptr;
+};
+
+class ConvDesc {
+ public:
+  ConvDesc(const cpu::Conv2dOptions& o) {
+    SB_CHECK(cudnnCreateConvolutionDescriptor(&desc_));
+    SB_CHECK(cudnnSetConvolution2dDescriptor(desc_, o.padding[0], o.padding[1], o.stride[0],
+                                             o.stride[1], 1, 1, CUDNN_CROSS_CORRELATION,
+                                             CUDNN_DATA_FLOAT));
+    SB_CHECK(cudnnSetConvolutionGroupCount(desc_, o.groups));
+  }
+  ~ConvDesc() { (void)cudnnDestroyConvolutionDescriptor(desc_); }
+  ConvDesc(const ConvDesc&) = delete;
+  ConvDesc& operator=(const ConvDesc&) = delete;
+  cudnnConvolutionDescriptor_t get() const { return desc_; }
+
+ private:
+  cudnnConvolutionDescriptor_t desc_ = nullptr;
+};
+
+class ActivationDesc {
+ public:
+  ActivationDesc(cudnnActivationMode_t mode, double coef) {
+    SB_CHECK(cudnnCreateActivationDescriptor(&desc_));
+    SB_CHECK(cudnnSetActivationDescriptor(desc_, mode, CUDNN_NOT_PROPAGATE_NAN, coef));
+  }
+  ~ActivationDesc() { (void)cudnnDestroyActivationDescriptor(desc_); }
+  ActivationDesc(const ActivationDesc&) = delete;
+  ActivationDesc& operator=(const ActivationDesc&) = delete;
+  cudnnActivationDescriptor_t get() const { return desc_; }
+
+ private:
+  cudnnActivationDescriptor_t desc_ = nullptr;
+};
+
+// ---- convolution algorithms: measured once per shape, cached for the process ----
+
+struct ConvAlgorithms {
+  cudnnConvolutionFwdAlgo_t forward{};
+  cudnnConvolutionBwdDataAlgo_t backward_data{};
+  cudnnConvolutionBwdFilterAlgo_t backward_filter{};
+  cudnnMathType_t forward_math{}, data_math{}, filter_math{};
+  std::size_t workspace = 0;  // the largest of the three
+};
+
+// The first (fastest) result that ran; cudnnFind* sorts by time.
+template <typename Perf>
+const Perf& fastest(const Perf* results, int count, std::string_view what) {
+  for (int i = 0; i < count; ++i) {
+    if (results[i].status == CUDNN_STATUS_SUCCESS) return results[i];
+  }
+  throw BackendError(fmt::format("backend cuda: cuDNN found no {} algorithm that runs", what));
+}
+
+// Like PyTorch's cudnn.benchmark: the first plan of a shape runs every algorithm once
+// (cudnnFind*) and keeps the fastest; later plans of the same shape (the same layer shape
+// recurs dozens of times in ResNet-50) reuse it.
+ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const FilterDesc& w,
+                               const TensorDesc& y, const ConvDesc& fwd, const ConvDesc& data,
+                               const ConvDesc& filter, const std::string& key) {
+  static std::mutex mutex;
+  static std::map<std::string, ConvAlgorithms> cache;
+  const std::lock_guard lock(mutex);
+  const std::string device_key = fmt::format("{}:{}", context.device(), key);
+  if (auto it = cache.find(device_key); it != cache.end()) return it->second;
+
+  cudnnHandle_t h = context.cudnn();
+  ConvAlgorithms a;
+  {
+    cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int count = 0;
+    SB_CHECK(cudnnFindConvolutionForwardAlgorithm(h, x.get(), w.get(), fwd.get(), y.get(),
+                                                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
+                                                  results));
+    const auto& best = fastest(results, count, "forward convolution");
+    a.forward = best.algo;
+    a.forward_math = best.mathType;
+    a.workspace = std::max(a.workspace, best.memory);
+  }
+  {
+    cudnnConvolutionBwdDataAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int count = 0;
+    SB_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(h, w.get(), y.get(), data.get(), x.get(),
+                                                       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                                       &count, results));
+    const auto& best = fastest(results, count, "backward-data convolution");
+    a.backward_data = best.algo;
+    a.data_math = best.mathType;
+    a.workspace = std::max(a.workspace, best.memory);
+  }
+  {
+    cudnnConvolutionBwdFilterAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    int count = 0;
+    SB_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(h, x.get(), y.get(), filter.get(),
+                                                         w.get(),
+                                                         CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                                                         &count, results));
+    const auto& best = fastest(results, count, "backward-filter convolution");
+    a.backward_filter = best.algo;
+    a.filter_math = best.mathType;
+    a.workspace = std::max(a.workspace, best.memory);
+  }
+  return cache.emplace(device_key, a).first->second;
+}
+
+// ---- convolution ----
+
+class ConvLayer final : public DeviceLayer {
+ public:
+  ConvLayer(const cpu::Conv2dOptions& o, Context& context, const Shape& in, float* params,
+            float* grads)
+      : context_(context),
+        has_bias_(o.bias),
+        relu_(o.relu),
+        in_desc_(in),
+        w_desc_(o.out_channels, o.in_channels / o.groups, o.kernel[0], o.kernel[1]),
+        fwd_(o),
+        data_(o),
+        filter_(o),
+        relu_desc_(CUDNN_ACTIVATION_RELU, 0.0) {
+    require_symmetric(o.padding, o.padding_end, "conv2d");
+    if (in.c != o.in_channels) {
+      throw std::invalid_argument(
+          fmt::format("conv2d expects {} input channels, got {}", o.in_channels, in.c));
+    }
+    out_ = {in.n, o.out_channels, output_extent(in.h, o.kernel[0], o.stride[0], o.padding[0], "conv2d"),
+            output_extent(in.w, o.kernel[1], o.stride[1], o.padding[1], "conv2d")};
+    int n = 0, c = 0, h = 0, w = 0;
+    SB_CHECK(cudnnGetConvolution2dForwardOutputDim(fwd_.get(), in_desc_.get(), w_desc_.get(), &n,
+                                                   &c, &h, &w));
+    if (Shape{n, c, h, w} != out_) {
+      throw std::logic_error(fmt::format("conv2d: cuDNN's output {} differs from {}",
+                                         Shape{n, c, h, w}.str(), out_.str()));
+    }
+    out_desc_ = TensorDesc(out_);
+    bias_desc_ = TensorDesc(Shape{1, o.out_channels, 1, 1});
+    const std::size_t weights = static_cast<std::size_t>(o.out_channels) *
+                                static_cast<std::size_t>(o.in_channels / o.groups) *
+                                static_cast<std::size_t>(o.kernel[0] * o.kernel[1]);
+    weights_ = params;
+    weight_grad_ = grads;
+    bias_ = params + weights;
+    bias_grad_ = grads + weights;
+    const std::string key =
+        fmt::format("x{} k{}x{}x{} s{},{} p{},{} g{}", in.str(), o.out_channels, o.kernel[0],
+                    o.kernel[1], o.stride[0], o.stride[1], o.padding[0], o.padding[1], o.groups);
+    algorithms_ =
+        find_algorithms(context, in_desc_, w_desc_, out_desc_, fwd_, data_, filter_, key);
+    SB_CHECK(cudnnSetConvolutionMathType(fwd_.get(), algorithms_.forward_math));
+    SB_CHECK(cudnnSetConvolutionMathType(data_.get(), algorithms_.data_math));
+    SB_CHECK(cudnnSetConvolutionMathType(filter_.get(), algorithms_.filter_math));
+    context.reserve_workspace(algorithms_.workspace);
+  }
+
+  void forward(const float* x, float* y, bool) override {
+    cudnnHandle_t h = context_.cudnn();
+    SB_CHECK(cudnnConvolutionForward(h, &kOne, in_desc_.get(), x, w_desc_.get(), weights_,
+                                     fwd_.get(), algorithms_.forward, context_.workspace(),
+                                     context_.workspace_bytes(), &kZero, out_desc_.get(), y));
+    if (has_bias_) {
+      SB_CHECK(cudnnAddTensor(h, &kOne, bias_desc_.get(), bias_, &kOne, out_desc_.get(), y));
+    }
+    if (relu_) {
+      SB_CHECK(cudnnActivationForward(h, relu_desc_.get(), &kOne, out_desc_.get(), y, &kZero,
+                                      out_desc_.get(), y));
+    }
+  }
+
+  void backward(const float* x, const float* y, float* dy, float* dx) override {
+    cudnnHandle_t h = context_.cudnn();
+    if (relu_) {
+      // dy ← dy·[y > 0] in place (y > 0 exactly where the pre-activation was).
+      SB_CHECK(cudnnActivationBackward(h, relu_desc_.get(), &kOne, out_desc_.get(), y,
+                                       out_desc_.get(), dy, out_desc_.get(), y, &kZero,
+                                       out_desc_.get(), dy));
+    }
+    SB_CHECK(cudnnConvolutionBackwardFilter(h, &kOne, in_desc_.get(), x, out_desc_.get(), dy,
+                                            filter_.get(), algorithms_.backward_filter,
+                                            context_.workspace(), context_.workspace_bytes(),
+                                            &kZero, w_desc_.get(), weight_grad_));
+    if (has_bias_) {
+      SB_CHECK(cudnnConvolutionBackwardBias(h, &kOne, out_desc_.get(), dy, &kZero,
+                                            bias_desc_.get(), bias_grad_));
+    }
+    if (dx != nullptr) {
+      SB_CHECK(cudnnConvolutionBackwardData(h, &kOne, w_desc_.get(), weights_, out_desc_.get(), dy,
+                                            data_.get(), algorithms_.backward_data,
+                                            context_.workspace(), context_.workspace_bytes(),
+                                            &kZero, in_desc_.get(), dx));
+    }
+  }
+
+ private:
+  Context& context_;
+  bool has_bias_, relu_;
+  TensorDesc in_desc_, out_desc_, bias_desc_;
+  FilterDesc w_desc_;
+  ConvDesc fwd_, data_, filter_;  // one per direction: each keeps its algorithm's math type
+  ActivationDesc relu_desc_;
+  ConvAlgorithms algorithms_;
+  float *weights_ = nullptr, *weight_grad_ = nullptr, *bias_ = nullptr, *bias_grad_ = nullptr;
+};
+
+// ---- pooling ----
+
+class PoolLayer final : public DeviceLayer {
+ public:
+  PoolLayer(const cpu::Pool2dOptions& o, Context& context, const Shape& in)
+      : context_(context), in_desc_(in) {
+    require_4d(in, "pooling");
+    require_symmetric(o.padding, o.padding_end, "pooling");
+    const cudnnPoolingMode_t mode = o.kind == cpu::PoolKind::max ? CUDNN_POOLING_MAX
+                                    : o.kind == cpu::PoolKind::average
+                                        ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                        : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    SB_CHECK(cudnnCreatePoolingDescriptor(&pool_));
+    SB_CHECK(cudnnSetPooling2dDescriptor(pool_, mode, CUDNN_NOT_PROPAGATE_NAN, o.kernel[0],
+                                         o.kernel[1], o.padding[0], o.padding[1], o.stride[0],
+                                         o.stride[1]));
+    out_ = {in.n, in.c, output_extent(in.h, o.kernel[0], o.stride[0], o.padding[0], "pooling"),
+            output_extent(in.w, o.kernel[1], o.stride[1], o.padding[1], "pooling")};
+    int n = 0, c = 0, h = 0, w = 0;
+    SB_CHECK(cudnnGetPooling2dForwardOutputDim(pool_, in_desc_.get(), &n, &c, &h, &w));
+    if (Shape{n, c, h, w} != out_) {
+      throw std::logic_error(fmt::format("pooling: cuDNN's output {} differs from {}",
+                                         Shape{n, c, h, w}.str(), out_.str()));
+    }
+    out_desc_ = TensorDesc(out_);
+  }
+  ~PoolLayer() override { (void)cudnnDestroyPoolingDescriptor(pool_); }
+
+  void forward(const float* x, float* y, bool) override {
+    SB_CHECK(cudnnPoolingForward(context_.cudnn(), pool_, &kOne, in_desc_.get(), x, &kZero,
+                                 out_desc_.get(), y));
+  }
+  void backward(const float* x, const float* y, float* dy, float* dx) override {
+    if (dx == nullptr) return;
+    SB_CHECK(cudnnPoolingBackward(context_.cudnn(), pool_, &kOne, out_desc_.get(), y,
+                                  out_desc_.get(), dy, in_desc_.get(), x, &kZero, in_desc_.get(),
+                                  dx));
+  }
+
+ private:
+  Context& context_;
+  TensorDesc in_desc_, out_desc_;
+  cudnnPoolingDescriptor_t pool_ = nullptr;
+};
+
+// ---- batch normalization ----
+
+class BatchNormLayer final : public DeviceLayer {
+ public:
+  BatchNormLayer(const cpu::BatchNorm& layer, Context& context, const Shape& in, float* params,
+                 float* grads, LayerState& state)
+      : context_(context),
+        state_(state),
+        epsilon_(layer.epsilon()),
+        momentum_(layer.momentum()),
+        relu_(layer.relu()),
+        desc_(in),
+        relu_desc_(CUDNN_ACTIVATION_RELU, 0.0),
+        save_mean_(layer.channels()),
+        save_inv_var_(layer.channels()) {
+    if (static_cast<std::size_t>(in.c) != layer.channels()) {
+      throw std::invalid_argument(
+          fmt::format("batch_norm expects {} channels in dimension 1", layer.channels()));
+    }
+    if (epsilon_ < CUDNN_BN_MIN_EPSILON) {
+      throw BackendError(fmt::format("backend cuda: batch norm epsilon {} is below cuDNN's {}",
+                                     epsilon_, CUDNN_BN_MIN_EPSILON));
+    }
+    out_ = in;
+    SB_CHECK(cudnnCreateTensorDescriptor(&param_desc_));
+    SB_CHECK(cudnnDeriveBNTensorDescriptor(param_desc_, desc_.get(), CUDNN_BATCHNORM_SPATIAL));
+    const std::size_t c = layer.channels();
+    gamma_ = params;
+    beta_ = params + c;
+    gamma_grad_ = grads;
+    beta_grad_ = grads + c;
+  }
+  ~BatchNormLayer() override { (void)cudnnDestroyTensorDescriptor(param_desc_); }
+
+  void forward(const float* x, float* y, bool training) override {
+    cudnnHandle_t h = context_.cudnn();
+    if (training) {
+      // cuDNN updates the running variance from the unbiased batch variance, as PyTorch does.
+      SB_CHECK(cudnnBatchNormalizationForwardTraining(
+          h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, desc_.get(), x, desc_.get(), y,
+          param_desc_, gamma_, beta_, momentum_, state_.running_mean.data(),
+          state_.running_var.data(), epsilon_, save_mean_.data(), save_inv_var_.data()));
+    } else {
+      SB_CHECK(cudnnBatchNormalizationForwardInference(
+          h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, desc_.get(), x, desc_.get(), y, param_desc_,
+          gamma_, beta_, state_.running_mean.data(), state_.running_var.data(), epsilon_));
+    }
+    if (relu_) {
+      SB_CHECK(cudnnActivationForward(h, relu_desc_.get(), &kOne, desc_.get(), y, &kZero,
+                                      desc_.get(), y));
+    }
+  }
+
+  void backward(const float* x, const float* y, float* dy, float* dx) override {
+    cudnnHandle_t h = context_.cudnn();
+    if (relu_) {
+      SB_CHECK(cudnnActivationBackward(h, relu_desc_.get(), &kOne, desc_.get(), y, desc_.get(),
+                                       dy, desc_.get(), y, &kZero, desc_.get(), dy));
+    }
+    float* target = dx;
+    if (target == nullptr) {  // cuDNN always writes dx; the first layer has nowhere to put it
+      if (scratch_.size() == 0) scratch_ = DeviceArray<float>(out_.count());
+      target = scratch_.data();
+    }
+    SB_CHECK(cudnnBatchNormalizationBackward(
+        h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, desc_.get(), x, desc_.get(), dy,
+        desc_.get(), target, param_desc_, gamma_, gamma_grad_, beta_grad_, epsilon_,
+        save_mean_.data(), save_inv_var_.data()));
+  }
+
+ private:
+  Context& context_;
+  LayerState& state_;
+  double epsilon_, momentum_;
+  bool relu_;
+  TensorDesc desc_;
+  ActivationDesc relu_desc_;
+  cudnnTensorDescriptor_t param_desc_ = nullptr;
+  DeviceArray<float> save_mean_, save_inv_var_, scratch_;
+  float *gamma_ = nullptr, *beta_ = nullptr, *gamma_grad_ = nullptr, *beta_grad_ = nullptr;
+};
+
+// ---- activations ----
+
+class ActivationLayer final : public DeviceLayer {
+ public:
+  ActivationLayer(cpu::Activation activation, Context& context, const Shape& in)
+      : context_(context),
+        desc_(in),
+        activation_(activation == cpu::Activation::relu    ? CUDNN_ACTIVATION_RELU
+                    : activation == cpu::Activation::relu6 ? CUDNN_ACTIVATION_CLIPPED_RELU
+                                                           : CUDNN_ACTIVATION_TANH,
+                    activation == cpu::Activation::relu6 ? 6.0 : 0.0) {
+    out_ = in;
+  }
+  void forward(const float* x, float* y, bool) override {
+    SB_CHECK(cudnnActivationForward(context_.cudnn(), activation_.get(), &kOne, desc_.get(), x,
+                                    &kZero, desc_.get(), y));
+  }
+  void backward(const float* x, const float* y, float* dy, float* dx) override {
+    if (dx == nullptr) return;
+    SB_CHECK(cudnnActivationBackward(context_.cudnn(), activation_.get(), &kOne, desc_.get(), y,
+                                     desc_.get(), dy, desc_.get(), x, &kZero, desc_.get(), dx));
+  }
+
+ private:
+  Context& context_;
+  TensorDesc desc_;
+  ActivationDesc activation_;
+};
+
+// ---- dropout ----
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+class DropoutLayer final : public DeviceLayer {
+ public:
+  DropoutLayer(const cpu::Dropout& layer, Context& context, const Shape& in, LayerState& state)
+      : context_(context),
+        state_(state),
+        rate_(layer.rate()),
+        seed_(layer.seed()),
+        threshold_(static_cast<std::uint32_t>(layer.rate() * 16777216.0f)),
+        scale_(1.0f / (1.0f - layer.rate())) {
+    out_ = in;
+  }
+  void forward(const float* x, float* y, bool training) override {
+    if (!training || rate_ <= 0.0f) {
+      copy(x, y);
+      return;
+    }
+    // The CPU backend's key for its k-th call, so both backends drop the same elements.
+    key_ = splitmix64(seed_ ^ splitmix64(state_.dropout_calls++));
+    dropout_forward(x, y, out_.count(), key_, threshold_, scale_, context_.stream());
+  }
+  void backward(const float*, const float*, float* dy, float* dx) override {
+    if (dx == nullptr) return;
+    if (rate_ <= 0.0f) {
+      copy(dy, dx);
+      return;
+    }
+    dropout_backward(dy, dx, out_.count(), key_, threshold_, scale_, context_.stream());
+  }
+
+ private:
+  void copy(const float* from, float* to) {
+    if (from == to) return;
+    SB_CHECK(cudaMemcpyAsync(to, from, out_.count() * sizeof(float), cudaMemcpyDeviceToDevice,
+                             context_.stream()));
+  }
+  Context& context_;
+  LayerState& state_;
+  float rate_;
+  std::uint64_t seed_, key_ = 0;
+  std::uint32_t threshold_;
+  float scale_;
+};
+
+// ---- flatten: the same memory, copied to its own buffer ----
+
+class FlattenLayer final : public DeviceLayer {
+ public:
+  FlattenLayer(Context& context, const Shape& in) : context_(context) {
+    out_ = {in.n, in.c * in.h * in.w, 1, 1};
+  }
+  void forward(const float* x, float* y, bool) override { copy(x, y); }
+  void backward(const float*, const float*, float* dy, float* dx) override {
+    if (dx != nullptr) copy(dy, dx);
+  }
+
+ private:
+  void copy(const float* from, float* to) {
+    SB_CHECK(cudaMemcpyAsync(to, from, out_.count() * sizeof(float), cudaMemcpyDeviceToDevice,
+                             context_.stream()));
+  }
+  Context& context_;
+};
+
+// ---- dense ----
+
+// Row-major y (batch × out) = x (batch × in) · W (in × out) + b. cuBLAS is column-major, where
+// the same memory holds the transposes: yᵀ = Wᵀ·xᵀ with Wᵀ (out × in, ld out) and xᵀ (in × batch).
+class DenseLayer final : public DeviceLayer {
+ public:
+  DenseLayer(const cpu::Dense& layer, Context& context, const Shape& in, float* params,
+             float* grads)
+      : context_(context),
+        in_(static_cast<int>(layer.in_features())),
+        outputs_(static_cast<int>(layer.out_features())) {
+    if (static_cast<std::size_t>(in.c) * static_cast<std::size_t>(in.h) *
+            static_cast<std::size_t>(in.w) !=
+        layer.in_features()) {
+      throw std::invalid_argument(fmt::format(
+          "dense expects {} features per image, got {}", layer.in_features(), in.str()));
+    }
+    batch_ = in.n;
+    out_ = {in.n, outputs_, 1, 1};
+    out_desc_ = TensorDesc(out_);
+    bias_desc_ = TensorDesc(Shape{1, outputs_, 1, 1});
+    const std::size_t weights = layer.in_features() * layer.out_features();
+    weights_ = params;
+    bias_ = params + weights;
+    weight_grad_ = grads;
+    bias_grad_ = grads + weights;
+  }
+
+  void forward(const float* x, float* y, bool) override {
+    SB_CHECK(cublasSgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, outputs_, batch_, in_, &kOne,
+                         weights_, outputs_, x, in_, &kZero, y, outputs_));
+    SB_CHECK(cudnnAddTensor(context_.cudnn(), &kOne, bias_desc_.get(), bias_, &kOne,
+                            out_desc_.get(), y));
+  }
+
+  void backward(const float* x, const float*, float* dy, float* dx) override {
+    // dW (in × out, row-major) = xᵀ·dy; column-major: dWᵀ (out × in) = dyᵀ · x.
+    SB_CHECK(cublasSgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, outputs_, in_, batch_, &kOne,
+                         dy, outputs_, x, in_, &kZero, weight_grad_, outputs_));
+    // db = Σ over rows of dy: the per-channel sum of an N×out×1×1 tensor.
+    SB_CHECK(cudnnConvolutionBackwardBias(context_.cudnn(), &kOne, out_desc_.get(), dy, &kZero,
+                                          bias_desc_.get(), bias_grad_));
+    if (dx != nullptr) {
+      // dx (batch × in) = dy·Wᵀ; column-major: dxᵀ (in × batch) = W (in × out) · dyᵀ.
+      SB_CHECK(cublasSgemm(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, in_, batch_, outputs_,
+                           &kOne, weights_, outputs_, dy, outputs_, &kZero, dx, in_));
+    }
+  }
+
+ private:
+  Context& context_;
+  int in_, outputs_, batch_ = 0;
+  TensorDesc out_desc_, bias_desc_;
+  float *weights_ = nullptr, *bias_ = nullptr, *weight_grad_ = nullptr, *bias_grad_ = nullptr;
+};
+
+DeviceArray<float> to_device(std::span<const float> host) {
+  DeviceArray<float> a(host.size());
+  if (!host.empty()) {
+    SB_CHECK(cudaMemcpy(a.data(), host.data(), a.bytes(), cudaMemcpyHostToDevice));
+  }
+  return a;
+}
+
+}  // namespace
+
+std::string Shape::str() const { return fmt::format("{}x{}x{}x{}", n, c, h, w); }
+
+TensorDesc::TensorDesc(const Shape& s) {
+  SB_CHECK(cudnnCreateTensorDescriptor(&desc_));
+  SB_CHECK(cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s.n, s.c, s.h,
+                                      s.w));
+}
+TensorDesc::~TensorDesc() {
+  if (desc_ != nullptr) (void)cudnnDestroyTensorDescriptor(desc_);
+}
+TensorDesc::TensorDesc(TensorDesc&& o) noexcept : desc_(std::exchange(o.desc_, nullptr)) {}
+TensorDesc& TensorDesc::operator=(TensorDesc&& o) noexcept {
+  if (this != &o) {
+    if (desc_ != nullptr) (void)cudnnDestroyTensorDescriptor(desc_);
+    desc_ = std::exchange(o.desc_, nullptr);
+  }
+  return *this;
+}
+
+LayerState make_layer_state(const cpu::Layer& layer) {
+  LayerState state;
+  if (const auto* bn = dynamic_cast<const cpu::BatchNorm*>(&layer)) {
+    auto& mutable_bn = const_cast<cpu::BatchNorm&>(*bn);  // running_mean() has no const overload
+    state.running_mean = to_device(mutable_bn.running_mean());
+    state.running_var = to_device(mutable_bn.running_var());
+  }
+  return state;
+}
+
+std::unique_ptr<DeviceLayer> make_device_layer(const cpu::Layer& layer, Context& context,
+                                               const Shape& in, float* params, float* grads,
+                                               LayerState& state) {
+  if (const auto* conv = dynamic_cast<const cpu::Conv2d*>(&layer)) {
+    return std::make_unique<ConvLayer>(conv->options(), context, in, params, grads);
+  }
+  if (const auto* pool = dynamic_cast<const cpu::Pool2d*>(&layer)) {
+    return std::make_unique<PoolLayer>(pool->options(), context, in);
+  }
+  if (dynamic_cast<const cpu::GlobalAvgPool*>(&layer) != nullptr) {
+    cpu::Pool2dOptions o;
+    o.kind = cpu::PoolKind::average;
+    o.kernel = {in.h, in.w};
+    o.stride = {1, 1};
+    return std::make_unique<PoolLayer>(o, context, in);
+  }
+  if (const auto* bn = dynamic_cast<const cpu::BatchNorm*>(&layer)) {
+    return std::make_unique<BatchNormLayer>(*bn, context, in, params, grads, state);
+  }
+  if (const auto* eltwise = dynamic_cast<const cpu::Eltwise*>(&layer)) {
+    return std::make_unique<ActivationLayer>(eltwise->activation(), context, in);
+  }
+  if (const auto* dropout = dynamic_cast<const cpu::Dropout*>(&layer)) {
+    return std::make_unique<DropoutLayer>(*dropout, context, in, state);
+  }
+  if (dynamic_cast<const cpu::Flatten*>(&layer) != nullptr) {
+    return std::make_unique<FlattenLayer>(context, in);
+  }
+  if (const auto* dense = dynamic_cast<const cpu::Dense*>(&layer)) {
+    return std::make_unique<DenseLayer>(*dense, context, in, params, grads);
+  }
+  throw BackendError(
+      fmt::format("backend cuda: no device implementation of layer '{}'", layer.kind()));
+}
+
+// ---- add, concat, accumulate ----
+
+DeviceAdd::DeviceAdd(Context& context, const Shape& a, const Shape& b)
+    : context_(context), shape_(a), desc_(a) {
+  if (a != b) {
+    throw std::invalid_argument(
+        fmt::format("add: the inputs' shapes differ ({} and {})", a.str(), b.str()));
+  }
+  SB_CHECK(cudnnCreateOpTensorDescriptor(&add_));
+  SB_CHECK(cudnnSetOpTensorDescriptor(add_, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT,
+                                      CUDNN_NOT_PROPAGATE_NAN));
+}
+
+DeviceAdd::~DeviceAdd() { (void)cudnnDestroyOpTensorDescriptor(add_); }
+
+void DeviceAdd::forward(const float* a, const float* b, float* dst) {
+  SB_CHECK(cudnnOpTensor(context_.cudnn(), add_, &kOne, desc_.get(), a, &kOne, desc_.get(), b,
+                         &kZero, desc_.get(), dst));
+}
+
+void DeviceAdd::backward(const float* dy, float* d_input) {
+  SB_CHECK(cudaMemcpyAsync(d_input, dy, shape_.count() * sizeof(float), cudaMemcpyDeviceToDevice,
+                           context_.stream()));
+}
+
+DeviceConcat::DeviceConcat(Context& context, const std::vector<Shape>& inputs)
+    : context_(context), inputs_(inputs) {
+  if (inputs.empty()) throw std::invalid_argument("concat needs at least one input");
+  shape_ = inputs[0];
+  shape_.c = 0;
+  for (const Shape& s : inputs) {
+    if (s.n != shape_.n || s.h != shape_.h || s.w != shape_.w) {
+      throw std::invalid_argument(fmt::format("concat: input {} does not match {}x?x{}x{}",
+                                              s.str(), shape_.n, shape_.h, shape_.w));
+    }
+    offsets_.push_back(static_cast<std::size_t>(shape_.c));
+    shape_.c += s.c;
+  }
+}
+
+void DeviceConcat::forward(const std::vector<const float*>& inputs, float* dst) {
+  const std::size_t plane = static_cast<std::size_t>(shape_.h) * static_cast<std::size_t>(shape_.w);
+  const std::size_t dst_pitch = static_cast<std::size_t>(shape_.c) * plane * sizeof(float);
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    // One row per image: input k's C_k·H·W floats go to channel offset k of the output row.
+    const std::size_t width = static_cast<std::size_t>(inputs_[k].c) * plane * sizeof(float);
+    SB_CHECK(cudaMemcpy2DAsync(dst + offsets_[k] * plane, dst_pitch, inputs[k], width, width,
+                               static_cast<std::size_t>(shape_.n), cudaMemcpyDeviceToDevice,
+                               context_.stream()));
+  }
+}
+
+void DeviceConcat::backward(const float* dy, std::size_t k, float* d_input) {
+  const std::size_t plane = static_cast<std::size_t>(shape_.h) * static_cast<std::size_t>(shape_.w);
+  const std::size_t dy_pitch = static_cast<std::size_t>(shape_.c) * plane * sizeof(float);
+  const std::size_t width = static_cast<std::size_t>(inputs_[k].c) * plane * sizeof(float);
+  SB_CHECK(cudaMemcpy2DAsync(d_input, width, dy + offsets_[k] * plane, dy_pitch, width,
+                             static_cast<std::size_t>(shape_.n), cudaMemcpyDeviceToDevice,
+                             context_.stream()));
+}
+
+void accumulate(Context& context, float* a, const float* b, std::size_t n) {
+  SB_CHECK(cublasSaxpy(context.cublas(), static_cast<int>(n), &kOne, b, 1, a, 1));
+}
+
+}  // namespace scalebench::trainer::cuda

@@ -1,0 +1,123 @@
+// The CPU backend's layers (trainer/cpu/layers.hpp) on the GPU: convolution, batch norm, pooling
+// and activations through cuDNN, dense layers through cuBLAS, dropout through the one custom
+// kernel. A DeviceLayer is the plan of one layer for one input shape (batch included): its
+// descriptors, chosen convolution algorithms and views of the layer's parameters and gradients
+// in the model's flat device buffers, made once and reused every step.
+//
+// Tensors are fp32 NCHW and contiguous, so a flattened N×C×H×W tensor is the same memory as
+// N×(C·H·W), in PyTorch's (channel-major) order like the CPU backend's Flatten. Parameters use
+// the CPU backend's layouts, so one flat buffer means the same on both backends.
+#pragma once
+
+#include <cudnn.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trainer/cpu/layers.hpp"
+#include "trainer/cuda/device.hpp"
+
+namespace scalebench::trainer::cuda {
+
+// N×C×H×W; a matrix of N rows of F features is N×F×1×1.
+struct Shape {
+  int n = 0, c = 0, h = 1, w = 1;
+  std::size_t count() const {
+    return static_cast<std::size_t>(n) * static_cast<std::size_t>(c) *
+           static_cast<std::size_t>(h) * static_cast<std::size_t>(w);
+  }
+  bool operator==(const Shape&) const = default;
+  std::string str() const;
+};
+
+// A cuDNN tensor descriptor of a Shape (fp32, NCHW, packed).
+class TensorDesc {
+ public:
+  TensorDesc() = default;
+  explicit TensorDesc(const Shape& shape);
+  ~TensorDesc();
+  TensorDesc(TensorDesc&& o) noexcept;
+  TensorDesc& operator=(TensorDesc&& o) noexcept;
+  TensorDesc(const TensorDesc&) = delete;
+  TensorDesc& operator=(const TensorDesc&) = delete;
+  cudnnTensorDescriptor_t get() const { return desc_; }
+
+ private:
+  cudnnTensorDescriptor_t desc_ = nullptr;
+};
+
+// What a layer keeps between plans (training and evaluation batch sizes differ): batch norm's
+// running statistics and dropout's call counter (the mask of call k, as on the CPU).
+struct LayerState {
+  DeviceArray<float> running_mean, running_var;
+  std::uint64_t dropout_calls = 0;
+};
+
+class DeviceLayer {
+ public:
+  virtual ~DeviceLayer() = default;
+  const Shape& output() const { return out_; }
+  // y = f(x); `training` selects batch statistics and dropout masks.
+  virtual void forward(const float* x, float* y, bool training) = 0;
+  // From the last forward's x and y and the loss gradient dy: overwrites the layer's parameter
+  // gradients and writes dx (skipped when dx is null: the first layer needs none). May
+  // overwrite dy.
+  virtual void backward(const float* x, const float* y, float* dy, float* dx) = 0;
+
+ protected:
+  Shape out_;
+};
+
+// The state a CPU layer starts with on the device (batch norm's running statistics).
+LayerState make_layer_state(const cpu::Layer& layer);
+
+// The device plan of `layer` for inputs of shape `in`; params/grads point at its
+// parameter_count() floats in the flat device buffers. Throws BackendError for a layer or an
+// option the cuda backend cannot run (e.g. asymmetric padding), std::invalid_argument for a shape
+// that does not fit the layer.
+std::unique_ptr<DeviceLayer> make_device_layer(const cpu::Layer& layer, Context& context,
+                                               const Shape& in, float* params, float* grads,
+                                               LayerState& state);
+
+// dst = a + b (a residual connection) through cudnnOpTensor; both inputs get dy back.
+class DeviceAdd {
+ public:
+  DeviceAdd(Context& context, const Shape& a, const Shape& b);
+  ~DeviceAdd();
+  DeviceAdd(const DeviceAdd&) = delete;
+  DeviceAdd& operator=(const DeviceAdd&) = delete;
+  const Shape& output() const { return shape_; }
+  void forward(const float* a, const float* b, float* dst);
+  // Copies dy to d_input (either input's gradient).
+  void backward(const float* dy, float* d_input);
+
+ private:
+  Context& context_;
+  Shape shape_;
+  TensorDesc desc_;
+  cudnnOpTensorDescriptor_t add_ = nullptr;
+};
+
+// Concatenation along channels: one strided copy per input (cudaMemcpy2DAsync).
+class DeviceConcat {
+ public:
+  DeviceConcat(Context& context, const std::vector<Shape>& inputs);
+  const Shape& output() const { return shape_; }
+  void forward(const std::vector<const float*>& inputs, float* dst);
+  // Copies input k's channels of dy to d_input.
+  void backward(const float* dy, std::size_t k, float* d_input);
+
+ private:
+  Context& context_;
+  Shape shape_;
+  std::vector<Shape> inputs_;
+  std::vector<std::size_t> offsets_;  // first channel of each input in the output
+};
+
+// a += b over n floats (cublasSaxpy): a node's gradient shares from several consumers.
+void accumulate(Context& context, float* a, const float* b, std::size_t n);
+
+}  // namespace scalebench::trainer::cuda

@@ -1,0 +1,344 @@
+#include "trainer/cuda/network.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "trainer/cuda/cuda_kernels.hpp"
+#include "trainer/cuda/nccl.hpp"
+
+namespace scalebench::trainer::cuda {
+
+struct CudaNetwork::Plan {
+  std::vector<Shape> shapes;  // node i's output
+  std::vector<std::unique_ptr<DeviceLayer>> layers;
+  std::vector<std::unique_ptr<DeviceAdd>> adds;
+  std::vector<std::unique_ptr<DeviceConcat>> concats;
+  std::vector<DeviceArray<float>> buffers;  // every activation, delta and partial
+  std::vector<float*> activations;          // node i's output (node 0: the input batch)
+  std::vector<float*> deltas;               // loss gradient at node i's output (training only)
+  std::vector<float*> partials;             // a later consumer's share, for nodes read twice+
+  PinnedArray<float> images;                // host staging of the input batch
+  PinnedArray<std::int32_t> host_labels;
+  DeviceArray<std::int32_t> labels;
+  DeviceArray<double> row_loss;
+  DeviceArray<std::int32_t> row_correct;
+  PinnedArray<double> host_loss;
+  PinnedArray<std::int32_t> host_correct;
+};
+
+CudaNetwork::CudaNetwork(std::unique_ptr<cpu::Network> description,
+                         const OptimizerOptions& optimizer, int device)
+    : cpu_(std::move(description)), context_(device), lr_(optimizer.lr) {
+  const std::vector<cpu::Node>& nodes = cpu_->nodes();
+  consumers_.assign(nodes.size(), 0);
+  parameter_offset_.assign(nodes.size(), 0);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (int j : nodes[i].inputs) ++consumers_[static_cast<std::size_t>(j)];
+    parameter_offset_[i] = count_;
+    if (nodes[i].layer) count_ += nodes[i].layer->parameter_count();
+    states_.push_back(nodes[i].layer ? make_layer_state(*nodes[i].layer) : LayerState());
+  }
+  if (count_ != cpu_->parameter_count()) {
+    throw std::logic_error("cuda network: parameter layout differs from the CPU network's");
+  }
+  parameters_ = DeviceArray<float>(count_);
+  gradients_ = DeviceArray<float>(count_);
+  if (count_ > 0) SB_CHECK(cudaMemset(gradients_.data(), 0, gradients_.bytes()));
+  parameters_changed();
+  optimizer_ = make_device_optimizer(optimizer, count_);
+  SB_CHECK(cudaEventCreateWithFlags(&loss_ready_, cudaEventDisableTiming));
+}
+
+CudaNetwork::~CudaNetwork() {
+  (void)cudaStreamSynchronize(context_.stream());
+  plans_.clear();
+  if (loss_ready_ != nullptr) (void)cudaEventDestroy(loss_ready_);
+}
+
+std::span<float> CudaNetwork::parameters() {
+  context_.synchronize();
+  std::span<float> host = cpu_->parameters();
+  if (count_ > 0) {
+    SB_CHECK(cudaMemcpy(host.data(), parameters_.data(), parameters_.bytes(),
+                        cudaMemcpyDeviceToHost));
+  }
+  return host;
+}
+
+std::span<float> CudaNetwork::gradients() {
+  context_.synchronize();
+  std::span<float> host = cpu_->gradients();
+  if (count_ > 0) {
+    SB_CHECK(cudaMemcpy(host.data(), gradients_.data(), gradients_.bytes(),
+                        cudaMemcpyDeviceToHost));
+  }
+  return host;
+}
+
+void CudaNetwork::parameters_changed() {
+  context_.synchronize();
+  const std::span<float> host = cpu_->parameters();
+  if (count_ > 0) {
+    SB_CHECK(cudaMemcpy(parameters_.data(), host.data(), parameters_.bytes(),
+                        cudaMemcpyHostToDevice));
+  }
+}
+
+std::vector<float> CudaNetwork::running_mean(std::size_t node) {
+  context_.synchronize();
+  const DeviceArray<float>& a = states_.at(node).running_mean;
+  std::vector<float> host(a.size());
+  if (a.size() > 0) SB_CHECK(cudaMemcpy(host.data(), a.data(), a.bytes(), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+std::vector<float> CudaNetwork::running_var(std::size_t node) {
+  context_.synchronize();
+  const DeviceArray<float>& a = states_.at(node).running_var;
+  std::vector<float> host(a.size());
+  if (a.size() > 0) SB_CHECK(cudaMemcpy(host.data(), a.data(), a.bytes(), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
+  if (auto it = plans_.find(batch); it != plans_.end()) return *it->second;
+  const std::vector<cpu::Node>& nodes = cpu_->nodes();
+  auto p = std::make_unique<Plan>();
+  const std::size_t n = nodes.size();
+  p->shapes.resize(n);
+  p->layers.resize(n);
+  p->adds.resize(n);
+  p->concats.resize(n);
+  p->activations.assign(n, nullptr);
+  const cpu::Dims& input = cpu_->input_shape();
+  Shape& in = p->shapes[0];
+  in.n = static_cast<int>(batch);
+  if (input.size() == 1) {
+    in.c = static_cast<int>(input[0]);
+  } else if (input.size() == 3) {
+    in.c = static_cast<int>(input[0]);
+    in.h = static_cast<int>(input[1]);
+    in.w = static_cast<int>(input[2]);
+  } else {
+    throw std::invalid_argument("cuda network: inputs must be C, or C×H×W");
+  }
+  p->buffers.emplace_back(in.count());
+  p->activations[0] = p->buffers.back().data();
+  for (std::size_t i = 1; i < n; ++i) {
+    const cpu::Node& node = nodes[i];
+    auto src = [&](std::size_t k) -> const Shape& {
+      return p->shapes[static_cast<std::size_t>(node.inputs[k])];
+    };
+    try {
+      switch (node.kind) {
+        case cpu::Node::Kind::layer:
+          p->layers[i] = make_device_layer(*node.layer, context_, src(0),
+                                           parameters_.data() + parameter_offset_[i],
+                                           gradients_.data() + parameter_offset_[i], states_[i]);
+          p->shapes[i] = p->layers[i]->output();
+          break;
+        case cpu::Node::Kind::add:
+          p->adds[i] = std::make_unique<DeviceAdd>(context_, src(0), src(1));
+          p->shapes[i] = p->adds[i]->output();
+          break;
+        case cpu::Node::Kind::concat: {
+          std::vector<Shape> srcs;
+          for (std::size_t k = 0; k < node.inputs.size(); ++k) srcs.push_back(src(k));
+          p->concats[i] = std::make_unique<DeviceConcat>(context_, srcs);
+          p->shapes[i] = p->concats[i]->output();
+          break;
+        }
+        case cpu::Node::Kind::input:
+          throw std::logic_error("only node 0 is the input");
+      }
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format(
+          "graph node {} ({}): {}", i, node.layer ? node.layer->kind() : "add/concat", e.what()));
+    }
+    p->buffers.emplace_back(p->shapes[i].count());
+    p->activations[i] = p->buffers.back().data();
+  }
+  const Shape& out = p->shapes.back();
+  if (out.h != 1 || out.w != 1) {
+    throw std::logic_error("the last node of a model must give batch × classes logits");
+  }
+  p->images = PinnedArray<float>(in.count());
+  p->host_labels = PinnedArray<std::int32_t>(batch);
+  p->labels = DeviceArray<std::int32_t>(batch);
+  p->row_loss = DeviceArray<double>(batch);
+  p->row_correct = DeviceArray<std::int32_t>(batch);
+  p->host_loss = PinnedArray<double>(batch);
+  p->host_correct = PinnedArray<std::int32_t>(batch);
+  return *plans_.emplace(batch, std::move(p)).first->second;
+}
+
+void CudaNetwork::allocate_backward(Plan& p) {
+  // As the CPU network: a delta lives from its first writer's backward to its own node's
+  // backward, so deltas of equal size share buffers (all tensors are packed NCHW here, so equal
+  // size means interchangeable).
+  const std::vector<cpu::Node>& nodes = cpu_->nodes();
+  const std::size_t n = nodes.size();
+  p.deltas.assign(n, nullptr);
+  p.partials.assign(n, nullptr);
+  std::map<std::size_t, std::vector<float*>> free_lists;
+  auto take = [&](std::size_t j) {
+    const std::size_t size = p.shapes[j].count();
+    std::vector<float*>& list = free_lists[size];
+    if (list.empty()) {
+      p.buffers.emplace_back(size);
+      p.deltas[j] = p.buffers.back().data();
+    } else {
+      p.deltas[j] = list.back();
+      list.pop_back();
+    }
+  };
+  take(n - 1);  // the loss gradient
+  for (std::size_t i = n; i-- > 1;) {
+    for (int j : nodes[i].inputs) {
+      const auto k = static_cast<std::size_t>(j);
+      if (k != 0 && p.deltas[k] == nullptr) take(k);
+    }
+    free_lists[p.shapes[i].count()].push_back(p.deltas[i]);
+  }
+  std::map<std::size_t, float*> scratch;  // one per size: a share is added at once
+  for (std::size_t i = 1; i < n; ++i) {
+    if (consumers_[i] < 2) continue;
+    const std::size_t size = p.shapes[i].count();
+    float*& data = scratch[size];
+    if (data == nullptr) {
+      p.buffers.emplace_back(size);
+      data = p.buffers.back().data();
+    }
+    p.partials[i] = data;
+  }
+}
+
+void CudaNetwork::forward(Plan& p, std::span<const float> images,
+                          std::span<const std::int32_t> labels, std::size_t batch,
+                          bool training) {
+  const std::vector<cpu::Node>& nodes = cpu_->nodes();
+  cudaStream_t stream = context_.stream();
+  const std::size_t input_count = p.shapes[0].count();
+  if (images.size() < input_count || labels.size() < batch) {
+    throw std::invalid_argument(fmt::format("cuda network: a batch of {} needs {} floats",
+                                            batch, input_count));
+  }
+  // The staging buffers are free: the previous step's copies finished before its loss was read.
+  std::memcpy(p.images.data(), images.data(), input_count * sizeof(float));
+  std::memcpy(p.host_labels.data(), labels.data(), batch * sizeof(std::int32_t));
+  SB_CHECK(cudaMemcpyAsync(p.activations[0], p.images.data(), input_count * sizeof(float),
+                           cudaMemcpyHostToDevice, stream));
+  SB_CHECK(cudaMemcpyAsync(p.labels.data(), p.host_labels.data(), batch * sizeof(std::int32_t),
+                           cudaMemcpyHostToDevice, stream));
+  for (std::size_t i = 1; i < nodes.size(); ++i) {
+    const cpu::Node& node = nodes[i];
+    auto in = [&](std::size_t k) { return p.activations[static_cast<std::size_t>(node.inputs[k])]; };
+    if (p.layers[i]) {
+      p.layers[i]->forward(in(0), p.activations[i], training);
+    } else if (p.adds[i]) {
+      p.adds[i]->forward(in(0), in(1), p.activations[i]);
+    } else {
+      std::vector<const float*> srcs;
+      for (std::size_t k = 0; k < node.inputs.size(); ++k) srcs.push_back(in(k));
+      p.concats[i]->forward(srcs, p.activations[i]);
+    }
+  }
+  const Shape& out = p.shapes.back();
+  softmax_cross_entropy(p.activations.back(), p.labels.data(), batch,
+                        static_cast<std::size_t>(out.c), p.row_loss.data(), p.row_correct.data(),
+                        training ? p.deltas.back() : nullptr, stream);
+  SB_CHECK(cudaMemcpyAsync(p.host_loss.data(), p.row_loss.data(), batch * sizeof(double),
+                           cudaMemcpyDeviceToHost, stream));
+  SB_CHECK(cudaMemcpyAsync(p.host_correct.data(), p.row_correct.data(),
+                           batch * sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream));
+  SB_CHECK(cudaEventRecord(loss_ready_, stream));
+}
+
+BatchStats CudaNetwork::read_loss(Plan& p, std::size_t batch) {
+  SB_CHECK(cudaEventSynchronize(loss_ready_));
+  BatchStats stats;
+  for (std::size_t r = 0; r < batch; ++r) {
+    stats.loss_sum += p.host_loss.data()[r];
+    stats.correct += p.host_correct.data()[r];
+  }
+  return stats;
+}
+
+void CudaNetwork::backward(Plan& p) {
+  const std::vector<cpu::Node>& nodes = cpu_->nodes();
+  const std::size_t n = nodes.size();
+  // The CPU network's order: a node's first gradient share goes straight into its delta, later
+  // ones into its partial and are added.
+  std::vector<char> written(n, 0);
+  written[n - 1] = 1;  // the loss gradient
+  auto target = [&](int j) -> float* {
+    const auto k = static_cast<std::size_t>(j);
+    if (k == 0) return nullptr;
+    return written[k] ? p.partials[k] : p.deltas[k];
+  };
+  auto settle = [&](int j) {
+    const auto k = static_cast<std::size_t>(j);
+    if (k == 0) return;
+    if (!written[k]) {
+      written[k] = 1;
+      return;
+    }
+    accumulate(context_, p.deltas[k], p.partials[k], p.shapes[k].count());
+  };
+  for (std::size_t i = n; i-- > 1;) {
+    const cpu::Node& node = nodes[i];
+    auto in = [&](std::size_t k) { return node.inputs[k]; };
+    if (p.layers[i]) {
+      p.layers[i]->backward(p.activations[static_cast<std::size_t>(in(0))], p.activations[i],
+                            p.deltas[i], target(in(0)));
+      settle(in(0));
+      // Queued, not finished: a device allreduce orders itself after this point on the stream.
+      if (ready_ && node.layer->parameter_count() > 0) ready_(parameter_offset_[i]);
+    } else if (p.adds[i]) {
+      float* a = target(in(0));
+      if (a != nullptr) p.adds[i]->backward(p.deltas[i], a);
+      settle(in(0));
+      float* b = target(in(1));
+      if (b != nullptr) p.adds[i]->backward(p.deltas[i], b);
+      settle(in(1));
+    } else {
+      for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+        float* t = target(in(k));
+        if (t != nullptr) p.concats[i]->backward(p.deltas[i], k, t);
+        settle(in(k));
+      }
+    }
+  }
+}
+
+BatchStats CudaNetwork::train_batch(std::span<const float> images,
+                                    std::span<const std::int32_t> labels, std::size_t batch) {
+  Plan& p = plan(batch);
+  if (p.deltas.empty()) allocate_backward(p);
+  forward(p, images, labels, batch, true);
+  backward(p);
+  return read_loss(p, batch);  // waits for the forward pass only; backward keeps running
+}
+
+void CudaNetwork::optimizer_step() {
+  optimizer_->step(parameters_.data(), gradients_.data(), count_, lr_, context_.stream());
+}
+
+BatchStats CudaNetwork::evaluate(std::span<const float> images,
+                                 std::span<const std::int32_t> labels, std::size_t batch) {
+  Plan& p = plan(batch);
+  forward(p, images, labels, batch, false);
+  return read_loss(p, batch);
+}
+
+std::unique_ptr<GradientAllreduce> CudaNetwork::make_gradient_allreduce(const ProcessGroup& group,
+                                                                        std::size_t bucket_bytes,
+                                                                        bool overlap) {
+  return make_nccl_gradient_allreduce(context_, gradients_.data(), count_, group, bucket_bytes,
+                                      overlap);
+}
+
+}  // namespace scalebench::trainer::cuda

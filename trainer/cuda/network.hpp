@@ -1,0 +1,77 @@
+// The CUDA model: the CPU backend's graph (trainer/cpu/network.hpp), lowered node by node to
+// cuDNN/cuBLAS plans on one GPU. Models are defined once, as CPU graphs (trainer/cpu/models.cpp),
+// so both backends train the same architecture from the same initial parameters (same seed),
+// and the CPU network is the oracle the cross-backend tests compare against.
+//
+// The flat parameter and gradient buffers live on the device, in the CPU layout. One training
+// step queues forward, loss and backward on the compute stream and waits only for the loss (a
+// few bytes); the gradient allreduce (NCCL, on its own stream) and the optimizer step follow on
+// the device while the host prepares the next batch.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "trainer/backend.hpp"
+#include "trainer/cpu/network.hpp"
+#include "trainer/cuda/device.hpp"
+#include "trainer/cuda/layers.hpp"
+#include "trainer/cuda/optimizer.hpp"
+
+namespace scalebench::trainer::cuda {
+
+class CudaNetwork final : public Model {
+ public:
+  // Takes the CPU network (its graph describes the model and its parameters are the initial
+  // ones) and trains it on `device`. The CPU network's buffers then serve as the host mirror of
+  // parameters() and gradients().
+  CudaNetwork(std::unique_ptr<cpu::Network> description, const OptimizerOptions& optimizer,
+              int device);
+  ~CudaNetwork() override;
+
+  std::size_t parameter_count() const override { return count_; }
+  std::span<float> parameters() override;
+  std::span<float> gradients() override;
+  void parameters_changed() override;
+  BatchStats train_batch(std::span<const float> images, std::span<const std::int32_t> labels,
+                         std::size_t batch) override;
+  void optimizer_step() override;
+  void set_learning_rate(double lr) override { lr_ = lr; }
+  void set_gradients_ready(GradientsReady callback) override { ready_ = std::move(callback); }
+  std::unique_ptr<GradientAllreduce> make_gradient_allreduce(const ProcessGroup& group,
+                                                             std::size_t bucket_bytes,
+                                                             bool overlap) override;
+  BatchStats evaluate(std::span<const float> images, std::span<const std::int32_t> labels,
+                      std::size_t batch) override;
+
+  Context& context() { return context_; }
+  // Batch norm running statistics of node i (empty for other nodes), copied to the host.
+  std::vector<float> running_mean(std::size_t node);
+  std::vector<float> running_var(std::size_t node);
+
+ private:
+  struct Plan;
+  Plan& plan(std::size_t batch);
+  void allocate_backward(Plan& p);
+  // Queues the input copy, the forward pass and the loss; `training` also writes the loss
+  // gradient. Returns after queuing; read_loss() waits for the loss.
+  void forward(Plan& p, std::span<const float> images, std::span<const std::int32_t> labels,
+               std::size_t batch, bool training);
+  BatchStats read_loss(Plan& p, std::size_t batch);
+  void backward(Plan& p);
+
+  std::unique_ptr<cpu::Network> cpu_;  // the graph, and the host mirror of the buffers
+  Context context_;
+  std::size_t count_ = 0;
+  DeviceArray<float> parameters_, gradients_;
+  std::vector<std::size_t> consumers_, parameter_offset_;
+  std::vector<LayerState> states_;
+  std::unique_ptr<DeviceOptimizer> optimizer_;
+  double lr_;
+  GradientsReady ready_;
+  cudaEvent_t loss_ready_ = nullptr;
+  std::map<std::size_t, std::unique_ptr<Plan>> plans_;
+};
+
+}  // namespace scalebench::trainer::cuda
