@@ -1,0 +1,119 @@
+// The cuda backend through the trainer's own loop (trainer/trainer.cpp): it learns, it follows
+// the CPU backend's loss curve, and under mpirun on two GPUs NCCL's bucketed, overlapped
+// allreduce gives the same numbers as one blocking allreduce. Skipped (exit 77) without a GPU,
+// and the two-rank case without two GPUs or mpirun.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+#include "trainer/cuda/cuda_kernels.hpp"
+#include "trainer/trainer.hpp"
+
+using namespace scalebench;
+using namespace scalebench::trainer;
+
+namespace {
+
+void require_gpus(int count) {
+  setenv("NVIDIA_TF32_OVERRIDE", "0", 1);  // fp32 against the CPU's fp32
+  const int found = cuda::device_count();
+  if (found < count) {
+    MESSAGE("skipped: " << count << " GPU(s) needed, " << found << " found");
+    std::exit(test::kSkipReturnCode);
+  }
+}
+
+TrainOptions small_cnn(const std::string& backend) {
+  TrainOptions o;
+  o.backend = backend;
+  o.model = "mnist_cnn";
+  o.dataset = "synthetic";
+  o.input_shape = "1x16x16";
+  o.train_images = 2048;
+  o.test_images = 512;
+  o.batch_size = 64;
+  o.epochs = 3;
+  o.optimizer = "adam";
+  o.lr = 0.001;
+  return o;
+}
+
+// Runs a shell command; returns its exit code and stdout lines.
+int run_shell(const std::string& command, std::vector<std::string>& out) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> chunk{};
+  std::string line;
+  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) {
+    line += chunk.data();
+    if (line.ends_with('\n')) {
+      line.pop_back();
+      out.push_back(line);
+      line.clear();
+    }
+  }
+  const int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("cuda training: mnist_cnn learns, and follows the CPU backend's loss") {
+  require_gpus(1);
+  const TrainOptions gpu_options = small_cnn("cuda");
+  const DataSplit data = load_data(gpu_options);
+  std::vector<std::string> lines;
+  const TrainingSummary gpu =
+      train(gpu_options, data, [&](std::string_view line) { lines.emplace_back(line); });
+  REQUIRE(gpu.epochs.size() == 3);
+  CHECK(lines.at(0).find("backend=cuda") != std::string::npos);
+  CHECK(gpu.epochs[2].loss < gpu.epochs[0].loss);
+  CHECK(gpu.epochs[2].test_accuracy.value_or(0) > 0.5);  // 10 classes: chance is 0.1
+
+  const TrainingSummary cpu = train(small_cnn("cpu"), data, [](std::string_view) {});
+  // Same initial parameters, batches and dropout masks: only rounding differs, so the first
+  // epoch's mean loss agrees closely (later epochs drift apart as rounding compounds).
+  CHECK(gpu.epochs[0].loss == doctest::Approx(cpu.epochs[0].loss).epsilon(0.02));
+  CHECK(gpu.epochs[2].test_accuracy.value_or(0) ==
+        doctest::Approx(cpu.epochs[2].test_accuracy.value_or(0)).epsilon(0.1));
+}
+
+TEST_CASE("cuda training: mpirun -np 2 on two GPUs, NCCL buckets and overlap change no digit") {
+  require_gpus(2);
+  std::vector<std::string> ignored;
+  if (run_shell("command -v mpirun >/dev/null", ignored) != 0) {
+    MESSAGE("skipped: mpirun not found");
+    std::exit(test::kSkipReturnCode);
+  }
+  // Two ranks: each element's mean is (a + b)/2 whichever bucket carries it and whenever it is
+  // sent, so every configuration must print the same losses and accuracies, bit for bit.
+  std::vector<std::vector<std::string>> metrics;
+  for (const char* options : {" --fusion-mb 64 --overlap off", " --fusion-mb 0.5 --overlap off",
+                              " --fusion-mb 0.5 --overlap on"}) {
+    INFO(options);
+    std::vector<std::string> out;
+    const int code = run_shell(
+        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --bind-to none '" +
+            (test::binary_dir() / "scalebench-train").string() +
+            "' --backend cuda --model mnist_cnn --dataset synthetic --input-shape 1x16x16 "
+            "--train-images 2048 --test-images 256 --batch-size 32 --epochs 2 --optimizer adam "
+            "--lr 0.001" +
+            options,
+        out);
+    REQUIRE(code == 0);
+    REQUIRE(out.size() == 6);  // header, Epoch 1/2, its result, Epoch 2/2, its result, done
+    CHECK(out[0].find("np=2") != std::string::npos);
+    std::vector<std::string> m;
+    for (const std::size_t i : {std::size_t{2}, std::size_t{4}}) {
+      m.push_back(out[i].substr(0, out[i].find(" - images/s:")));
+    }
+    metrics.push_back(m);
+  }
+  for (std::size_t i = 1; i < metrics.size(); ++i) CHECK(metrics[i] == metrics[0]);
+}
