@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -214,6 +215,57 @@ void GradientReducer::finish() {
   launched_ = 0;
   const float scale = 1.0f / static_cast<float>(g_state.size);
   for (float& x : gradients_) x *= scale;
+}
+
+namespace {
+
+class MpiAllreduceBenchmark final : public AllreduceBenchmark {
+ public:
+  // A plain single process has no MPI: no transport at all.
+  std::string_view name() const override { return g_state.mpi ? "mpi" : "none"; }
+
+  std::size_t check(std::size_t n) override {
+    float* data = buffer(n);
+    std::fill(data, data + n, static_cast<float>(g_state.rank + 1));
+    allreduce(data, n);
+    // Small integers are exact in float: 1 + 2 + ... + size for any realistic size.
+    const auto expected = static_cast<float>(g_state.size * (g_state.size + 1) / 2);
+    return static_cast<std::size_t>(std::count_if(data, data + n, [&](float x) {
+      return x != expected;
+    }));
+  }
+
+  double time(std::size_t n, int warmup, int iterations) override {
+    float* data = buffer(n);
+    // Zeros stay zeros under any number of sums (repeated sums of the check's values would grow
+    // to infinity for many ranks).
+    std::fill(data, data + n, 0.0f);
+    for (int i = 0; i < warmup; ++i) allreduce(data, n);
+    barrier();
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < iterations; ++i) allreduce(data, n);
+    const auto end = std::chrono::steady_clock::now();
+    return std::chrono::duration<double>(end - start).count() / std::max(1, iterations);
+  }
+
+ private:
+  float* buffer(std::size_t n) {
+    if (buffer_.size() < n) buffer_.resize(n);
+    return buffer_.data();
+  }
+  static void allreduce(float* data, std::size_t n) {
+    if (!g_state.mpi) return;  // one plain process: the sum over one rank is the data itself
+    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, checked_count(n), MPI_FLOAT, MPI_SUM,
+                               MPI_COMM_WORLD));
+  }
+
+  std::vector<float> buffer_;
+};
+
+}  // namespace
+
+std::unique_ptr<AllreduceBenchmark> make_mpi_allreduce_benchmark() {
+  return std::make_unique<MpiAllreduceBenchmark>();
 }
 
 void print0(std::string_view line) {

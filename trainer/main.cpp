@@ -1,8 +1,10 @@
-// scalebench-train: parse the command line, start MPI if a launcher started us, train.
+// scalebench-train: parse the command line, start MPI if a launcher started us, train (or, with
+// --benchmark allreduce, time allreduces).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 
+#include "trainer/allreduce_bench.hpp"
 #include "trainer/distributed.hpp"
 #include "trainer/options.hpp"
 #include "trainer/trainer.hpp"
@@ -20,7 +22,11 @@ int main(int argc, char** argv) {
 
   dist::init(&argc, &argv);
   try {
-    scalebench::trainer::run(options);
+    if (options.benchmark) {
+      (void)scalebench::trainer::run_allreduce_benchmark(options);
+    } else {
+      scalebench::trainer::run(options);
+    }
   } catch (const std::exception& e) {
     if (dist::size() > 1) {
       std::fprintf(stderr, "scalebench-train: error: %s (rank %d on %s)\n", e.what(), dist::rank(),

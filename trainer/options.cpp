@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "trainer/allreduce_bench.hpp"
 #include "trainer/backend_registry.hpp"
 #include "trainer/errors.hpp"
 
@@ -80,6 +81,33 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--overlap", o.overlap,
                  "Allreduce finished buckets during backward (on) or all after it (off)")
       ->check(CLI::IsMember({"on", "off"}));
+
+  // The allreduce benchmark (nccl-tests' all_reduce_perf -b -e -f -n -w).
+  const auto size = [](const char* option) {
+    return [option](std::string text) {
+      try {
+        return std::to_string(parse_size(text, option));
+      } catch (const UsageError& e) {
+        throw CLI::ValidationError(e.what());
+      }
+    };
+  };
+  app.add_option("--benchmark", o.benchmark,
+                 "Instead of training, benchmark a collective (docs/allreduce-benchmark.md): "
+                 "allreduce (MPI over host memory for --backend cpu, NCCL for cuda)")
+      ->check(CLI::IsMember({"allreduce"}));
+  app.add_option("--min-bytes", o.min_bytes, "Benchmark: smallest message, e.g. 8, 1K, 4M [8]")
+      ->transform(size("--min-bytes"), "", "SIZE");
+  app.add_option("--max-bytes", o.max_bytes, "Benchmark: largest message, at most 4G [128M]")
+      ->transform(size("--max-bytes"), "", "SIZE");
+  app.add_option("--step-factor", o.step_factor,
+                 "Benchmark: each message size is the previous one times this [2]")
+      ->check(CLI::Range(2, 1 << 20));
+  app.add_option("--iterations", o.iterations, "Benchmark: timed allreduces per size [20]")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup-iterations", o.warmup_iterations,
+                 "Benchmark: untimed allreduces per size before the timed ones [5]")
+      ->check(CLI::NonNegativeNumber);
 }
 
 std::size_t fusion_bytes(const TrainOptions& o) {
@@ -117,6 +145,22 @@ void validate(const TrainOptions& o) {
     throw UsageError(fmt::format("--fusion-mb must be in (0, {}]", kMaxFusionMb));
   }
   if (o.overlap != "on" && o.overlap != "off") throw UsageError("--overlap is on or off");
+  if (o.benchmark) {
+    if (*o.benchmark != "allreduce") {
+      throw UsageError(fmt::format("--benchmark {}: the only benchmark is allreduce", *o.benchmark));
+    }
+    (void)allreduce_settings(o);  // sizes and counts in range
+  } else {
+    const char* given = o.min_bytes           ? "--min-bytes"
+                        : o.max_bytes         ? "--max-bytes"
+                        : o.step_factor       ? "--step-factor"
+                        : o.iterations        ? "--iterations"
+                        : o.warmup_iterations ? "--warmup-iterations"
+                                              : nullptr;
+    if (given != nullptr) {
+      throw UsageError(fmt::format("{} applies to --benchmark allreduce only", given));
+    }
+  }
 }
 
 }  // namespace scalebench::trainer

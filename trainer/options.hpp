@@ -41,6 +41,15 @@ struct TrainOptions {
   // (bench/README.md, scaling_vs_ddp.sh).
   double fusion_mb = 64.0;
   std::string overlap = "off";
+  // --benchmark allreduce: time allreduces instead of training (trainer/allreduce_bench.hpp,
+  // docs/allreduce-benchmark.md). The settings below apply to it alone; unset means nccl-tests'
+  // default (8 B to 128 MiB, factor 2, 20 timed after 5 warm-up iterations).
+  std::optional<std::string> benchmark;
+  std::optional<std::size_t> min_bytes;
+  std::optional<std::size_t> max_bytes;
+  std::optional<int> step_factor;
+  std::optional<int> iterations;
+  std::optional<int> warmup_iterations;
 };
 
 // The --model names every backend answers to (a backend may refuse one with a clear error).
@@ -52,7 +61,8 @@ std::size_t fusion_bytes(const TrainOptions& options);
 // Declares every option on `app`, bound to `options`.
 void add_options(CLI::App& app, TrainOptions& options);
 // Checks what CLI11 cannot: option combinations (synthetic-only options, --data-dir with
-// synthetic data, --data-dir for CIFAR). Throws UsageError.
+// synthetic data, --data-dir for CIFAR, benchmark settings without --benchmark, the benchmark's
+// sizes). Throws UsageError.
 void validate(const TrainOptions& options);
 
 }  // namespace scalebench::trainer

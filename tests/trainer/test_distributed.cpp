@@ -148,6 +148,22 @@ TEST_CASE("without a launcher the gradient reducer changes nothing and starts no
   dist::finalize();
 }
 
+TEST_CASE("without a launcher the MPI allreduce benchmark is the sum over one rank: no transport") {
+  CleanEnvironment clean;
+  int argc = 1;
+  char name[] = "test";
+  char* args[] = {name, nullptr};
+  char** argv = args;
+  dist::init(&argc, &argv);
+  const auto benchmark = dist::make_mpi_allreduce_benchmark();
+  CHECK(benchmark->name() == "none");
+  CHECK(benchmark->check(1000) == 0);  // every element is 1 = 1·2/2
+  CHECK(benchmark->check(10) == 0);    // a smaller size reuses the buffer
+  CHECK(benchmark->time(1000, 2, 3) >= 0.0);
+  CHECK(benchmark->time(1000, 0, 0) >= 0.0);  // no iterations: no division by zero
+  dist::finalize();
+}
+
 TEST_CASE(
     "mpirun -np 2: the reducer leaves the mean for every bucket size, with and without overlap") {
   if (std::system("command -v mpirun >/dev/null 2>&1") != 0) {

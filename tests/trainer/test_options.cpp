@@ -169,3 +169,45 @@ TEST_CASE("every experiments/*.json gives scalebench-train options it accepts") 
   }
   CHECK(files >= 3);
 }
+
+TEST_CASE("--benchmark allreduce and its settings; sizes with K, M, G") {
+  const TrainOptions o =
+      parse({"--benchmark", "allreduce", "--min-bytes", "1K", "--max-bytes", "128M",
+             "--step-factor", "4", "--iterations", "50", "--warmup-iterations", "0"});
+  CHECK(o.benchmark == "allreduce");
+  CHECK(o.min_bytes == 1024);
+  CHECK(o.max_bytes == 134217728);
+  CHECK(o.step_factor == 4);
+  CHECK(o.iterations == 50);
+  CHECK(o.warmup_iterations == 0);
+  CHECK_NOTHROW(validate(o));
+  // Unset: training, and nccl-tests' defaults when benchmarking.
+  const TrainOptions d = parse({});
+  CHECK_FALSE(d.benchmark);
+  CHECK_FALSE(d.min_bytes);
+
+  CHECK_THROWS_AS(parse({"--benchmark", "alltoall"}), CLI::ValidationError);
+  CHECK_THROWS_AS(parse({"--benchmark", "allreduce", "--min-bytes", "1.5M"}), CLI::ValidationError);
+  CHECK_THROWS_AS(parse({"--benchmark", "allreduce", "--max-bytes", "0"}), CLI::ValidationError);
+  CHECK_THROWS_AS(parse({"--benchmark", "allreduce", "--step-factor", "1"}), CLI::ValidationError);
+  CHECK_THROWS_AS(parse({"--benchmark", "allreduce", "--iterations", "0"}), CLI::ValidationError);
+}
+
+TEST_CASE("benchmark settings without --benchmark, or out of order, are usage errors") {
+  for (const char* option :
+       {"--min-bytes", "--max-bytes", "--step-factor", "--iterations", "--warmup-iterations"}) {
+    CAPTURE(option);
+    try {
+      validate(parse({option, "8"}));
+      FAIL("no error");
+    } catch (const UsageError& e) {
+      CHECK(std::string(e.what()) == std::string(option) + " applies to --benchmark allreduce only");
+    }
+  }
+  CHECK_THROWS_AS(validate(parse({"--benchmark", "allreduce", "--min-bytes", "1M", "--max-bytes",
+                                  "1K"})),
+                  UsageError);
+  TrainOptions o;
+  o.benchmark = "broadcast";  // past CLI11's check
+  CHECK_THROWS_AS(validate(o), UsageError);
+}

@@ -143,7 +143,9 @@ TEST_CASE("--help lists every option") {
   for (const char* option :
        {"--model", "--hidden", "--dataset", "--data-dir", "--coarse-labels", "--input-shape",
         "--classes", "--train-images", "--test-images", "--train-limit", "--epochs", "--batch-size",
-        "--lr", "--momentum", "--seed", "--threads", "--backend", "--fusion-mb", "--overlap"}) {
+        "--lr", "--momentum", "--seed", "--threads", "--backend", "--fusion-mb", "--overlap",
+        "--benchmark", "--min-bytes", "--max-bytes", "--step-factor", "--iterations",
+        "--warmup-iterations"}) {
     INFO(option);
     CHECK(all.find(option) != std::string::npos);
   }
@@ -254,4 +256,91 @@ TEST_CASE("mpirun -np 2: bucket size and overlap do not change a single loss dig
     metrics.push_back(m);
   }
   for (std::size_t i = 1; i < metrics.size(); ++i) CHECK(metrics[i] == metrics[0]);
+}
+
+// ---- --benchmark allreduce ------------------------------------------------------------------
+
+namespace {
+
+// A row of the allreduce table (docs/trainer-output.md): size, count, time, algbw, busbw, #wrong.
+const std::regex kAllreduceRow(
+    R"( +(\d+) +(\d+) +float +sum +(\d+\.\d{3}) +(\d+\.\d{4}) +(\d+\.\d{4}) +(\d+))");
+
+struct AllreduceRowText {
+  long long bytes = 0, count = 0, wrong = 0;
+  double algbw = 0, busbw = 0;
+};
+
+// The lines of one benchmark: header, `#`, two column lines, `rows` rows, two footer lines.
+std::vector<AllreduceRowText> allreduce_rows(const Result& r, const std::string& header_prefix,
+                                             std::size_t rows) {
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::string all;
+  for (const auto& line : r.out) all += line + "\n";
+  INFO(all);
+  REQUIRE(r.out.size() == rows + 6);
+  CHECK(r.out[0].starts_with(header_prefix));
+  CHECK(r.out[1] == "#");
+  CHECK(r.out[2].starts_with("#        size         count    type   redop        time"));
+  CHECK(r.out[3].starts_with("#         (B)    (elements)"));
+  std::vector<AllreduceRowText> parsed;
+  for (std::size_t i = 4; i < 4 + rows; ++i) {
+    std::smatch m;
+    REQUIRE(std::regex_match(r.out[i], m, kAllreduceRow));
+    parsed.push_back({std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[6]), std::stod(m[4]),
+                      std::stod(m[5])});
+  }
+  CHECK(r.out[rows + 4] == "# Out of bounds values : 0 OK");
+  CHECK(std::regex_match(r.out[rows + 5], std::regex(R"(# Avg bus bandwidth    : \d+\.\d{4})")));
+  return parsed;
+}
+
+}  // namespace
+
+TEST_CASE("--benchmark allreduce alone: the table of one process without MPI") {
+  const Result r = run_shell(kCleanEnv + trainer() +
+                             " --benchmark allreduce --max-bytes 2K --step-factor 4 --iterations 3");
+  const auto rows = allreduce_rows(
+      r,
+      "# scalebench-train benchmark=allreduce transport=none np=1 backend=cpu type=float op=sum "
+      "in_place=yes min_bytes=8 max_bytes=2048 step_factor=4 warmup_iterations=5 iterations=3 ",
+      5);
+  const long long sizes[] = {8, 32, 128, 512, 2048};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CHECK(rows[i].bytes == sizes[i]);
+    CHECK(rows[i].count == sizes[i] / 4);
+    CHECK(rows[i].wrong == 0);
+    CHECK(rows[i].busbw == 0.0);  // one rank moves nothing
+  }
+  CHECK(r.err.empty());
+
+  const Result misuse = run_shell(kCleanEnv + trainer() + " --min-bytes 8");
+  CHECK(misuse.exit_code != 0);
+  CHECK(misuse.out.empty());
+  CHECK(misuse.err ==
+        "scalebench-train: error: --min-bytes applies to --benchmark allreduce only\n");
+  const Result bad_size = run_shell(kCleanEnv + trainer() + " --benchmark allreduce --max-bytes 1T");
+  CHECK(bad_size.exit_code != 0);
+  CHECK(bad_size.err.find("'1T' is not a size in bytes") != std::string::npos);
+}
+
+TEST_CASE("mpirun -np 2 --benchmark allreduce: MPI sums right at every size, rank 0 prints") {
+  if (!have_mpirun()) {
+    MESSAGE("skipped: mpirun not found");
+    std::exit(test::kSkipReturnCode);
+  }
+  const Result r = run_shell(kCleanEnv + kMpirun2 + trainer() +
+                             " --benchmark allreduce --min-bytes 4 --max-bytes 1M --step-factor 8"
+                             " --iterations 5 --warmup-iterations 2");
+  const auto rows = allreduce_rows(
+      r, "# scalebench-train benchmark=allreduce transport=mpi np=2 backend=cpu ", 7);
+  const long long sizes[] = {4, 32, 256, 2048, 16384, 131072, 1048576};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CAPTURE(i);
+    CHECK(rows[i].bytes == sizes[i]);
+    CHECK(rows[i].wrong == 0);
+    CHECK(rows[i].busbw == rows[i].algbw);  // 2(n-1)/n = 1 for two ranks
+  }
+  CHECK(rows.back().algbw > 0.0);
 }
