@@ -277,8 +277,22 @@ void set_user_version(sqlite3* db, const std::string& path, int version) {
   exec(db, path, sql.c_str(), "set the schema version");
 }
 
+// One step of the schema's history: from `version` to version + 1. Both a new file (created as
+// version 1) and an older one go through these, so they end up with the same schema.
+void apply_migration(sqlite3* db, const std::string& path, int version) {
+  switch (version) {
+    case 1:
+      exec(db, path, schema::kMigrateV1ToV2, "migrate the schema from version 1 to 2");
+      break;
+    default:
+      throw DatabaseError(fmt::format("{}: no migration from schema version {} to {}", path,
+                                      version, version + 1));
+  }
+}
+
 void create_schema(sqlite3* db, const std::string& path) {
   exec(db, path, schema::kCreateV1, "create the schema");
+  for (int version = 1; version < kSchemaVersion; ++version) apply_migration(db, path, version);
   set_meta(db, path, "schema_version", std::to_string(kSchemaVersion));
   set_meta(db, path, "created_by", "scalebench " SCALEBENCH_DB_VERSION_STRING);
   Statement st(db, path,
@@ -289,16 +303,10 @@ void create_schema(sqlite3* db, const std::string& path) {
   set_user_version(db, path, kSchemaVersion);
 }
 
-// Brings an older scalebench schema up to kSchemaVersion, one version at a time. Version 1 is the
-// first, so there is nothing to do yet; a change to the schema adds a case here.
+// Brings an older scalebench schema up to kSchemaVersion, one version at a time, inside the
+// caller's transaction (a failed migration leaves the file as it was).
 void migrate_schema(sqlite3* db, const std::string& path, int from) {
-  for (int version = from; version < kSchemaVersion; ++version) {
-    switch (version) {
-      default:
-        throw DatabaseError(fmt::format("{}: no migration from schema version {} to {}", path,
-                                        version, version + 1));
-    }
-  }
+  for (int version = from; version < kSchemaVersion; ++version) apply_migration(db, path, version);
   set_meta(db, path, "schema_version", std::to_string(kSchemaVersion));
   set_user_version(db, path, kSchemaVersion);
 }
@@ -719,6 +727,27 @@ std::int64_t Database::insert_run(const RunBundle& bundle) {
       ln.run();
     }
   }
+  if (!bundle.allreduce.empty()) {
+    Statement ar(handle_, path_,
+                 "INSERT INTO allreduce_results (run_id, seq, transport, bytes, count, type, "
+                 "redop, time_us, algbw_gbs, busbw_gbs, wrong) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                 "insert an allreduce result");
+    for (const AllreduceRecord& a : bundle.allreduce) {
+      ar.bind(1, run_id);
+      ar.bind(2, a.seq);
+      ar.bind(3, a.transport);
+      ar.bind(4, a.bytes);
+      ar.bind(5, a.count);
+      ar.bind(6, a.type);
+      ar.bind(7, a.redop);
+      ar.bind(8, a.time_us);
+      ar.bind(9, a.algbw_gbs);
+      ar.bind(10, a.busbw_gbs);
+      ar.bind(11, a.wrong);
+      ar.run();
+    }
+  }
   tx.commit();
   return run_id;
 }
@@ -795,6 +824,31 @@ std::vector<LineRecord> Database::lines(std::int64_t run_id) const {
     l.rank = st.optional_int(4);
     l.text = st.text(5);
     out.push_back(std::move(l));
+  }
+  return out;
+}
+
+std::vector<AllreduceRecord> Database::allreduce_results(std::int64_t run_id) const {
+  Statement st(handle_, path_,
+               "SELECT run_id, seq, transport, bytes, count, type, redop, time_us, algbw_gbs, "
+               "busbw_gbs, wrong FROM allreduce_results WHERE run_id = ?1 ORDER BY seq",
+               "read allreduce results");
+  st.bind(1, run_id);
+  std::vector<AllreduceRecord> out;
+  while (st.step()) {
+    AllreduceRecord a;
+    a.run_id = st.int64(0);
+    a.seq = st.int64(1);
+    a.transport = st.text(2);
+    a.bytes = static_cast<long long>(st.int64(3));
+    a.count = static_cast<long long>(st.int64(4));
+    a.type = st.text(5);
+    a.redop = st.text(6);
+    a.time_us = st.real(7);
+    a.algbw_gbs = st.real(8);
+    a.busbw_gbs = st.real(9);
+    a.wrong = static_cast<long long>(st.int64(10));
+    out.push_back(std::move(a));
   }
   return out;
 }

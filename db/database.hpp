@@ -25,7 +25,7 @@ class ReadOnlyViolation : public DatabaseError {
   using DatabaseError::DatabaseError;
 };
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // One invocation of `scalebench run` on one experiment file.
 struct ExperimentRecord {
@@ -81,11 +81,27 @@ struct LineRecord {
   std::string text;                // payload after the tag, valid UTF-8
 };
 
+// One message size of an allreduce benchmark run (`scalebench-train --benchmark allreduce`).
+struct AllreduceRecord {
+  std::int64_t run_id = 0;
+  std::int64_t seq = 0;            // the output line it was read from (LineRecord::seq)
+  std::string transport;           // mpi | nccl | none, from the benchmark's header line
+  long long bytes = 0;             // message size
+  long long count = 0;             // elements
+  std::string type = "float";
+  std::string redop = "sum";
+  double time_us = 0;              // per allreduce: mean over iterations, then over ranks
+  double algbw_gbs = 0;            // bytes / time, GB/s (10^9 bytes/s)
+  double busbw_gbs = 0;            // algbw · 2(np − 1)/np
+  long long wrong = 0;             // wrong elements, summed over ranks
+};
+
 // A finished run with everything measured about it, stored in one transaction.
 struct RunBundle {
   RunRecord run;
   std::vector<EpochRecord> epochs;
   std::vector<LineRecord> lines;
+  std::vector<AllreduceRecord> allreduce;  // empty unless the run was an allreduce benchmark
 };
 
 // Result of a read-only query, all values rendered as text (NULL as absent).
@@ -125,7 +141,7 @@ class Database {
   int schema_version() const;
 
   std::int64_t insert_experiment(const ExperimentRecord& experiment);
-  // Stores the run, its epochs and lines atomically; returns the new run id.
+  // Stores the run, its epochs, lines and allreduce rows atomically; returns the new run id.
   std::int64_t insert_run(const RunBundle& bundle);
 
   std::vector<ExperimentRecord> experiments() const;
@@ -133,6 +149,7 @@ class Database {
   std::vector<RunRecord> runs(const std::optional<std::string>& experiment = std::nullopt) const;
   std::vector<EpochRecord> epochs(std::int64_t run_id) const;
   std::vector<LineRecord> lines(std::int64_t run_id) const;
+  std::vector<AllreduceRecord> allreduce_results(std::int64_t run_id) const;
   // Epochs with a duration, of runs with status ok, joined with their run.
   std::vector<EpochSample> epoch_samples(
       const std::optional<std::string>& experiment = std::nullopt) const;

@@ -75,4 +75,29 @@ SELECT r.id AS run_id, r.experiment, r.condition, r.launcher, r.np, r.repetition
 FROM epochs AS e JOIN runs AS r ON r.id = e.run_id;
 )sql";
 
+// Version 2: the allreduce benchmark's rows (scalebench-train --benchmark allreduce), one per
+// message size, and a view joining them with their runs. A new file is created as version 1 and
+// then migrated, so that new and migrated files have the same schema.
+inline constexpr const char* kMigrateV1ToV2 = R"sql(
+CREATE TABLE allreduce_results (
+  run_id     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  seq        INTEGER NOT NULL CHECK (seq >= 0),
+  transport  TEXT NOT NULL,
+  bytes      INTEGER NOT NULL CHECK (bytes >= 0),
+  count      INTEGER NOT NULL CHECK (count >= 0),
+  type       TEXT NOT NULL,
+  redop      TEXT NOT NULL,
+  time_us    REAL NOT NULL CHECK (time_us >= 0),
+  algbw_gbs  REAL NOT NULL CHECK (algbw_gbs >= 0),
+  busbw_gbs  REAL NOT NULL CHECK (busbw_gbs >= 0),
+  wrong      INTEGER NOT NULL CHECK (wrong >= 0),
+  PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+
+CREATE VIEW allreduce_times AS
+SELECT r.id AS run_id, r.experiment, r.condition, r.launcher, r.np, r.repetition,
+       a.transport, a.bytes, a.count, a.time_us, a.algbw_gbs, a.busbw_gbs, a.wrong, r.status
+FROM allreduce_results AS a JOIN runs AS r ON r.id = a.run_id;
+)sql";
+
 }  // namespace scalebench::db::schema

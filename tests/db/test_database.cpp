@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "db/database.hpp"
+#include "db/schema.hpp"
 #include "test_support.hpp"
 
 namespace db = scalebench::db;
@@ -86,7 +87,8 @@ std::string scalar(const db::Database& d, const std::string& sql) {
 // Everything stored, as text, to compare before and after refused queries.
 std::string snapshot(const db::Database& d) {
   std::string out;
-  for (const char* table : {"meta", "experiments", "runs", "epochs", "lines"}) {
+  for (const char* table :
+       {"meta", "experiments", "runs", "epochs", "lines", "allreduce_results"}) {
     const db::QueryResult r = d.query_read_only(std::string("SELECT * FROM ") + table);
     for (const auto& row : r.rows) {
       for (const auto& v : row) out += v.value_or("NULL") + "|";
@@ -627,4 +629,118 @@ TEST_CASE("the example queries in docs/database.md run through query_read_only")
     CAPTURE(sql);
     CHECK_FALSE(d.query_read_only(sql).rows.empty());
   }
+}
+
+// ---- schema version 2: the allreduce benchmark's rows ----------------------------------------
+
+namespace {
+
+db::AllreduceRecord make_allreduce_row(std::int64_t seq, long long bytes, double time_us) {
+  db::AllreduceRecord a;
+  a.seq = seq;
+  a.transport = "mpi";
+  a.bytes = bytes;
+  a.count = bytes / 4;
+  a.time_us = time_us;
+  a.algbw_gbs = static_cast<double>(bytes) / 1e3 / time_us;
+  a.busbw_gbs = a.algbw_gbs;  // np = 2
+  a.wrong = 0;
+  return a;
+}
+
+// The schema's text as SQLite keeps it, in a stable order.
+std::string schema_text(const std::filesystem::path& path) {
+  return raw_scalar(path,
+                    "SELECT group_concat(type || ' ' || name || ': ' || ifnull(sql, ''), char(10)) "
+                    "FROM (SELECT * FROM sqlite_master ORDER BY type, name)");
+}
+
+}  // namespace
+
+TEST_CASE("allreduce rows round-trip with their run, in line order, and show in allreduce_times") {
+  TempDir dir;
+  auto d = db::Database::open((dir / "r.db").string());
+  const auto exp_id = d.insert_experiment(make_experiment("ar"));
+  db::RunBundle bundle = make_run(exp_id, "ar", "mpi", 2, 1, 0);
+  bundle.allreduce.push_back(make_allreduce_row(7, 8, 0.5));
+  bundle.allreduce.push_back(make_allreduce_row(8, 1048576, 250.125));
+  bundle.allreduce[1].wrong = 3;
+  bundle.allreduce[1].transport = "nccl";
+  const auto run_id = d.insert_run(bundle);
+
+  const auto rows = d.allreduce_results(run_id);
+  REQUIRE(rows.size() == 2);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& want = bundle.allreduce[i];
+    CHECK(rows[i].run_id == run_id);
+    CHECK(rows[i].seq == want.seq);
+    CHECK(rows[i].transport == want.transport);
+    CHECK(rows[i].bytes == want.bytes);
+    CHECK(rows[i].count == want.count);
+    CHECK(rows[i].type == "float");
+    CHECK(rows[i].redop == "sum");
+    CHECK(rows[i].time_us == want.time_us);
+    CHECK(rows[i].algbw_gbs == want.algbw_gbs);
+    CHECK(rows[i].busbw_gbs == want.busbw_gbs);
+    CHECK(rows[i].wrong == want.wrong);
+  }
+  CHECK(d.epochs(run_id).empty());
+  CHECK(d.allreduce_results(run_id + 1).empty());
+
+  const auto view = d.query_read_only(
+      "SELECT experiment, condition, np, transport, bytes, count, time_us, wrong, status "
+      "FROM allreduce_times ORDER BY bytes");
+  REQUIRE(view.rows.size() == 2);
+  CHECK(view.rows[1] == std::vector<std::optional<std::string>>{
+                            "ar", "mpi", "2", "nccl", "1048576", "262144", "250.125", "3", "ok"});
+}
+
+TEST_CASE("a bad allreduce row rolls the whole run back") {
+  TempDir dir;
+  auto d = db::Database::open((dir / "r.db").string());
+  const auto exp_id = d.insert_experiment(make_experiment("ar"));
+  db::RunBundle bundle = make_run(exp_id, "ar", "mpi", 2, 1, 1);
+  bundle.allreduce.push_back(make_allreduce_row(0, 8, 0.5));
+  bundle.allreduce.push_back(make_allreduce_row(0, 16, 0.5));  // the same seq twice
+  CHECK_THROWS_AS(d.insert_run(bundle), db::DatabaseError);
+  bundle.allreduce[1].seq = 1;
+  bundle.allreduce[1].time_us = -1;  // CHECK (time_us >= 0)
+  CHECK_THROWS_AS(d.insert_run(bundle), db::DatabaseError);
+  CHECK(d.runs().empty());
+  CHECK(scalar(d, "SELECT count(*) FROM allreduce_results") == "0");
+}
+
+TEST_CASE("a version 1 file is migrated to version 2 on a read-write open, keeping its runs") {
+  TempDir dir;
+  const auto old_path = dir / "v1.db";
+  raw_exec(old_path, std::string(db::schema::kCreateV1) +
+                         "INSERT INTO meta VALUES ('schema_version', '1');"
+                         "INSERT INTO meta VALUES ('created_by', 'scalebench 0.1.0');"
+                         "INSERT INTO experiments VALUES (1, 'old', 'old.json', '{}', "
+                         "'2024-05-01T12:00:00Z', 'node01', 2, '0.1.0');"
+                         "INSERT INTO runs (experiment_id, experiment, condition, launcher, np, "
+                         "repetition, command_line, status, started_at, ended_at, wall_seconds) "
+                         "VALUES (1, 'old', 'c', 'single', 1, 1, 'x', 'ok', 'a', 'b', 1.5);"
+                         "PRAGMA user_version = 1;");
+  // Read-only commands refuse it and say how to migrate.
+  CHECK(error_of([&] { db::Database::open(old_path.string(), db::OpenMode::ReadOnly); })
+            .find("open it read-write once") != std::string::npos);
+
+  {
+    auto d = db::Database::open(old_path.string());
+    CHECK(d.schema_version() == 2);
+    CHECK(scalar(d, "SELECT value FROM meta WHERE key = 'schema_version'") == "2");
+    CHECK(scalar(d, "SELECT value FROM meta WHERE key = 'created_by'") == "scalebench 0.1.0");
+    REQUIRE(d.runs().size() == 1);
+    CHECK(d.runs()[0].wall_seconds == 1.5);
+    db::RunBundle bundle = make_run(1, "old", "mpi", 2, 1, 0);
+    bundle.allreduce.push_back(make_allreduce_row(0, 8, 0.5));
+    CHECK(d.allreduce_results(d.insert_run(bundle)).size() == 1);
+  }
+  // The same schema as a file created at version 2.
+  const auto new_path = dir / "v2.db";
+  (void)db::Database::open(new_path.string());
+  CHECK(schema_text(old_path) == schema_text(new_path));
+  CHECK(schema_text(new_path).find("table allreduce_results") != std::string::npos);
+  CHECK(schema_text(new_path).find("view allreduce_times") != std::string::npos);
 }
