@@ -1,6 +1,7 @@
 #include "orchestrator/line_parser.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 
 namespace scalebench::orchestrator {
@@ -33,6 +34,41 @@ std::optional<double> to_double(std::string_view text) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+std::optional<long long> to_count(std::string_view text) {
+  if (!is_digits(text) || text.size() > 18) return std::nullopt;
+  long long value = 0;
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
+}
+
+// A finite number >= 0, as the benchmark prints times and bandwidths.
+std::optional<double> to_non_negative(std::string_view text) {
+  const auto value = to_double(text);
+  if (!value || !std::isfinite(*value) || *value < 0) return std::nullopt;
+  return value;
+}
+
+bool is_word(std::string_view text) {
+  if (text.empty() || text.size() > 32) return false;
+  for (char c : text)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+      return false;
+  return !(text.front() >= '0' && text.front() <= '9');
+}
+
+// Fields separated by runs of spaces or tabs.
+std::vector<std::string_view> split_fields(std::string_view text) {
+  std::vector<std::string_view> fields;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    const std::size_t start = i;
+    while (i < text.size() && text[i] != ' ' && text[i] != '\t') ++i;
+    if (i > start) fields.push_back(text.substr(start, i - start));
+  }
+  return fields;
 }
 
 // horovodrun's optional prefix: `Mon Nov 22 10:00:00 2026` (strftime "%a %b %d %H:%M:%S %Y").
@@ -175,6 +211,41 @@ std::optional<KeyValueLine> parse_training_done(std::string_view payload) {
   constexpr std::string_view kPrefix = "Training done:";
   if (payload.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
   return parse_key_values(payload.substr(kPrefix.size()));
+}
+
+std::optional<KeyValueLine> parse_benchmark_header(std::string_view payload) {
+  payload = trim(payload);
+  if (payload.empty() || payload.front() != '#') return std::nullopt;
+  auto header = parse_trainer_header(payload.substr(1));
+  if (!header || !header->get("benchmark")) return std::nullopt;
+  return header;
+}
+
+std::optional<AllreduceRow> parse_allreduce_row(std::string_view payload) {
+  const auto fields = split_fields(trim(payload));
+  if (fields.size() != 8) return std::nullopt;
+  const auto bytes = to_count(fields[0]);
+  const auto count = to_count(fields[1]);
+  const auto time_us = to_non_negative(fields[4]);
+  const auto algbw = to_non_negative(fields[5]);
+  const auto busbw = to_non_negative(fields[6]);
+  const auto wrong = to_count(fields[7]);
+  if (!bytes || !count || !is_word(fields[2]) || !is_word(fields[3]) || !time_us || !algbw ||
+      !busbw || !wrong)
+    return std::nullopt;
+  return AllreduceRow{*bytes,  *count, std::string(fields[2]), std::string(fields[3]),
+                      *time_us, *algbw, *busbw,                 *wrong};
+}
+
+std::optional<double> parse_average_bus_bandwidth(std::string_view payload) {
+  payload = trim(payload);
+  if (payload.empty() || payload.front() != '#') return std::nullopt;
+  payload = trim(payload.substr(1));
+  constexpr std::string_view kName = "Avg bus bandwidth";
+  if (payload.substr(0, kName.size()) != kName) return std::nullopt;
+  payload = trim(payload.substr(kName.size()));
+  if (payload.empty() || payload.front() != ':') return std::nullopt;
+  return to_non_negative(payload.substr(1));
 }
 
 std::string sanitize_utf8(std::string_view bytes) {

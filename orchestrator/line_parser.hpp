@@ -54,6 +54,29 @@ struct KeyValueLine {
 std::optional<KeyValueLine> parse_trainer_header(std::string_view payload);
 std::optional<KeyValueLine> parse_training_done(std::string_view payload);
 
+// The allreduce benchmark (`scalebench-train --benchmark allreduce`, docs/trainer-output.md).
+// Its first line, `# scalebench-train benchmark=allreduce transport=mpi np=2 ...`: the header's
+// key=value form behind a `#`, with a `benchmark` key.
+std::optional<KeyValueLine> parse_benchmark_header(std::string_view payload);
+// One row of its table: exactly eight fields separated by spaces or tabs,
+// `size count type redop time algbw busbw #wrong`, e.g.
+// `      1048576        262144   float     sum     123.456    8.4937    8.4937       0`.
+// Sizes and counts are non-negative integers, type and redop words, times and bandwidths finite
+// non-negative numbers. `#` lines and anything else are not rows.
+struct AllreduceRow {
+  long long bytes = 0;
+  long long count = 0;
+  std::string type;
+  std::string redop;
+  double time_us = 0;
+  double algbw_gbs = 0;
+  double busbw_gbs = 0;
+  long long wrong = 0;
+};
+std::optional<AllreduceRow> parse_allreduce_row(std::string_view payload);
+// Its last line, `# Avg bus bandwidth    : 8.4937` (nccl-tests' own words): the value.
+std::optional<double> parse_average_bus_bandwidth(std::string_view payload);
+
 // Replaces every invalid UTF-8 sequence by U+FFFD and drops a trailing '\r', so stored text is
 // always valid UTF-8 whatever a process wrote.
 std::string sanitize_utf8(std::string_view bytes);

@@ -25,6 +25,7 @@ RunAnalysis analyze_run(const std::vector<StampedLine>& lines, std::int64_t star
   std::optional<double> done_at;
   std::optional<int> current_epoch;       // the epoch the next end-of-epoch line belongs to
   std::map<int, EpochEnd> epoch_end;
+  std::string transport;                  // from the benchmark header
 
   for (std::size_t seq = 0; seq < lines.size(); ++seq) {
     const auto& stamped = lines[seq];
@@ -54,6 +55,30 @@ RunAnalysis analyze_run(const std::vector<StampedLine>& lines, std::int64_t star
     } else if (parse_training_done(record.text) && !done_at) {
       done_at = offset;
       analysis.training_done = true;
+    } else if (const auto bench = parse_benchmark_header(record.text); bench) {
+      if (!analysis.benchmark) {
+        analysis.benchmark = bench->get("benchmark");
+        transport = bench->get("transport").value_or("");
+      }
+    } else if (analysis.benchmark == "allreduce" && !analysis.benchmark_done) {
+      // Rows count only between the benchmark's header and its last line, so that a table some
+      // other program prints is never taken for one.
+      if (const auto row = parse_allreduce_row(record.text)) {
+        db::AllreduceRecord result;
+        result.seq = record.seq;
+        result.transport = transport;
+        result.bytes = row->bytes;
+        result.count = row->count;
+        result.type = row->type;
+        result.redop = row->redop;
+        result.time_us = row->time_us;
+        result.algbw_gbs = row->algbw_gbs;
+        result.busbw_gbs = row->busbw_gbs;
+        result.wrong = row->wrong;
+        analysis.allreduce.push_back(std::move(result));
+      } else if (parse_average_bus_bandwidth(record.text)) {
+        analysis.benchmark_done = true;
+      }
     }
     analysis.lines.push_back(std::move(record));
   }
@@ -77,7 +102,22 @@ RunAnalysis analyze_run(const std::vector<StampedLine>& lines, std::int64_t star
     analysis.epochs.push_back(record);
   }
 
-  if (analysis.total_epochs == 0) {
+  if (analysis.benchmark) {
+    // No epochs to expect: the benchmark's own lines say whether it finished.
+    if (analysis.benchmark != "allreduce") {
+      analysis.problems.push_back(
+          fmt::format("unknown benchmark `{}` (this scalebench reads allreduce)", *analysis.benchmark));
+    } else {
+      long long wrong = 0;
+      for (const auto& row : analysis.allreduce) wrong += row.wrong;
+      if (analysis.allreduce.empty())
+        analysis.problems.push_back("no allreduce result row after the benchmark header");
+      if (!analysis.benchmark_done)
+        analysis.problems.push_back("no `# Avg bus bandwidth` line, so the benchmark did not finish");
+      if (wrong > 0)
+        analysis.problems.push_back(fmt::format("{} wrong elements in the allreduce results", wrong));
+    }
+  } else if (analysis.total_epochs == 0) {
     analysis.problems.push_back("no `Epoch y/z` line");
   } else {
     for (int epoch = 1; epoch <= analysis.total_epochs; ++epoch)

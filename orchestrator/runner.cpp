@@ -77,6 +77,7 @@ db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
 
   bundle.epochs = std::move(analysis.epochs);
   bundle.lines = std::move(analysis.lines);
+  bundle.allreduce = std::move(analysis.allreduce);
   return bundle;
 }
 

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <string_view>
+#include <vector>
+
 #include "orchestrator/line_parser.hpp"
 
 using namespace scalebench::orchestrator;
@@ -106,4 +109,106 @@ TEST_CASE("line splitter: lines across chunks and a partial last line") {
   CHECK(lines[2].empty());
   CHECK(splitter.finish() == "[1,0]<std");
   CHECK(!splitter.finish());
+}
+
+// ---- the allreduce benchmark (scalebench-train --benchmark allreduce) -------------------------
+
+// Lines as `mpirun -np 2 --tag-output scalebench-train --benchmark allreduce` prints them (the
+// values from runs on the 2-core development machine).
+const char* const kRealBenchmark[] = {
+    "[1,0]<stdout>:# scalebench-train benchmark=allreduce transport=mpi np=2 backend=cpu "
+    "type=float op=sum in_place=yes min_bytes=8 max_bytes=16777216 step_factor=4 "
+    "warmup_iterations=5 iterations=20 time=mean_over_ranks",
+    "[1,0]<stdout>:#",
+    "[1,0]<stdout>:#        size         count    type   redop        time     algbw     busbw  "
+    "#wrong",
+    "[1,0]<stdout>:#         (B)    (elements)                        (us)    (GB/s)    (GB/s)",
+    "[1,0]<stdout>:            8             2   float     sum       0.823    0.0097    0.0097"
+    "       0",
+    "[1,0]<stdout>:      8388608       2097152   float     sum    3462.160    2.4229    2.4229"
+    "       0",
+    "[1,0]<stdout>:# Out of bounds values : 0 OK",
+    "[1,0]<stdout>:# Avg bus bandwidth    : 1.2163",
+};
+
+TEST_CASE("allreduce benchmark: header, rows and the last line of real tagged output") {
+  std::vector<std::string_view> payloads;
+  for (const char* line : kRealBenchmark) {
+    const auto tagged = parse_tagged_line(line);
+    CHECK(tagged.rank == 0);
+    payloads.push_back(tagged.payload);
+  }
+  const auto header = parse_benchmark_header(payloads[0]);
+  REQUIRE(header);
+  CHECK(header->get("benchmark") == "allreduce");
+  CHECK(header->get("transport") == "mpi");
+  CHECK(header->get("np") == "2");
+  CHECK_FALSE(parse_trainer_header(payloads[0]));  // not a training run's header
+
+  for (std::size_t i : {1, 2, 3, 6, 7}) {
+    CAPTURE(payloads[i]);
+    CHECK_FALSE(parse_allreduce_row(payloads[i]));
+  }
+  const auto small = parse_allreduce_row(payloads[4]);
+  REQUIRE(small);
+  CHECK(small->bytes == 8);
+  CHECK(small->count == 2);
+  CHECK(small->type == "float");
+  CHECK(small->redop == "sum");
+  CHECK(small->time_us == 0.823);
+  CHECK(small->algbw_gbs == 0.0097);
+  CHECK(small->busbw_gbs == 0.0097);
+  CHECK(small->wrong == 0);
+  const auto large = parse_allreduce_row(payloads[5]);
+  REQUIRE(large);
+  CHECK(large->bytes == 8388608);
+  CHECK(large->time_us == 3462.16);
+  CHECK(large->busbw_gbs == 2.4229);
+
+  CHECK(parse_average_bus_bandwidth(payloads[7]) == 1.2163);
+  CHECK_FALSE(parse_average_bus_bandwidth(payloads[6]));
+  CHECK_FALSE(parse_average_bus_bandwidth(payloads[0]));
+}
+
+TEST_CASE("allreduce benchmark: garbage is never a row, a header or a last line") {
+  // Tabs separate as well as spaces; wrong is a count.
+  CHECK(parse_allreduce_row("16\t4\tfloat\tsum\t1.5\t0.0107\t0.0107\t2")->wrong == 2);
+  for (const char* line : {
+           "",
+           "   ",
+           "8 2 float sum 0.823 0.0097 0.0097",          // 7 fields
+           "8 2 float sum 0.823 0.0097 0.0097 0 extra",  // 9 fields
+           "8 2 float sum -0.823 0.0097 0.0097 0",       // negative time
+           "8 2 float sum nan 0.0097 0.0097 0",
+           "8 2 float sum 0.823 inf 0.0097 0",
+           "-8 2 float sum 0.823 0.0097 0.0097 0",
+           "8 2.5 float sum 0.823 0.0097 0.0097 0",
+           "8 2 float sum 0.823 0.0097 0.0097 N/A",  // nccl-tests without a check
+           "8 2 1float sum 0.823 0.0097 0.0097 0",
+           "8 2 float s-m 0.823 0.0097 0.0097 0",
+           "8 2 float sum 0.823us 0.0097 0.0097 0",
+           "99999999999999999999 2 float sum 0.823 0.0097 0.0097 0",
+           "# 8 2 float sum 0.823 0.0097 0.0097",
+           "Epoch 1/3",
+           "469/469 - loss: 0.5 - accuracy: 0.8 - epoch_seconds: 1.0",
+           "scalebench-train model=mlp train_images=60000",
+           "\xff\xfe 2 float sum 0.823 0.0097 0.0097 0",
+       }) {
+    CAPTURE(line);
+    CHECK_FALSE(parse_allreduce_row(line));
+    CHECK_FALSE(parse_average_bus_bandwidth(line));
+  }
+  for (const char* line : {"scalebench-train benchmark=allreduce np=2",  // no `#`
+                           "# scalebench-train model=mlp np=2",         // no benchmark key
+                           "# scalebench-train",                        // no keys at all
+                           "# scalebench-train benchmark=allreduce broken",
+                           "#scalebench-trainer benchmark=allreduce", "#", ""}) {
+    CAPTURE(line);
+    CHECK_FALSE(parse_benchmark_header(line));
+  }
+  CHECK(parse_benchmark_header("  #  scalebench-train benchmark=allreduce  "));
+  CHECK(parse_average_bus_bandwidth("#Avg bus bandwidth: 3") == 3.0);
+  CHECK_FALSE(parse_average_bus_bandwidth("# Avg bus bandwidth    : -1"));
+  CHECK_FALSE(parse_average_bus_bandwidth("# Avg bus bandwidth    : fast"));
+  CHECK_FALSE(parse_average_bus_bandwidth("Avg bus bandwidth    : 1.0"));
 }

@@ -85,3 +85,81 @@ TEST_CASE("an epoch count that changes mid-run is reported, not trusted") {
   REQUIRE(analysis.epochs.size() == 2);
   CHECK(*analysis.epochs[0].duration_seconds == doctest::Approx(2.0));
 }
+
+// ---- allreduce benchmark runs -----------------------------------------------------------------
+
+namespace {
+
+std::vector<StampedLine> benchmark_lines(bool finished, int wrong = 0) {
+  std::vector<StampedLine> lines = {
+      at(0.05, "[1,0]<stdout>:8 2 float sum 9.0 0.0009 0.0009 0"),  // before the header: ignored
+      at(0.10, "[1,0]<stdout>:# scalebench-train benchmark=allreduce transport=mpi np=2 "
+               "backend=cpu type=float op=sum"),
+      at(0.11, "[1,0]<stdout>:#"),
+      at(0.12, "[1,0]<stdout>:#        size         count    type   redop        time"),
+      at(0.20, "[1,0]<stdout>:            8             2   float     sum       0.823    0.0097"
+               "    0.0097       0"),
+      at(0.21, "[1,1]<stderr>:a warning from rank 1"),
+      at(0.30, "[1,0]<stdout>:           32             8   float     sum       0.657    0.0487"
+               "    0.0487       " + std::to_string(wrong)),
+  };
+  if (finished) {
+    lines.push_back(at(0.31, "[1,0]<stdout>:# Out of bounds values : 0 OK"));
+    lines.push_back(at(0.32, "[1,0]<stdout>:# Avg bus bandwidth    : 0.0292"));
+    lines.push_back(at(0.33, "[1,0]<stdout>:16 4 float sum 1.0 0.016 0.016 0"));  // after: ignored
+  }
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("allreduce benchmark run: rows stored with their line, no epochs expected") {
+  const auto analysis = analyze_run(benchmark_lines(true), kStart);
+  CHECK(analysis.problems.empty());
+  CHECK(analysis.benchmark == "allreduce");
+  CHECK(analysis.benchmark_done);
+  CHECK(analysis.epochs.empty());
+  CHECK(analysis.total_epochs == 0);
+  CHECK_FALSE(analysis.startup_seconds);
+  CHECK_FALSE(analysis.train_images);
+  REQUIRE(analysis.allreduce.size() == 2);
+  CHECK(analysis.allreduce[0].seq == 4);
+  CHECK(analysis.allreduce[0].transport == "mpi");
+  CHECK(analysis.allreduce[0].bytes == 8);
+  CHECK(analysis.allreduce[0].time_us == 0.823);
+  CHECK(analysis.allreduce[1].seq == 6);
+  CHECK(analysis.allreduce[1].count == 8);
+  CHECK(analysis.allreduce[1].busbw_gbs == 0.0487);
+  CHECK(analysis.lines.size() == 10);  // every line is kept, rows too
+  CHECK(analysis.lines[4].text.find("float") != std::string::npos);
+}
+
+TEST_CASE("allreduce benchmark run: unfinished, empty or wrong is incomplete") {
+  const auto unfinished = analyze_run(benchmark_lines(false), kStart);
+  CHECK(unfinished.allreduce.size() == 2);
+  CHECK(unfinished.problems ==
+        std::vector<std::string>{"no `# Avg bus bandwidth` line, so the benchmark did not finish"});
+
+  const auto wrong = analyze_run(benchmark_lines(true, 3), kStart);
+  CHECK(wrong.problems == std::vector<std::string>{"3 wrong elements in the allreduce results"});
+
+  const auto empty = analyze_run(
+      {at(0.1, "# scalebench-train benchmark=allreduce transport=nccl"),
+       at(0.2, "# Avg bus bandwidth    : 0.0000")},
+      kStart);
+  CHECK(empty.problems ==
+        std::vector<std::string>{"no allreduce result row after the benchmark header"});
+
+  const auto other = analyze_run({at(0.1, "# scalebench-train benchmark=broadcast")}, kStart);
+  REQUIRE(other.problems.size() == 1);
+  CHECK(other.problems[0].find("unknown benchmark `broadcast`") == 0);
+}
+
+TEST_CASE("a training run's rows-looking lines are not allreduce results") {
+  const auto analysis = analyze_run({at(0.1, "scalebench-train model=mlp train_images=10"),
+                                     at(0.2, "8 2 float sum 9.0 0.0009 0.0009 0")},
+                                    kStart);
+  CHECK_FALSE(analysis.benchmark);
+  CHECK(analysis.allreduce.empty());
+  CHECK(analysis.problems == std::vector<std::string>{"no `Epoch y/z` line"});
+}

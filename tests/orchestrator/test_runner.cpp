@@ -143,3 +143,69 @@ TEST_CASE("failed, crashed and hanging runs are stored with their status and lin
   CHECK(database.lines(runs[0].id).size() == 2);
   CHECK(database.epoch_samples("bad").empty());  // only ok runs feed the statistics
 }
+
+TEST_CASE("an allreduce benchmark experiment stores its rows through the fake executor") {
+  test::TempDir dir;
+  auto database = db::Database::open((dir / "r.db").string());
+  const auto experiment = parse_experiment(R"({
+    "name": "ar",
+    "np": [1, 2],
+    "trainer": {"benchmark": "allreduce", "min-bytes": "8", "max-bytes": "32", "step-factor": 4},
+    "conditions": [{"name": "mpi", "launcher": "mpirun"}]
+  })", "ar.json");
+  const auto plans = expand_matrix(experiment, {"scalebench-train", false});
+  // What scalebench-train --benchmark allreduce prints: two sizes, busbw = algbw · 2(np − 1)/np.
+  FakeExecutor executor([](const LaunchSpec& spec) {
+    const int np = np_of(spec);
+    const std::string tag = "[1,0]<stdout>:";
+    FakeProcess process;
+    process.lines = {
+        {0.30, Stream::Stdout,
+         tag + fmt::format("# scalebench-train benchmark=allreduce transport=mpi np={} "
+                           "backend=cpu type=float op=sum",
+                           np)},
+        {0.31, Stream::Stdout, tag + "#"},
+        {0.32, Stream::Stdout, tag + "#        size         count    type   redop        time"},
+        {0.40, Stream::Stdout,
+         tag + fmt::format("            8             2   float     sum       0.800    0.0100"
+                           "    {:.4f}       0", np == 1 ? 0.0 : 0.01)},
+        {0.50, Stream::Stdout,
+         tag + fmt::format("           32             8   float     sum       1.600    0.0200"
+                           "    {:.4f}       0", np == 1 ? 0.0 : 0.02)},
+        {0.51, Stream::Stdout, tag + "# Out of bounds values : 0 OK"},
+        {0.52, Stream::Stdout, tag + "# Avg bus bandwidth    : 0.0150"},
+    };
+    return process;
+  });
+
+  const auto outcome = run_experiment(experiment, plans, executor, database, context_for(experiment));
+  CHECK(outcome.runs == 2);
+  CHECK(outcome.ok == 2);  // no Epoch lines, and still ok
+  const auto runs = database.runs("ar");
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[1].command_line ==
+        "mpirun -np 2 --tag-output scalebench-train --benchmark allreduce --max-bytes 32 "
+        "--min-bytes 8 --step-factor 4");
+  for (const auto& run : runs) {
+    CAPTURE(run.np);
+    CHECK(run.status == "ok");
+    CHECK(run.error.empty());
+    CHECK_FALSE(run.images_per_second);
+    CHECK(database.epochs(run.id).empty());
+    CHECK(database.lines(run.id).size() == 7);
+    const auto rows = database.allreduce_results(run.id);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].seq == 3);
+    CHECK(rows[0].transport == "mpi");
+    CHECK(rows[0].bytes == 8);
+    CHECK(rows[1].bytes == 32);
+    CHECK(rows[1].time_us == 1.6);
+    CHECK(rows[1].busbw_gbs == (run.np == 1 ? 0.0 : 0.02));
+  }
+  const auto table = database.query_read_only(
+      "SELECT np, bytes, busbw_gbs FROM allreduce_times WHERE experiment = 'ar' AND "
+      "status = 'ok' ORDER BY np, bytes");
+  REQUIRE(table.rows.size() == 4);
+  CHECK(table.rows[3] == std::vector<std::optional<std::string>>{"2", "32", "0.02"});
+  CHECK(database.epoch_samples("ar").empty());
+}
