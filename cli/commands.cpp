@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -57,15 +58,37 @@ class ProgressPrinter final : public orchestrator::RunObserver {
       if (epoch.duration_seconds) sum += *epoch.duration_seconds, ++measured;
     std::string detail = measured ? fmt::format("{} epochs, mean {:.3f} s", measured, sum / measured)
                                   : std::string("no epoch measured");
+    if (!bundle.allreduce.empty()) {
+      // An allreduce benchmark has no epochs: its rows are the result.
+      saw_allreduce_ = true;
+      double peak = 0;
+      for (const auto& row : bundle.allreduce) peak = std::max(peak, row.busbw_gbs);
+      detail = fmt::format("{} allreduce sizes, peak busbw {:.2f} GB/s", bundle.allreduce.size(),
+                           peak);
+    }
     if (run.images_per_second) detail += fmt::format(", {:.0f} images/s", *run.images_per_second);
     fmt::print(out_, "      {} in {:.2f} s: {}{}\n", run.status, run.wall_seconds, detail,
                run.status == "ok" ? "" : " — " + run.error);
     out_.flush();
   }
 
+  bool saw_allreduce() const { return saw_allreduce_; }
+
  private:
   std::ostream& out_;
+  bool saw_allreduce_ = false;
 };
+
+// The query that shows an allreduce benchmark experiment: mean time and bandwidth per size.
+// Experiment names hold no quotes (orchestrator/experiment.cpp), so it can go in double quotes.
+std::string allreduce_query(const std::string& experiment) {
+  return fmt::format(
+      "SELECT condition, np, bytes, round(avg(time_us), 3) AS time_us, "
+      "round(avg(algbw_gbs), 4) AS algbw_gbs, round(avg(busbw_gbs), 4) AS busbw_gbs, "
+      "sum(wrong) AS wrong FROM allreduce_times WHERE experiment = '{}' AND status = 'ok' "
+      "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+      experiment);
+}
 
 extern "C" void on_interrupt(int) { orchestrator::request_interrupt(); }
 
@@ -84,6 +107,13 @@ plotting::ReportTable load_report(const db::Database& database, const std::strin
     const auto runs = database.runs(experiment);
     if (runs.empty())
       throw plotting::ReportError(fmt::format("{}: no experiment named \"{}\"", database.path(), experiment));
+    for (const auto& run : runs) {
+      if (database.allreduce_results(run.id).empty()) continue;
+      throw plotting::ReportError(fmt::format(
+          "{}: experiment \"{}\" is an allreduce benchmark: it has no epochs to report; its "
+          "rows are in the allreduce_times view: scalebench query --db {} \"{}\"",
+          database.path(), experiment, database.path(), allreduce_query(experiment)));
+    }
     throw plotting::ReportError(fmt::format(
         "{}: experiment \"{}\" has {} runs but no finished epochs: see `scalebench query --db {} "
         "\"SELECT id, condition, np, status, error FROM runs WHERE experiment = '{}'\"`",
@@ -132,8 +162,13 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
 
   fmt::print(out, "scalebench: {} of {} runs ok; results in {}\n", outcome.ok, plans.size(),
              options.database);
-  fmt::print(out, "next: scalebench report --db {} --experiment {}\n", options.database,
-             orchestrator::shell_join({experiment.name}));
+  if (progress.saw_allreduce()) {
+    fmt::print(out, "next: scalebench query --db {} \"{}\"\n", options.database,
+               allreduce_query(experiment.name));
+  } else {
+    fmt::print(out, "next: scalebench report --db {} --experiment {}\n", options.database,
+               orchestrator::shell_join({experiment.name}));
+  }
   if (outcome.interrupted) {
     fmt::print(err, "scalebench: interrupted after {} runs; they are stored\n", outcome.runs);
     return 130;
