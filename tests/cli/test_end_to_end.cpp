@@ -73,3 +73,50 @@ TEST_CASE("scalebench run: real mpirun with 2 ranks, then report and plot") {
     CHECK(fs::file_size(dir / "fig.svg") > 1000);
   }
 }
+
+TEST_CASE("scalebench run: the allreduce benchmark under real mpirun -np 2, its rows stored") {
+  const auto trainer = test::binary_dir() / "scalebench-train";
+  if (!fs::exists(trainer) || std::system("command -v mpirun >/dev/null 2>&1") != 0) {
+    MESSAGE("skipped: needs mpirun and scalebench-train");
+    std::exit(test::kSkipReturnCode);
+  }
+  test::TempDir dir;
+  const auto experiment = dir / "ar.json";
+  std::ofstream(experiment) << R"({
+    "name": "ar",
+    "timeout_seconds": 60,
+    "program": ")" << trainer.string() << R"(",
+    "trainer": {"benchmark": "allreduce", "max-bytes": "64K", "step-factor": 8, "iterations": 5},
+    "conditions": [{"name": "mpi", "launcher": "mpirun", "np": [2], "oversubscribe": true}]
+  })";
+  const auto db_path = (dir / "r.db").string();
+  std::ostringstream out, err;
+  const int status = cli::run_cli({"run", experiment.string(), "--db", db_path}, out, err);
+  INFO(out.str());
+  INFO(err.str());
+  REQUIRE(status == 0);
+  CHECK(out.str().find("ok in ") != std::string::npos);
+  CHECK(out.str().find("5 allreduce sizes, peak busbw ") != std::string::npos);
+  CHECK(out.str().find("next: scalebench query --db ") != std::string::npos);
+
+  const auto database = db::Database::open(db_path, db::OpenMode::ReadOnly);
+  const auto runs = database.runs("ar");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].status == "ok");
+  const auto rows = database.allreduce_results(runs[0].id);
+  REQUIRE(rows.size() == 5);  // 8 B to 32 KiB by 8
+  CHECK(rows.front().bytes == 8);
+  CHECK(rows.back().bytes == 32768);
+  for (const auto& row : rows) {
+    CHECK(row.transport == "mpi");
+    CHECK(row.wrong == 0);
+    CHECK(row.time_us > 0);
+    CHECK(row.busbw_gbs == row.algbw_gbs);  // two ranks
+    // Read from rank 0's tagged line of the same run.
+    CHECK(database.lines(runs[0].id)[static_cast<std::size_t>(row.seq)].rank == 0);
+  }
+
+  std::ostringstream report, report_err;
+  CHECK(cli::run_cli({"report", "--db", db_path}, report, report_err) == 1);
+  CHECK(report_err.str().find("is an allreduce benchmark") != std::string::npos);
+}

@@ -620,6 +620,17 @@ TEST_CASE("the example queries in docs/database.md run through query_read_only")
 
   TempDir dir;
   auto d = db::Database::open((dir / "r.db").string());
+  // An allreduce benchmark first (the examples on "the latest experiment" mean the training one).
+  const auto bench = d.insert_experiment(make_experiment("allreduce-cpu"));
+  db::RunBundle allreduce = make_run(bench, "allreduce-cpu", "mpi", 2, 1, 0);
+  db::AllreduceRecord row;
+  row.transport = "mpi";
+  row.bytes = 8;
+  row.count = 2;
+  row.time_us = 0.8;
+  row.algbw_gbs = row.busbw_gbs = 0.01;
+  allreduce.allreduce.push_back(row);
+  d.insert_run(allreduce);
   const auto exp = d.insert_experiment(make_experiment("scaling"));
   for (int np : {1, 2, 4}) d.insert_run(make_run(exp, "scaling", "mlp", np, 1));
   db::RunBundle failed = make_run(exp, "scaling", "mlp", 8, 1, 1);
