@@ -97,9 +97,11 @@ void add_options(CLI::App& app, TrainOptions& o) {
                  "allreduce (MPI over host memory for --backend cpu, NCCL for cuda)")
       ->check(CLI::IsMember({"allreduce"}));
   app.add_option("--min-bytes", o.min_bytes, "Benchmark: smallest message, e.g. 8, 1K, 4M [8]")
-      ->transform(size("--min-bytes"), "", "SIZE");
+      ->transform(size("--min-bytes"))
+      ->type_name("SIZE");
   app.add_option("--max-bytes", o.max_bytes, "Benchmark: largest message, at most 4G [128M]")
-      ->transform(size("--max-bytes"), "", "SIZE");
+      ->transform(size("--max-bytes"))
+      ->type_name("SIZE");
   app.add_option("--step-factor", o.step_factor,
                  "Benchmark: each message size is the previous one times this [2]")
       ->check(CLI::Range(2, 1 << 20));
