@@ -189,3 +189,42 @@ TEST_CASE("graphs that read a later node or leave a node unused are rejected") {
   (void)a;
   CHECK_THROWS_AS(cpu::Network(std::move(g), {4}, 1, SgdOptions{}), std::invalid_argument);
 }
+
+TEST_CASE("dropout's mask follows the logical NCHW index, not the blocked layout oneDNN chose") {
+  // conv → dropout → flatten → dense against conv → flatten → dropout → dense: flatten keeps the
+  // channel-major order, so logical element i is the same element in both, and the two networks
+  // must drop the same elements, whatever blocked format (nChw8c, nChw16c) the convolution's
+  // output has on this CPU. The cuda backend hashes the same logical indices.
+  auto build = [](bool dropout_first) {
+    cpu::Graph g;
+    int x = g.add_layer<cpu::Conv2d>(cpu::Graph::input, cpu::conv2d(3, 16, 3, 1, 1));
+    if (dropout_first) x = g.add_layer<cpu::Dropout>(x, 0.5f, 99u);
+    x = g.add_layer<cpu::Flatten>(x);
+    if (!dropout_first) x = g.add_layer<cpu::Dropout>(x, 0.5f, 99u);
+    g.add_layer<cpu::Dense>(x, std::size_t{16 * 8 * 8}, std::size_t{4}, cpu::Init::glorot);
+    return cpu::Network(std::move(g), cpu::Dims{3, 8, 8}, 7, SgdOptions{});
+  };
+  cpu::Network before_flatten = build(true);
+  cpu::Network after_flatten = build(false);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> images(5 * 3 * 8 * 8);
+  for (float& v : images) v = normal(rng);
+  const std::vector<std::int32_t> labels{0, 1, 2, 3, 1};
+  for (int step = 0; step < 2; ++step) {  // two calls: two different masks
+    CAPTURE(step);
+    const BatchStats a = before_flatten.train_batch(images, labels, 5);
+    const BatchStats b = after_flatten.train_batch(images, labels, 5);
+    CHECK(a.loss_sum == b.loss_sum);
+    CHECK(std::equal(before_flatten.gradients().begin(), before_flatten.gradients().end(),
+                     after_flatten.gradients().begin()));
+  }
+  // And the mask is not trivial: without dropout the loss differs.
+  cpu::Graph g;
+  int x = g.add_layer<cpu::Conv2d>(cpu::Graph::input, cpu::conv2d(3, 16, 3, 1, 1));
+  x = g.add_layer<cpu::Flatten>(x);
+  g.add_layer<cpu::Dense>(x, std::size_t{16 * 8 * 8}, std::size_t{4}, cpu::Init::glorot);
+  cpu::Network plain(std::move(g), cpu::Dims{3, 8, 8}, 7, SgdOptions{});
+  CHECK(plain.train_batch(images, labels, 5).loss_sum !=
+        before_flatten.train_batch(images, labels, 5).loss_sum);
+}

@@ -477,13 +477,32 @@ class FlattenPlan final : public LayerPlan {
 
 class DropoutPlan final : public LayerPlan {
  public:
+  // Works on the plain (NCHW) layout so that element i of the mask is logical element i,
+  // whatever blocked format the producer chose: the mask then depends on neither the CPU's ISA
+  // (nChw8c on AVX2, nChw16c on AVX-512) nor the backend (the cuda backend's tensors are NCHW
+  // and it hashes the same indices). A blocked input is reordered to plain on the way in, and
+  // its gradient back on the way out.
   DropoutPlan(Dropout& layer, const memory::desc& src)
-      : layer_(layer), count_(float_count(src)), mask_(count_) {
-    dst_desc_ = src;
+      : layer_(layer),
+        plain_(plain_desc(src.dims())),
+        count_(float_count(plain_)),
+        mask_(count_),
+        src_is_plain_(src == plain_) {
+    dst_desc_ = plain_;
+    if (!src_is_plain_) {
+      to_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), src, engine(), plain_));
+      from_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), plain_, engine(), src));
+      diff_plain_ = make_memory(plain_);
+    }
   }
   void forward(const memory& src, const memory& dst, bool training) override {
-    const float* x = data_of(src);
     float* y = data_of(dst);
+    const float* x = data_of(src);
+    if (!src_is_plain_) {
+      to_plain_.execute(stream(), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+      stream().wait();
+      x = y;  // masked in place below
+    }
     if (!training || layer_.rate_ <= 0.0f) {
       if (x != y) std::memcpy(y, x, count_ * sizeof(float));
       return;
@@ -506,22 +525,30 @@ class DropoutPlan final : public LayerPlan {
                 const memory& diff_src) override {
     if (!diff_src) return;
     const float* dy = data_of(diff_dst);
-    float* dx = data_of(diff_src);
+    float* dx = src_is_plain_ ? data_of(diff_src) : data_of(diff_plain_);
     if (layer_.rate_ <= 0.0f) {
       if (dx != dy) std::memcpy(dx, dy, count_ * sizeof(float));
-      return;
-    }
-    // The mask holds 0 or the scale: one multiply (dy·0 is ±0, as good as the 0 it was).
-    const float* mask = mask_.data();
-    const auto n = static_cast<std::int64_t>(count_);
+    } else {
+      // The mask holds 0 or the scale: one multiply (dy·0 is ±0, as good as the 0 it was).
+      const float* mask = mask_.data();
+      const auto n = static_cast<std::int64_t>(count_);
 #pragma omp parallel for simd schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) dx[i] = dy[i] * mask[i];
+      for (std::int64_t i = 0; i < n; ++i) dx[i] = dy[i] * mask[i];
+    }
+    if (!src_is_plain_) {
+      from_plain_.execute(stream(), {{DNNL_ARG_FROM, diff_plain_}, {DNNL_ARG_TO, diff_src}});
+      stream().wait();
+    }
   }
 
  private:
   Dropout& layer_;
-  std::size_t count_;
-  std::vector<float> mask_;  // 0 (dropped) or 1/(1 − rate) (kept)
+  memory::desc plain_;
+  std::size_t count_;        // logical elements
+  std::vector<float> mask_;  // 0 (dropped) or 1/(1 − rate) (kept), in logical order
+  bool src_is_plain_;
+  dnnl::reorder to_plain_, from_plain_;
+  memory diff_plain_;  // the gradient in plain layout before its reorder to src's
 };
 
 // ---- dense ----

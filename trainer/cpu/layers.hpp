@@ -172,8 +172,9 @@ class Eltwise final : public Layer {
 };
 
 // Inverted dropout: in training each element is kept with probability 1 − rate and scaled by
-// 1/(1 − rate); identity in inference. The mask of call k, element i is a hash of (seed, k, i),
-// so a run is reproducible whatever the thread count.
+// 1/(1 − rate); identity in inference. The mask of call k, element i (the logical N×C×H×W
+// index) is a hash of (seed, k, i), so a run is reproducible whatever the thread count, the
+// CPU's ISA or the backend (trainer/cuda drops the same elements). Its output is plain.
 class Dropout final : public Layer {
  public:
   Dropout(float rate, std::uint64_t seed) : rate_(rate), seed_(seed) {}
