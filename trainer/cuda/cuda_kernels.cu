@@ -53,10 +53,10 @@ __global__ void softmax_cross_entropy_kernel(const float* logits, const std::int
   const int lane = threadIdx.x % 32;
   if (row >= batch) return;
   const float* z = logits + static_cast<std::size_t>(row) * classes;
-  float best = -FLT_MAX;
-  int best_index = classes;
+  float best = -INFINITY;
+  int best_index = classes;  // none yet: the first element seen wins even when it is −inf
   for (int j = lane; j < classes; j += 32) {
-    if (z[j] > best) {
+    if (z[j] > best || best_index == classes) {
       best = z[j];
       best_index = j;
     }
@@ -64,7 +64,8 @@ __global__ void softmax_cross_entropy_kernel(const float* logits, const std::int
   for (int offset = 16; offset > 0; offset /= 2) {
     const float other = __shfl_down_sync(0xffffffffu, best, offset);
     const int other_index = __shfl_down_sync(0xffffffffu, best_index, offset);
-    if (other > best || (other == best && other_index < best_index)) {
+    if (other_index < classes &&
+        (best_index == classes || other > best || (other == best && other_index < best_index))) {
       best = other;
       best_index = other_index;
     }

@@ -38,6 +38,9 @@ void Context::synchronize() const { SB_CHECK(cudaStreamSynchronize(stream_)); }
 int pick_device(int local_rank) {
   const int count = device_count();
   if (count == 0) throw BackendError("backend cuda: no GPU found (is the NVIDIA driver loaded?)");
+  // One visible GPU for every rank (SLURM's --gpus-per-task=1, or CUDA_VISIBLE_DEVICES set per
+  // rank): each rank's device 0 is its own. (Two ranks on one GPU make NCCL fail, naming it.)
+  if (count == 1) return 0;
   if (local_rank >= count) {
     throw BackendError(fmt::format(
         "backend cuda: local rank {} needs GPU {}, but this host has {} GPU{}; start at most {} "

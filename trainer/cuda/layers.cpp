@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -98,10 +99,15 @@ struct ConvAlgorithms {
 };
 
 // The first (fastest) result that ran; cudnnFind* sorts by time.
+// fp32 only: no algorithm that converts to fp16 inside (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION),
+// and none that needs more workspace than `limit`.
 template <typename Perf>
-const Perf& fastest(const Perf* results, int count, std::string_view what) {
+const Perf& fastest(const Perf* results, int count, std::size_t limit, std::string_view what) {
   for (int i = 0; i < count; ++i) {
-    if (results[i].status == CUDNN_STATUS_SUCCESS) return results[i];
+    if (results[i].status == CUDNN_STATUS_SUCCESS && results[i].memory <= limit &&
+        results[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) {
+      return results[i];
+    }
   }
   throw BackendError(fmt::format("backend cuda: cuDNN found no {} algorithm that runs", what));
 }
@@ -119,6 +125,12 @@ ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const Filt
   if (auto it = cache.find(device_key); it != cache.end()) return it->second;
 
   cudnnHandle_t h = context.cudnn();
+  // Find times the algorithms on the handle's stream: queued work would count against the first.
+  context.synchronize();
+  // Leave room for the activations: no algorithm may want more than half the free memory.
+  std::size_t free_bytes = 0, total_bytes = 0;
+  SB_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::size_t workspace_limit = free_bytes / 2;
   ConvAlgorithms a;
   {
     cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -126,7 +138,7 @@ ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const Filt
     SB_CHECK(cudnnFindConvolutionForwardAlgorithm(h, x.get(), w.get(), fwd.get(), y.get(),
                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
                                                   results));
-    const auto& best = fastest(results, count, "forward convolution");
+    const auto& best = fastest(results, count, workspace_limit, "forward convolution");
     a.forward = best.algo;
     a.forward_math = best.mathType;
     a.workspace = std::max(a.workspace, best.memory);
@@ -137,7 +149,7 @@ ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const Filt
     SB_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(h, w.get(), y.get(), data.get(), x.get(),
                                                        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
                                                        &count, results));
-    const auto& best = fastest(results, count, "backward-data convolution");
+    const auto& best = fastest(results, count, workspace_limit, "backward-data convolution");
     a.backward_data = best.algo;
     a.data_math = best.mathType;
     a.workspace = std::max(a.workspace, best.memory);
@@ -149,7 +161,7 @@ ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const Filt
                                                          w.get(),
                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
                                                          &count, results));
-    const auto& best = fastest(results, count, "backward-filter convolution");
+    const auto& best = fastest(results, count, workspace_limit, "backward-filter convolution");
     a.backward_filter = best.algo;
     a.filter_math = best.mathType;
     a.workspace = std::max(a.workspace, best.memory);
@@ -675,6 +687,9 @@ void DeviceConcat::backward(const float* dy, std::size_t k, float* d_input) {
 }
 
 void accumulate(Context& context, float* a, const float* b, std::size_t n) {
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw BackendError(fmt::format("backend cuda: cannot add {} floats in one cublasSaxpy", n));
+  }
   SB_CHECK(cublasSaxpy(context.cublas(), static_cast<int>(n), &kOne, b, 1, a, 1));
 }
 

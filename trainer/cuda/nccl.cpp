@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "trainer/cuda/check.hpp"
+#include "trainer/errors.hpp"
 #include "trainer/cuda/cuda_kernels.hpp"
 #include "trainer/gradient_buckets.hpp"
 
@@ -15,6 +16,9 @@ namespace {
 class Communicator {
  public:
   Communicator(const ProcessGroup& group, int device) : size_(group.size) {
+    if (group.size > 1 && !group.broadcast) {
+      throw BackendError("backend cuda: NCCL needs the MPI broadcast of rank 0's ncclUniqueId");
+    }
     ncclUniqueId id{};
     if (group.rank == 0) SB_CHECK(ncclGetUniqueId(&id));
     if (group.broadcast) group.broadcast(std::as_writable_bytes(std::span(&id, 1)));
@@ -86,6 +90,10 @@ class NcclGradientAllreduce final : public GradientAllreduce {
         buckets_(make_buckets(count, bucket_bytes)),
         overlap_(overlap),
         communicator_(group, context.device()) {}
+  ~NcclGradientAllreduce() override {
+    // The gradient buffer must outlive any allreduce still in flight (an exception mid-step).
+    (void)cudaStreamSynchronize(stream_.get());
+  }
 
   void gradients_ready(std::size_t offset) override {
     if (!overlap_) return;
@@ -134,6 +142,7 @@ class NcclAllreduceBenchmark final : public AllreduceBenchmark {
         size_(group.size),
         device_(pick_device(group.local_rank)),
         communicator_(group, device_) {}
+  ~NcclAllreduceBenchmark() override { (void)cudaStreamSynchronize(stream_.get()); }
 
   std::string_view name() const override { return "nccl"; }
 

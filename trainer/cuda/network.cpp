@@ -4,12 +4,27 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "trainer/cuda/cuda_kernels.hpp"
 #include "trainer/cuda/nccl.hpp"
+#include "trainer/errors.hpp"
 
 namespace scalebench::trainer::cuda {
+namespace {
+
+// cuDNN's 4-D descriptors and cuBLAS's counts are ints.
+void require_int_sized(const Shape& s) {
+  if (s.count() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw BackendError(fmt::format(
+        "backend cuda: a {} tensor has more than 2^31 elements, more than cuDNN's descriptors "
+        "take; lower --batch-size",
+        s.str()));
+  }
+}
+
+}  // namespace
 
 struct CudaNetwork::Plan {
   std::vector<Shape> shapes;  // node i's output
@@ -46,10 +61,15 @@ CudaNetwork::CudaNetwork(std::unique_ptr<cpu::Network> description,
   }
   parameters_ = DeviceArray<float>(count_);
   gradients_ = DeviceArray<float>(count_);
-  if (count_ > 0) SB_CHECK(cudaMemset(gradients_.data(), 0, gradients_.bytes()));
+  if (count_ > 0) {
+    SB_CHECK(cudaMemsetAsync(gradients_.data(), 0, gradients_.bytes(), context_.stream()));
+  }
   parameters_changed();
   optimizer_ = make_device_optimizer(optimizer, count_);
   SB_CHECK(cudaEventCreateWithFlags(&loss_ready_, cudaEventDisableTiming));
+  // The layer states' uploads and the optimizer state's zeroing ran on the legacy default
+  // stream, which the (non-blocking) compute stream does not wait for: finish them now.
+  SB_CHECK(cudaDeviceSynchronize());
 }
 
 CudaNetwork::~CudaNetwork() {
@@ -82,9 +102,12 @@ void CudaNetwork::parameters_changed() {
   context_.synchronize();
   const std::span<float> host = cpu_->parameters();
   if (count_ > 0) {
-    SB_CHECK(cudaMemcpy(parameters_.data(), host.data(), parameters_.bytes(),
-                        cudaMemcpyHostToDevice));
+    // On the compute stream, and waited for: a pageable cudaMemcpy may return before the data
+    // has arrived, and the compute stream would not wait for it.
+    SB_CHECK(cudaMemcpyAsync(parameters_.data(), host.data(), parameters_.bytes(),
+                             cudaMemcpyHostToDevice, context_.stream()));
   }
+  context_.synchronize();
 }
 
 std::vector<float> CudaNetwork::running_mean(std::size_t node) {
@@ -125,6 +148,7 @@ CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
   } else {
     throw std::invalid_argument("cuda network: inputs must be C, or C×H×W");
   }
+  require_int_sized(in);
   p->buffers.emplace_back(in.count());
   p->activations[0] = p->buffers.back().data();
   for (std::size_t i = 1; i < n; ++i) {
@@ -158,6 +182,7 @@ CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
       throw std::invalid_argument(fmt::format(
           "graph node {} ({}): {}", i, node.layer ? node.layer->kind() : "add/concat", e.what()));
     }
+    require_int_sized(p->shapes[i]);
     p->buffers.emplace_back(p->shapes[i].count());
     p->activations[i] = p->buffers.back().data();
   }
