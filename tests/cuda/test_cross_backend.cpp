@@ -332,3 +332,38 @@ TEST_CASE("nccl: one-rank allreduce benchmark sums and times") {
   CHECK(seconds > 0);
   CHECK(seconds < 1);
 }
+
+TEST_CASE("nccl: the bucketed, overlapped gradient allreduce on one rank leaves the gradients") {
+  require_gpu();
+  // The mean over one rank is the gradient itself, so events, streams, buckets launched during
+  // backward and the wait before the optimizer must leave exactly what backward computed.
+  ModelSpec spec;
+  spec.name = "mnist_cnn";
+  spec.channels = 1;
+  spec.height = spec.width = 16;
+  spec.input_size = 256;
+  const OptimizerOptions o = sgd(0.01);
+  const Batch b = random_batch(8, 256, 10, 11);
+  std::vector<std::vector<float>> results;
+  for (const bool reduce : {false, true}) {
+    cuda::CudaNetwork gpu(cpu::make_model(spec, o), o, 0);
+    std::unique_ptr<GradientAllreduce> reducer;
+    if (reduce) {
+      ProcessGroup one;
+      CHECK_FALSE(gpu.make_gradient_allreduce(one, 64 << 10, true)->overlap());  // one rank: none
+      // 64 KiB buckets (many of them), launched during backward.
+      reducer = cuda::make_nccl_gradient_allreduce(gpu.context(), gpu.device_gradients(),
+                                                   gpu.parameter_count(), one, 64 << 10, true, true);
+      REQUIRE(reducer->overlap());
+      gpu.set_gradients_ready([&](std::size_t offset) { reducer->gradients_ready(offset); });
+    }
+    for (int step = 0; step < 2; ++step) {
+      (void)gpu.train_batch(b.images, b.labels, 8);
+      if (reducer) reducer->finish();
+      gpu.optimizer_step();
+    }
+    const std::span<float> p = gpu.parameters();
+    results.emplace_back(p.begin(), p.end());
+  }
+  CHECK(results[0] == results[1]);
+}

@@ -204,8 +204,9 @@ std::unique_ptr<GradientAllreduce> make_nccl_gradient_allreduce(Context& context
                                                                 std::size_t count,
                                                                 const ProcessGroup& group,
                                                                 std::size_t bucket_bytes,
-                                                                bool overlap) {
-  if (group.size <= 1) return std::make_unique<NoAllreduce>();
+                                                                bool overlap,
+                                                                bool even_for_one_rank) {
+  if (group.size <= 1 && !even_for_one_rank) return std::make_unique<NoAllreduce>();
   return std::make_unique<NcclGradientAllreduce>(context, gradients, count, group, bucket_bytes,
                                                  overlap);
 }

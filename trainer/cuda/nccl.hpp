@@ -18,13 +18,15 @@ namespace scalebench::trainer::cuda {
 // each layer) launches every bucket that became complete, ordered after the work queued so far
 // on the compute stream by an event, so the allreduce of the last layers runs while the GPU
 // computes the first layers' gradients. finish() launches the rest and makes the compute stream
-// wait for all of them before the optimizer step. Nothing waits on the host.
+// wait for all of them before the optimizer step. Nothing waits on the host. One rank gets a
+// reducer that does nothing, unless `even_for_one_rank` (tests: the NCCL path on one GPU).
 std::unique_ptr<GradientAllreduce> make_nccl_gradient_allreduce(Context& context,
                                                                 float* gradients,
                                                                 std::size_t count,
                                                                 const ProcessGroup& group,
                                                                 std::size_t bucket_bytes,
-                                                                bool overlap);
+                                                                bool overlap,
+                                                                bool even_for_one_rank = false);
 
 // The allreduce benchmark over device memory of this rank's GPU (nccl-tests' all_reduce_perf:
 // sum of floats, in place, iterations launched back to back then waited for).

@@ -46,6 +46,7 @@ class CudaNetwork final : public Model {
                       std::size_t batch) override;
 
   Context& context() { return context_; }
+  float* device_gradients() { return gradients_.data(); }
   // Batch norm running statistics of node i (empty for other nodes), copied to the host.
   std::vector<float> running_mean(std::size_t node);
   std::vector<float> running_var(std::size_t node);
