@@ -24,6 +24,9 @@ struct ModelSpec {
   std::uint32_t seed = 1;  // parameter initialisation
   int rank = 0;            // dropout masks differ between ranks (seeded by seed and rank)
   int local_rank = 0;      // the rank among this host's processes: picks the GPU
+  // "fp32", or "bf16": convolutions and matrix products in bfloat16 with fp32 accumulation,
+  // parameters, gradients and the optimizer in fp32 (mixed precision; backends may refuse it).
+  std::string precision = "fp32";
 };
 
 // What a backend needs from the MPI layer to set up a communicator of its own (NCCL), since only

@@ -75,6 +75,10 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option(
       "--backend", o.backend,
       fmt::format("Compute backend; this build has: {}", fmt::join(available_backends(), ", ")));
+  app.add_option("--precision", o.precision,
+                 "fp32, or bf16: convolutions and matrix products in bfloat16 with fp32 "
+                 "parameters and accumulation (cuda backend)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   app.add_option("--fusion-mb", o.fusion_mb,
                  "Gradient allreduce bucket size in MiB (Horovod's fusion threshold)")
       ->check(CLI::Range(1e-6, kMaxFusionMb));
@@ -147,6 +151,9 @@ void validate(const TrainOptions& o) {
     throw UsageError(fmt::format("--fusion-mb must be in (0, {}]", kMaxFusionMb));
   }
   if (o.overlap != "on" && o.overlap != "off") throw UsageError("--overlap is on or off");
+  if (o.precision != "fp32" && o.precision != "bf16") {
+    throw UsageError("--precision is fp32 or bf16");
+  }
   if (o.benchmark) {
     if (*o.benchmark != "allreduce") {
       throw UsageError(fmt::format("--benchmark {}: the only benchmark is allreduce", *o.benchmark));

@@ -48,9 +48,9 @@ void evaluate_shard(Model& model, const Dataset& test, std::size_t batch, double
 std::string format_header(const RunInfo& i) {
   return fmt::format(
       "scalebench-train model={} parameters={} dataset={} train_images={} test_images={} np={} "
-      "batch_size={} lr={:g} seed={} threads={} backend={} fusion_mb={:g} overlap={}",
+      "batch_size={} lr={:g} seed={} threads={} backend={} precision={} fusion_mb={:g} overlap={}",
       i.model, i.parameters, i.dataset, i.train_images, i.test_images, i.np, i.batch_size, i.lr,
-      i.seed, i.threads, i.backend, i.fusion_mb, i.overlap ? "on" : "off");
+      i.seed, i.threads, i.backend, i.precision, i.fusion_mb, i.overlap ? "on" : "off");
 }
 
 std::string format_epoch_start(int epoch, int epochs) {
@@ -133,6 +133,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   spec.hidden = o.hidden;
   spec.classes = train_set.classes;
   spec.seed = o.seed;
+  spec.precision = o.precision;
   OptimizerOptions sgd;
   sgd.lr = o.lr * np;
   sgd.momentum = o.momentum;
@@ -169,6 +170,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   info.seed = o.seed;
   info.threads = o.threads;
   info.backend = std::string(backend.name());
+  info.precision = o.precision;
   info.fusion_mb = o.fusion_mb;
   info.overlap = reducer->overlap();
   print(format_header(info));

@@ -25,6 +25,7 @@ struct RunInfo {  // what the header line reports
   std::uint32_t seed = 0;
   int threads = 1;
   std::string backend;
+  std::string precision = "fp32";
   double fusion_mb = 64.0;  // gradient allreduce bucket size, MiB
   bool overlap = false;     // buckets reduced during backward
 };

@@ -52,3 +52,16 @@ TEST_CASE("cuda: without a GPU, making a model fails with a clear error, not a c
           std::string::npos);
   }
 }
+
+TEST_CASE("cpu: --precision bf16 is refused with a message naming the cuda backend") {
+  ModelSpec spec;
+  spec.precision = "bf16";
+  try {
+    find_backend("cpu").make_model(spec, SgdOptions{});
+    FAIL("the cpu backend has no bf16");
+  } catch (const BackendError& e) {
+    CHECK(std::string(e.what()).find("--backend cuda") != std::string::npos);
+  }
+  spec.precision = "fp32";
+  CHECK(find_backend("cpu").make_model(spec, SgdOptions{})->parameter_count() > 0);
+}

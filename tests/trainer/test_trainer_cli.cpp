@@ -101,7 +101,7 @@ TEST_CASE("a single process prints the documented lines and nothing else") {
   CHECK(std::regex_match(
       r.out[0],
       std::regex(
-          R"(scalebench-train model=mlp parameters=25450 dataset=synthetic train_images=2048 test_images=256 np=1 batch_size=64 lr=0\.1 seed=1 threads=1 backend=cpu fusion_mb=64 overlap=off)")));
+          R"(scalebench-train model=mlp parameters=25450 dataset=synthetic train_images=2048 test_images=256 np=1 batch_size=64 lr=0\.1 seed=1 threads=1 backend=cpu precision=fp32 fusion_mb=64 overlap=off)")));
   CHECK(r.out[1] == "Epoch 1/2");
   CHECK(std::regex_match(r.out[2], kEndOfEpoch));
   CHECK(r.out[3] == "Epoch 2/2");

@@ -4,6 +4,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "trainer/cpu/models.hpp"
+#include "trainer/errors.hpp"
 
 namespace scalebench::trainer::cpu {
 namespace {
@@ -20,6 +21,10 @@ class CpuBackend final : public Backend {
     for (float& v : x) v *= alpha;
   }
   std::unique_ptr<Model> make_model(const ModelSpec& spec, const SgdOptions& sgd) const override {
+    if (spec.precision != "fp32") {
+      throw BackendError(fmt::format(
+          "backend cpu trains in fp32 only (--precision {} needs --backend cuda)", spec.precision));
+    }
     return cpu::make_model(spec, sgd);
   }
 };
