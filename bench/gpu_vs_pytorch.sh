@@ -2,12 +2,16 @@
 # shellcheck source-path=SCRIPTDIR
 # scalebench-train --backend cuda against PyTorch on the same GPU, model, batch, optimizer and
 # synthetic input: resnet50 at 3x224x224, 1000 classes, batch 64, and mnist_cnn at 1x28x28,
-# 10 classes, batch 128; both fp32 with SGD momentum 0.9 at lr 0.01, one process (np=1). The
-# sides alternate within each round; medians over the rounds are printed, one line per model:
-#   MODEL precision=fp32 scalebench=X img/s pytorch=Y img/s ratio=R        (R = X / Y)
+# 10 classes, batch 128; SGD momentum 0.9 at lr 0.01, one process (np=1), in each precision of
+# PRECISIONS (fp32, bf16). The sides alternate within each round; medians over the rounds are
+# printed, one line per model and precision:
+#   MODEL precision=P scalebench=X img/s pytorch=Y img/s ratio=R        (R = X / Y)
 # (pytorch=n/a img/s ratio=n/a when PyTorch cannot use the GPU: its side is skipped, said in a
 # `# ` line). `# ` lines give the machine, every round's figures and whether the targets
-# (resnet50 >= 1.0, mnist_cnn >= 1.5) are met.
+# (resnet50 >= 1.0, mnist_cnn >= 1.5; stated for fp32 only, bf16 has none) are met.
+# bf16 is --precision bf16 on both sides: scalebench casts each convolution's and dense layer's
+# inputs to bf16 and keeps their outputs and every other layer fp32; PyTorch runs forward and
+# loss under torch.autocast(cuda, bfloat16). Both keep fp32 parameters, gradients and optimizer.
 #
 # scalebench's number is the median end-of-epoch images/s of epochs 2..E, as in
 # trainer_vs_pytorch.sh (epoch 1 includes CUDA's start-up and cuDNN's algorithm search, made once
@@ -20,11 +24,11 @@
 #
 # usage: bench/gpu_vs_pytorch.sh [BUILD_DIR]
 #   env: ROUNDS=5 STEPS=200 (mnist_cnn) RESNET_ROUNDS=3 RESNET_STEPS=50 EPOCHS=4 WARMUP=10
-#        MODELS="resnet50 mnist_cnn" THREADS=1 (host threads of either side) RUN_TIMEOUT=900 (s per
-#        run) PYTHON=/usr/bin/python3
+#        MODELS="resnet50 mnist_cnn" PRECISIONS="fp32 bf16" THREADS=1 (host threads of either
+#        side) RUN_TIMEOUT=900 (s per run) PYTHON=/usr/bin/python3
 #        OVERLAP_NP=N: also run scalebench alone at np=N under mpirun (one GPU per rank) with
 #        --overlap off and on, one line per model:
-#          MODEL np=N precision=fp32 overlap_off=X img/s overlap_on=Y img/s on/off=R
+#          MODEL np=N precision=fp32 overlap_off=X img/s overlap_on=Y img/s on/off=R   (fp32 only)
 #        FUSION_MB=M: --fusion-mb for those runs (the default 64 MiB makes mnist_cnn one bucket)
 # exit: 0 done; 77 skipped: no GPU, or no cuda backend that can train (scripts/require-gpu.sh
 #       says which); 1 an error (a run failed or hung: the run's last lines are printed).
@@ -38,7 +42,15 @@ warmup=${WARMUP:-10}
 threads=${THREADS:-1}
 run_timeout=${RUN_TIMEOUT:-900}
 models=${MODELS:-resnet50 mnist_cnn}
+precisions=${PRECISIONS:-fp32 bf16}
 overlap_np=${OVERLAP_NP:-}
+for precision in $precisions; do
+  case $precision in
+    fp32 | bf16) ;;
+    *) echo "error: PRECISIONS: $precision is not one of fp32 bf16" >&2; exit 1 ;;
+  esac
+done
+[[ -n ${precisions// /} ]] || { echo "error: PRECISIONS is empty (fp32, bf16 or both)" >&2; exit 1; }
 # common.sh: check the trainer only; PyTorch's CPU BLAS plays no part here, a missing torch skips its side.
 # shellcheck disable=SC2034
 common_checks=trainer
@@ -89,7 +101,7 @@ print(v + " cuda=yes (CUDA %s, cuDNN %s, %s; %s)" % (torch.version.cuda,
       torch.backends.cudnn.version(), torch.cuda.get_device_name(0), tv))
 EOF
 ) || torch_ok=0
-echo "# $(date -Is) $(uname -n) $cpus cpus; load: $(cut -d' ' -f1-3 /proc/loadavg); epochs=$epochs warmup=$warmup threads=$threads"
+echo "# $(date -Is) $(uname -n) $cpus cpus; load: $(cut -d' ' -f1-3 /proc/loadavg); epochs=$epochs warmup=$warmup threads=$threads precisions=${precisions// /,}"
 echo "# gpu: $smi; toolkit: $toolkit; $torch_info${NVIDIA_TF32_OVERRIDE:+; NVIDIA_TF32_OVERRIDE=$NVIDIA_TF32_OVERRIDE}"
 if ((torch_ok == 0)); then
   echo "# pytorch side skipped: torch.cuda is not available to $python ($torch_info); scalebench's figures only"
@@ -126,48 +138,52 @@ scalebench_rate() {
   fi
 }
 
-# torch_rate MODEL SHAPE CLASSES BATCH STEPS [--host-input]: sets rate.
+# torch_rate MODEL SHAPE CLASSES BATCH STEPS PRECISION [--host-input]: sets rate.
 torch_rate() {
-  run_timed "PyTorch ($1${6:+ $6})" "$python" "$here/torch_train.py" "$threads" --device cuda \
+  run_timed "PyTorch ($1 $6${7:+ $7})" "$python" "$here/torch_train.py" "$threads" --device cuda \
     --model "$1" --input "$2" --classes "$3" --batch "$4" --optimizer momentum --steps "$5" \
-    --warmup "$warmup" ${6:+"$6"} || return 1
+    --warmup "$warmup" --precision "$6" ${7:+"$7"} || return 1
   rate=$(awk '/^images\/s / {print $2}' "$tmp/out")
   [[ -n $rate ]] || { echo "error: PyTorch ($1) printed no images/s line" >&2; return 1; }
 }
 
-# compare MODEL SHAPE CLASSES BATCH STEPS ROUNDS TARGET: the headline line for one model.
+# compare MODEL SHAPE CLASSES BATCH STEPS ROUNDS TARGET PRECISION: the headline line for one
+# model in one precision; the target applies to fp32 only.
 compare() {
-  local model=$1 shape=$2 classes=$3 b=$4 n=$5 r_count=$6 target=$7 torch_side=$torch_ok
+  local model=$1 shape=$2 classes=$3 b=$4 n=$5 r_count=$6 target=$7 prec=$8 torch_side=$torch_ok
   if ((torch_side)) && [[ $model != mnist_cnn && $torch_info == *"no torchvision"* ]]; then
     echo "# $model: pytorch side skipped (torchvision is not installed)"
     torch_side=0
   fi
   local s_rates=() p_rates=() h_rates=() r
   for ((r = 0; r < r_count; r++)); do
-    scalebench_rate 1 off "$model" "$shape" "$classes" "$b" "$n" || return 1
+    scalebench_rate 1 off "$model" "$shape" "$classes" "$b" "$n" --precision "$prec" || return 1
     s_rates+=("$rate")
     if ((torch_side)); then
-      torch_rate "$model" "$shape" "$classes" "$b" "$n" || return 1
+      torch_rate "$model" "$shape" "$classes" "$b" "$n" "$prec" || return 1
       p_rates+=("$rate")
-      torch_rate "$model" "$shape" "$classes" "$b" "$n" --host-input || return 1
+      torch_rate "$model" "$shape" "$classes" "$b" "$n" "$prec" --host-input || return 1
       h_rates+=("$rate")
     fi
   done
   local s p h
   s=$(printf '%s\n' "${s_rates[@]}" | median)
-  echo "# $model scalebench rounds: ${s_rates[*]}"
+  echo "# $model $prec scalebench rounds: ${s_rates[*]}"
   if ((torch_side == 0)); then
-    printf '%s precision=fp32 scalebench=%.1f img/s pytorch=n/a img/s ratio=n/a\n' "$model" "$s"
+    printf '%s precision=%s scalebench=%.1f img/s pytorch=n/a img/s ratio=n/a\n' "$model" "$prec" "$s"
     return 0
   fi
   p=$(printf '%s\n' "${p_rates[@]}" | median)
   h=$(printf '%s\n' "${h_rates[@]}" | median)
-  echo "# $model pytorch rounds (batch kept on the GPU): ${p_rates[*]}; median $p"
-  echo "# $model pytorch rounds (batch copied from host memory every step): ${h_rates[*]}; median $h"
-  awk -v m="$model" -v s="$s" -v p="$p" -v h="$h" -v t="$target" 'BEGIN {
+  echo "# $model $prec pytorch rounds (batch kept on the GPU): ${p_rates[*]}; median $p"
+  echo "# $model $prec pytorch rounds (batch copied from host memory every step): ${h_rates[*]}; median $h"
+  awk -v m="$model" -v s="$s" -v p="$p" -v h="$h" -v t="$target" -v pr="$prec" 'BEGIN {
     best = (h > p ? h : p)
-    printf "%s precision=fp32 scalebench=%.1f img/s pytorch=%.1f img/s ratio=%.2f\n", m, s, best, s / best
-    printf "# %s target ratio >= %s: %s\n", m, t, (s / best >= t ? "met" : "NOT met")
+    printf "%s precision=%s scalebench=%.1f img/s pytorch=%.1f img/s ratio=%.2f\n", m, pr, s, best, s / best
+    if (pr == "fp32")
+      printf "# %s target ratio >= %s: %s\n", m, t, (s / best >= t ? "met" : "NOT met")
+    else
+      printf "# %s precision=%s: no target (the targets are stated for fp32)\n", m, pr
   }'
 }
 
@@ -209,7 +225,9 @@ for model in $models; do
     mnist_cnn) args=(1x28x28 10 128 "${STEPS:-200}" "${ROUNDS:-5}") target=1.5 ;;
     *) echo "error: MODELS: $model is not one of resnet50 mnist_cnn" >&2; failed=1; continue ;;
   esac
-  compare "$model" "${args[@]}" "$target" || failed=1
+  for precision in $precisions; do
+    compare "$model" "${args[@]}" "$target" "$precision" || failed=1
+  done
   if [[ -n $overlap_np ]]; then overlap_compare "$model" "${args[@]}" "$overlap_np" || failed=1; fi
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

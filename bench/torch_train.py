@@ -14,9 +14,16 @@ benchmark; --host-input keeps it in ordinary (pageable) host memory and copies i
 to the GPU every step, as scalebench-train does with its host-side data set. Without a usable
 GPU (a CPU-only torch build, or none visible) it says so on stderr and exits with 77 ("skipped").
 
+--precision bf16 (--device cuda only) is PyTorch's automatic mixed precision in bfloat16:
+forward and loss run under torch.autocast(device_type="cuda", dtype=torch.bfloat16), so
+convolutions and matrix products take bf16 inputs and give bf16 outputs (fp32 accumulation),
+and the ops on autocast's fp32 list (the loss, softmax, ...) run in fp32; parameters, gradients
+and the optimizer stay fp32, and bf16 needs no GradScaler. With --device cpu it is refused (exit
+2): scalebench-train's cpu backend has no bf16 either, so there is nothing to compare with.
+
 usage: torch_train.py THREADS [--model mnist_cnn] [--batch 128] [--steps 30] [--warmup 5]
                               [--input 1x28x28] [--classes 10] [--optimizer adadelta|momentum]
-                              [--device cpu|cuda] [--host-input]
+                              [--device cpu|cuda] [--host-input] [--precision fp32|bf16]
 """
 import argparse
 import sys
@@ -50,10 +57,16 @@ def main():
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--host-input", action="store_true",
                    help="with --device cuda: copy the batch from host memory every step")
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                   help="bf16: torch.autocast(cuda, bfloat16) around forward and loss, fp32 "
+                        "parameters (--device cuda only)")
     a = p.parse_args()
     cuda = a.device == "cuda"
     if a.host_input and not cuda:
         p.error("--host-input applies to --device cuda only")
+    if a.precision == "bf16" and not cuda:
+        p.error("--precision bf16 applies to --device cuda only (CPU autocast is not supported "
+                "here, and scalebench-train's cpu backend has no bf16)")
     if cuda and not torch.cuda.is_available():
         why = ("this torch is a CPU-only build (torch.version.cuda is None)"
                if torch.version.cuda is None else
@@ -90,13 +103,20 @@ def main():
     y = torch.randint(0, classes, (a.batch,))
     if not a.host_input:
         x, y = x.to(device), y.to(device)  # no-ops on the CPU
+    bf16 = a.precision == "bf16"
+
+    def forward_loss():
+        if a.host_input:
+            return loss_fn(model(x.to(device)), y.to(device))
+        return loss_fn(model(x), y)
 
     def step():
         opt.zero_grad()
-        if a.host_input:
-            loss = loss_fn(model(x.to(device)), y.to(device))
+        if bf16:
+            with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+                loss = forward_loss()
         else:
-            loss = loss_fn(model(x), y)
+            loss = forward_loss()
         loss.backward()
         opt.step()
 
