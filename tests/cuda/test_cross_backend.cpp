@@ -95,12 +95,13 @@ struct Tolerance {
 // Two training steps (forward, backward, optimizer) and an evaluation on both backends.
 void compare_networks(std::unique_ptr<cpu::Network> reference,
                       std::unique_ptr<cpu::Network> description, const OptimizerOptions& optimizer,
-                      std::size_t batch, int classes, Tolerance tol = {}) {
+                      std::size_t batch, int classes, Tolerance tol = {},
+                      cuda::Precision precision = cuda::Precision::fp32) {
   require_gpu();
   cpu::Network& cpu_net = *reference;
   const cpu::Network& layout = *description;
   const std::vector<float> initial(cpu_net.parameters().begin(), cpu_net.parameters().end());
-  cuda::CudaNetwork gpu(std::move(description), optimizer, 0);
+  cuda::CudaNetwork gpu(std::move(description), optimizer, 0, precision);
   {
     const std::span<float> p = gpu.parameters();
     REQUIRE(std::equal(p.begin(), p.end(), initial.begin()));  // same seed, same layout
@@ -294,7 +295,7 @@ TEST_CASE("cuda vs cpu: every optimizer, with weight decay, on an MLP") {
 namespace {
 
 void compare_model(const std::string& name, int channels, int size, std::size_t batch,
-                   int classes) {
+                   int classes, cuda::Precision precision = cuda::Precision::fp32) {
   ModelSpec spec;
   spec.name = name;
   spec.channels = channels;
@@ -309,7 +310,13 @@ void compare_model(const std::string& name, int channels, int size, std::size_t 
   tol.gradients = 1e-2;
   tol.loss = 1e-3;
   tol.parameters = 1e-3;
-  compare_networks(cpu::make_model(spec, o), cpu::make_model(spec, o), o, batch, classes, tol);
+  if (precision == cuda::Precision::bf16) {
+    // bf16 keeps 8 significant bits: ~0.4% per rounded input, against the CPU's fp32.
+    tol.loss = 2e-2;
+    tol.gradients = 6e-2;
+  }
+  compare_networks(cpu::make_model(spec, o), cpu::make_model(spec, o), o, batch, classes, tol,
+                   precision);
 }
 
 }  // namespace
@@ -320,6 +327,12 @@ TEST_CASE("cuda vs cpu: resnet50 at 3x32x32") { compare_model("resnet50", 3, 32,
 TEST_CASE("cuda vs cpu: mobilenet_v2 at 3x32x32") { compare_model("mobilenet_v2", 3, 32, 4, 10); }
 TEST_CASE("cuda vs cpu: inception_v3 at 3x75x75") { compare_model("inception_v3", 3, 75, 2, 10); }
 TEST_CASE("cuda vs cpu: vgg16 at 3x32x32") { compare_model("vgg16", 3, 32, 2, 10); }
+TEST_CASE("cuda bf16 vs cpu fp32: mnist_cnn, within bf16's rounding") {
+  compare_model("mnist_cnn", 1, 28, 8, 10, cuda::Precision::bf16);
+}
+TEST_CASE("cuda bf16 vs cpu fp32: resnet50 at 3x32x32, within bf16's rounding") {
+  compare_model("resnet50", 3, 32, 4, 10, cuda::Precision::bf16);
+}
 
 TEST_CASE("nccl: one-rank allreduce benchmark sums and times") {
   require_gpu();

@@ -84,6 +84,21 @@ TEST_CASE("cuda training: mnist_cnn learns, and follows the CPU backend's loss")
         doctest::Approx(cpu.epochs[2].test_accuracy.value_or(0)).epsilon(0.1));
 }
 
+TEST_CASE("cuda training: bf16 mixed precision learns as well as fp32") {
+  require_gpus(1);
+  TrainOptions o = small_cnn("cuda");
+  const DataSplit data = load_data(o);
+  const TrainingSummary fp32 = train(o, data, [](std::string_view) {});
+  o.precision = "bf16";
+  std::vector<std::string> lines;
+  const TrainingSummary bf16 =
+      train(o, data, [&](std::string_view line) { lines.emplace_back(line); });
+  CHECK(lines.at(0).find("precision=bf16") != std::string::npos);
+  CHECK(bf16.epochs[2].loss < bf16.epochs[0].loss);
+  CHECK(bf16.epochs[2].test_accuracy.value_or(0) >
+        fp32.epochs[2].test_accuracy.value_or(0) - 0.05);
+}
+
 TEST_CASE("cuda training: mpirun -np 2 on two GPUs, NCCL buckets and overlap change no digit") {
   require_gpus(2);
   std::vector<std::string> ignored;

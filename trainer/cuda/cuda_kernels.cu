@@ -1,3 +1,4 @@
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cfloat>
@@ -33,6 +34,14 @@ __global__ void scale_kernel(float* x, std::size_t n, float alpha) {
 
 __global__ void fill_kernel(float* x, std::size_t n, float value) {
   SB_GRID_STRIDE(i, n) x[i] = value;
+}
+
+__global__ void to_bf16_kernel(const float* x, __nv_bfloat16* y, std::size_t n) {
+  SB_GRID_STRIDE(i, n) y[i] = __float2bfloat16_rn(x[i]);
+}
+
+__global__ void from_bf16_kernel(const __nv_bfloat16* x, float* y, std::size_t n) {
+  SB_GRID_STRIDE(i, n) y[i] = __bfloat162float(x[i]);
 }
 
 __global__ void dropout_kernel(const float* x, float* y, std::size_t n, std::uint64_t key,
@@ -179,6 +188,20 @@ void scale_on_device(float* x, std::size_t n, float alpha, int device) {
 void fill(float* x, std::size_t n, float value, cudaStream_t stream) {
   if (n == 0) return;
   fill_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, n, value);
+  SB_CHECK(cudaGetLastError());
+}
+
+void to_bf16(const float* x, std::uint16_t* y, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  to_bf16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+      x, reinterpret_cast<__nv_bfloat16*>(y), n);
+  SB_CHECK(cudaGetLastError());
+}
+
+void from_bf16(const std::uint16_t* x, float* y, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  from_bf16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+      reinterpret_cast<const __nv_bfloat16*>(x), y, n);
   SB_CHECK(cudaGetLastError());
 }
 

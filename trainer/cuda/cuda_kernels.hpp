@@ -22,6 +22,10 @@ void scale_on_device(float* x, std::size_t n, float alpha, int device);
 
 void fill(float* x, std::size_t n, float value, cudaStream_t stream);
 
+// fp32 → bfloat16 (round to nearest even) and back; bf16 values travel as their 16 bits.
+void to_bf16(const float* x, std::uint16_t* y, std::size_t n, cudaStream_t stream);
+void from_bf16(const std::uint16_t* x, float* y, std::size_t n, cudaStream_t stream);
+
 // Inverted dropout with the mask of trainer/cpu/layers.cpp: element i is kept when the top 24
 // bits of splitmix64(key + i) are >= threshold; kept elements are scaled by `scale`.
 void dropout_forward(const float* x, float* y, std::size_t n, std::uint64_t key,

@@ -7,7 +7,13 @@
 
 namespace scalebench::trainer::cuda {
 
-Context::Context(int device) : device_(device) {
+Precision parse_precision(std::string_view name) {
+  if (name == "fp32") return Precision::fp32;
+  if (name == "bf16") return Precision::bf16;
+  throw BackendError(fmt::format("backend cuda: unknown precision '{}' (fp32, bf16)", name));
+}
+
+Context::Context(int device, Precision precision) : device_(device), precision_(precision) {
   SB_CHECK(cudaSetDevice(device));
   SB_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   SB_CHECK(cudnnCreate(&cudnn_));
@@ -31,6 +37,13 @@ void Context::reserve_workspace(std::size_t bytes) {
   synchronize();  // a queued kernel may still use the old workspace
   workspace_ = DeviceArray<unsigned char>();
   workspace_ = DeviceArray<unsigned char>(bytes);
+}
+
+void Context::reserve_bf16(BF16Slot slot, std::size_t count) {
+  if (count <= bf16_[slot].size()) return;
+  synchronize();  // a queued kernel may still use the old buffer
+  bf16_[slot] = DeviceArray<std::uint16_t>();
+  bf16_[slot] = DeviceArray<std::uint16_t>(count);
 }
 
 void Context::synchronize() const { SB_CHECK(cudaStreamSynchronize(stream_)); }

@@ -6,7 +6,10 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <string_view>
 #include <utility>
 
 #include "trainer/cuda/check.hpp"
@@ -78,14 +81,29 @@ class PinnedArray {
   std::size_t count_ = 0;
 };
 
+// fp32, or bf16 mixed precision: convolutions and matrix products read bfloat16 copies of their
+// inputs and weights (fp32 accumulation); parameters, gradients, activations, batch norm and the
+// optimizer stay fp32.
+enum class Precision { fp32, bf16 };
+// "fp32" or "bf16"; throws BackendError otherwise.
+Precision parse_precision(std::string_view name);
+
+// bfloat16 scratch buffers a layer fills right before the library call that reads them (work
+// on one stream runs in order, so every layer can share them).
+enum BF16Slot { kBF16Input = 0, kBF16Output = 1, kBF16Weights = 2, kBF16Slots = 3 };
+
 class Context {
  public:
-  explicit Context(int device);
+  explicit Context(int device, Precision precision = Precision::fp32);
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
   int device() const { return device_; }
+  Precision precision() const { return precision_; }
+  // A bf16 scratch slot of at least `count` elements, grown (never shrunk) at plan time.
+  void reserve_bf16(BF16Slot slot, std::size_t count);
+  std::uint16_t* bf16(BF16Slot slot) const { return bf16_[slot].data(); }
   cudaStream_t stream() const { return stream_; }
   cudnnHandle_t cudnn() const { return cudnn_; }
   cublasHandle_t cublas() const { return cublas_; }
@@ -98,6 +116,8 @@ class Context {
 
  private:
   int device_;
+  Precision precision_;
+  std::array<DeviceArray<std::uint16_t>, kBF16Slots> bf16_;
   cudaStream_t stream_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;

@@ -42,9 +42,9 @@ void require_4d(const Shape& in, std::string_view layer) {
 
 class FilterDesc {
  public:
-  FilterDesc(int k, int c, int h, int w) {
+  FilterDesc(int k, int c, int h, int w, cudnnDataType_t type) {
     SB_CHECK(cudnnCreateFilterDescriptor(&desc_));
-    SB_CHECK(cudnnSetFilter4dDescriptor(desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c, h, w));
+    SB_CHECK(cudnnSetFilter4dDescriptor(desc_, type, CUDNN_TENSOR_NCHW, k, c, h, w));
   }
   ~FilterDesc() { (void)cudnnDestroyFilterDescriptor(desc_); }
   FilterDesc(const FilterDesc&) = delete;
@@ -57,7 +57,8 @@ class FilterDesc {
 
 class ConvDesc {
  public:
-  ConvDesc(const cpu::Conv2dOptions& o) {
+  // fp32 arithmetic for fp32 and for bf16 tensors (cuDNN's PSEUDO_BFLOAT16_CONFIG).
+  explicit ConvDesc(const cpu::Conv2dOptions& o) {
     SB_CHECK(cudnnCreateConvolutionDescriptor(&desc_));
     SB_CHECK(cudnnSetConvolution2dDescriptor(desc_, o.padding[0], o.padding[1], o.stride[0],
                                              o.stride[1], 1, 1, CUDNN_CROSS_CORRELATION,
@@ -171,15 +172,26 @@ ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const Filt
 
 // ---- convolution ----
 
+cudnnDataType_t compute_type(const Context& context) {
+  return context.precision() == Precision::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
+// With bf16, the convolution reads bf16 copies of x, W and dy from the context's scratch slots
+// and writes y, dx and dW in bf16 there; casts move them from and to the fp32 tensors. Bias,
+// ReLU and everything around the layer stay fp32.
 class ConvLayer final : public DeviceLayer {
  public:
   ConvLayer(const cpu::Conv2dOptions& o, Context& context, const Shape& in, float* params,
             float* grads)
       : context_(context),
+        bf16_(context.precision() == Precision::bf16),
         has_bias_(o.bias),
         relu_(o.relu),
+        in_(in),
         in_desc_(in),
-        w_desc_(o.out_channels, o.in_channels / o.groups, o.kernel[0], o.kernel[1]),
+        conv_in_desc_(in, compute_type(context)),
+        w_desc_(o.out_channels, o.in_channels / o.groups, o.kernel[0], o.kernel[1],
+                compute_type(context)),
         fwd_(o),
         data_(o),
         filter_(o),
@@ -192,26 +204,34 @@ class ConvLayer final : public DeviceLayer {
     out_ = {in.n, o.out_channels, output_extent(in.h, o.kernel[0], o.stride[0], o.padding[0], "conv2d"),
             output_extent(in.w, o.kernel[1], o.stride[1], o.padding[1], "conv2d")};
     int n = 0, c = 0, h = 0, w = 0;
-    SB_CHECK(cudnnGetConvolution2dForwardOutputDim(fwd_.get(), in_desc_.get(), w_desc_.get(), &n,
-                                                   &c, &h, &w));
+    SB_CHECK(cudnnGetConvolution2dForwardOutputDim(fwd_.get(), conv_in_desc_.get(), w_desc_.get(),
+                                                   &n, &c, &h, &w));
     if (Shape{n, c, h, w} != out_) {
       throw std::logic_error(fmt::format("conv2d: cuDNN's output {} differs from {}",
                                          Shape{n, c, h, w}.str(), out_.str()));
     }
     out_desc_ = TensorDesc(out_);
+    conv_out_desc_ = TensorDesc(out_, compute_type(context));
     bias_desc_ = TensorDesc(Shape{1, o.out_channels, 1, 1});
     const std::size_t weights = static_cast<std::size_t>(o.out_channels) *
                                 static_cast<std::size_t>(o.in_channels / o.groups) *
                                 static_cast<std::size_t>(o.kernel[0] * o.kernel[1]);
+    weight_count_ = weights;
+    if (bf16_) {
+      context.reserve_bf16(kBF16Input, in.count());
+      context.reserve_bf16(kBF16Output, out_.count());
+      context.reserve_bf16(kBF16Weights, weights);
+    }
     weights_ = params;
     weight_grad_ = grads;
     bias_ = params + weights;
     bias_grad_ = grads + weights;
     const std::string key =
-        fmt::format("x{} k{}x{}x{} s{},{} p{},{} g{}", in.str(), o.out_channels, o.kernel[0],
-                    o.kernel[1], o.stride[0], o.stride[1], o.padding[0], o.padding[1], o.groups);
-    algorithms_ =
-        find_algorithms(context, in_desc_, w_desc_, out_desc_, fwd_, data_, filter_, key);
+        fmt::format("x{} k{}x{}x{} s{},{} p{},{} g{} {}", in.str(), o.out_channels, o.kernel[0],
+                    o.kernel[1], o.stride[0], o.stride[1], o.padding[0], o.padding[1], o.groups,
+                    bf16_ ? "bf16" : "fp32");
+    algorithms_ = find_algorithms(context, conv_in_desc_, w_desc_, conv_out_desc_, fwd_, data_,
+                                  filter_, key);
     SB_CHECK(cudnnSetConvolutionMathType(fwd_.get(), algorithms_.forward_math));
     SB_CHECK(cudnnSetConvolutionMathType(data_.get(), algorithms_.data_math));
     SB_CHECK(cudnnSetConvolutionMathType(filter_.get(), algorithms_.filter_math));
@@ -220,9 +240,21 @@ class ConvLayer final : public DeviceLayer {
 
   void forward(const float* x, float* y, bool) override {
     cudnnHandle_t h = context_.cudnn();
-    SB_CHECK(cudnnConvolutionForward(h, &kOne, in_desc_.get(), x, w_desc_.get(), weights_,
-                                     fwd_.get(), algorithms_.forward, context_.workspace(),
-                                     context_.workspace_bytes(), &kZero, out_desc_.get(), y));
+    if (bf16_) {
+      cudaStream_t s = context_.stream();
+      to_bf16(x, context_.bf16(kBF16Input), in_.count(), s);
+      to_bf16(weights_, context_.bf16(kBF16Weights), weight_count_, s);
+      SB_CHECK(cudnnConvolutionForward(h, &kOne, conv_in_desc_.get(), context_.bf16(kBF16Input),
+                                       w_desc_.get(), context_.bf16(kBF16Weights), fwd_.get(),
+                                       algorithms_.forward, context_.workspace(),
+                                       context_.workspace_bytes(), &kZero, conv_out_desc_.get(),
+                                       context_.bf16(kBF16Output)));
+      from_bf16(context_.bf16(kBF16Output), y, out_.count(), s);
+    } else {
+      SB_CHECK(cudnnConvolutionForward(h, &kOne, in_desc_.get(), x, w_desc_.get(), weights_,
+                                       fwd_.get(), algorithms_.forward, context_.workspace(),
+                                       context_.workspace_bytes(), &kZero, out_desc_.get(), y));
+    }
     if (has_bias_) {
       SB_CHECK(cudnnAddTensor(h, &kOne, bias_desc_.get(), bias_, &kOne, out_desc_.get(), y));
     }
@@ -239,6 +271,10 @@ class ConvLayer final : public DeviceLayer {
       SB_CHECK(cudnnActivationBackward(h, relu_desc_.get(), &kOne, out_desc_.get(), y,
                                        out_desc_.get(), dy, out_desc_.get(), y, &kZero,
                                        out_desc_.get(), dy));
+    }
+    if (bf16_) {
+      backward_bf16(x, dy, dx);
+      return;
     }
     SB_CHECK(cudnnConvolutionBackwardFilter(h, &kOne, in_desc_.get(), x, out_desc_.get(), dy,
                                             filter_.get(), algorithms_.backward_filter,
@@ -257,9 +293,42 @@ class ConvLayer final : public DeviceLayer {
   }
 
  private:
+  // dy (after the fused ReLU's mask) in bf16 feeds both products; x and W are cast again rather
+  // than kept from forward, so the scratch slots stay shared by all layers.
+  void backward_bf16(const float* x, float* dy, float* dx) {
+    cudnnHandle_t h = context_.cudnn();
+    cudaStream_t s = context_.stream();
+    std::uint16_t* x16 = context_.bf16(kBF16Input);
+    std::uint16_t* dy16 = context_.bf16(kBF16Output);
+    std::uint16_t* w16 = context_.bf16(kBF16Weights);
+    if (has_bias_) {
+      SB_CHECK(cudnnConvolutionBackwardBias(h, &kOne, out_desc_.get(), dy, &kZero,
+                                            bias_desc_.get(), bias_grad_));
+    }
+    to_bf16(dy, dy16, out_.count(), s);
+    to_bf16(x, x16, in_.count(), s);
+    SB_CHECK(cudnnConvolutionBackwardFilter(h, &kOne, conv_in_desc_.get(), x16,
+                                            conv_out_desc_.get(), dy16, filter_.get(),
+                                            algorithms_.backward_filter, context_.workspace(),
+                                            context_.workspace_bytes(), &kZero, w_desc_.get(),
+                                            w16));
+    from_bf16(w16, weight_grad_, weight_count_, s);
+    if (dx == nullptr) return;
+    to_bf16(weights_, w16, weight_count_, s);
+    SB_CHECK(cudnnConvolutionBackwardData(h, &kOne, w_desc_.get(), w16, conv_out_desc_.get(), dy16,
+                                          data_.get(), algorithms_.backward_data,
+                                          context_.workspace(), context_.workspace_bytes(),
+                                          &kZero, conv_in_desc_.get(), x16));
+    from_bf16(x16, dx, in_.count(), s);
+  }
+
   Context& context_;
-  bool has_bias_, relu_;
-  TensorDesc in_desc_, out_desc_, bias_desc_;
+  bool bf16_, has_bias_, relu_;
+  Shape in_;
+  std::size_t weight_count_ = 0;
+  // fp32 descriptors of x and y (bias, ReLU, and the convolution in fp32), and the
+  // convolution's own (bf16 when the precision is).
+  TensorDesc in_desc_, conv_in_desc_, out_desc_, conv_out_desc_, bias_desc_;
   FilterDesc w_desc_;
   ConvDesc fwd_, data_, filter_;  // one per direction: each keeps its algorithm's math type
   ActivationDesc relu_desc_;
@@ -504,6 +573,7 @@ class DenseLayer final : public DeviceLayer {
   DenseLayer(const cpu::Dense& layer, Context& context, const Shape& in, float* params,
              float* grads)
       : context_(context),
+        bf16_(context.precision() == Precision::bf16),
         in_(static_cast<int>(layer.in_features())),
         outputs_(static_cast<int>(layer.out_features())) {
     if (static_cast<std::size_t>(in.c) * static_cast<std::size_t>(in.h) *
@@ -521,16 +591,33 @@ class DenseLayer final : public DeviceLayer {
     bias_ = params + weights;
     weight_grad_ = grads;
     bias_grad_ = grads + weights;
+    if (bf16_) {
+      context.reserve_bf16(kBF16Input, static_cast<std::size_t>(batch_) * layer.in_features());
+      context.reserve_bf16(kBF16Output, static_cast<std::size_t>(batch_) * layer.out_features());
+      context.reserve_bf16(kBF16Weights, weights);
+    }
   }
 
   void forward(const float* x, float* y, bool) override {
-    SB_CHECK(cublasSgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, outputs_, batch_, in_, &kOne,
-                         weights_, outputs_, x, in_, &kZero, y, outputs_));
+    if (bf16_) {
+      // bf16 inputs, fp32 output and accumulation (cublasGemmEx, CUBLAS_COMPUTE_32F).
+      to_bf16(x, context_.bf16(kBF16Input), rows(in_), context_.stream());
+      to_bf16(weights_, context_.bf16(kBF16Weights), weight_count(), context_.stream());
+      gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_N, outputs_, batch_, in_, context_.bf16(kBF16Weights),
+                outputs_, context_.bf16(kBF16Input), in_, y, outputs_);
+    } else {
+      SB_CHECK(cublasSgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, outputs_, batch_, in_,
+                           &kOne, weights_, outputs_, x, in_, &kZero, y, outputs_));
+    }
     SB_CHECK(cudnnAddTensor(context_.cudnn(), &kOne, bias_desc_.get(), bias_, &kOne,
                             out_desc_.get(), y));
   }
 
   void backward(const float* x, const float*, float* dy, float* dx) override {
+    if (bf16_) {
+      backward_bf16(x, dy, dx);
+      return;
+    }
     // dW (in × out, row-major) = xᵀ·dy; column-major: dWᵀ (out × in) = dyᵀ · x.
     SB_CHECK(cublasSgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, outputs_, in_, batch_, &kOne,
                          dy, outputs_, x, in_, &kZero, weight_grad_, outputs_));
@@ -545,7 +632,39 @@ class DenseLayer final : public DeviceLayer {
   }
 
  private:
+  std::size_t rows(int width) const {
+    return static_cast<std::size_t>(batch_) * static_cast<std::size_t>(width);
+  }
+  std::size_t weight_count() const {
+    return static_cast<std::size_t>(in_) * static_cast<std::size_t>(outputs_);
+  }
+  void gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                 const std::uint16_t* a, int lda, const std::uint16_t* b, int ldb, float* c,
+                 int ldc) {
+    SB_CHECK(cublasGemmEx(context_.cublas(), ta, tb, m, n, k, &kOne, a, CUDA_R_16BF, lda, b,
+                          CUDA_R_16BF, ldb, &kZero, c, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
+                          CUBLAS_GEMM_DEFAULT));
+  }
+  // The same three products as fp32, on bf16 copies of x, dy and W.
+  void backward_bf16(const float* x, float* dy, float* dx) {
+    cudaStream_t s = context_.stream();
+    std::uint16_t* x16 = context_.bf16(kBF16Input);
+    std::uint16_t* dy16 = context_.bf16(kBF16Output);
+    std::uint16_t* w16 = context_.bf16(kBF16Weights);
+    to_bf16(dy, dy16, rows(outputs_), s);
+    to_bf16(x, x16, rows(in_), s);
+    gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_T, outputs_, in_, batch_, dy16, outputs_, x16, in_,
+              weight_grad_, outputs_);
+    SB_CHECK(cudnnConvolutionBackwardBias(context_.cudnn(), &kOne, out_desc_.get(), dy, &kZero,
+                                          bias_desc_.get(), bias_grad_));
+    if (dx == nullptr) return;
+    to_bf16(weights_, w16, weight_count(), s);
+    gemm_bf16(CUBLAS_OP_T, CUBLAS_OP_N, in_, batch_, outputs_, w16, outputs_, dy16, outputs_, dx,
+              in_);
+  }
+
   Context& context_;
+  bool bf16_;
   int in_, outputs_, batch_ = 0;
   TensorDesc out_desc_, bias_desc_;
   float *weights_ = nullptr, *bias_ = nullptr, *weight_grad_ = nullptr, *bias_grad_ = nullptr;
@@ -563,10 +682,9 @@ DeviceArray<float> to_device(std::span<const float> host) {
 
 std::string Shape::str() const { return fmt::format("{}x{}x{}x{}", n, c, h, w); }
 
-TensorDesc::TensorDesc(const Shape& s) {
+TensorDesc::TensorDesc(const Shape& s, cudnnDataType_t type) {
   SB_CHECK(cudnnCreateTensorDescriptor(&desc_));
-  SB_CHECK(cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s.n, s.c, s.h,
-                                      s.w));
+  SB_CHECK(cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, type, s.n, s.c, s.h, s.w));
 }
 TensorDesc::~TensorDesc() {
   if (desc_ != nullptr) (void)cudnnDestroyTensorDescriptor(desc_);

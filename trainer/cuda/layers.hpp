@@ -33,11 +33,11 @@ struct Shape {
   std::string str() const;
 };
 
-// A cuDNN tensor descriptor of a Shape (fp32, NCHW, packed).
+// A cuDNN tensor descriptor of a Shape (NCHW, packed; fp32 unless told).
 class TensorDesc {
  public:
   TensorDesc() = default;
-  explicit TensorDesc(const Shape& shape);
+  explicit TensorDesc(const Shape& shape, cudnnDataType_t type = CUDNN_DATA_FLOAT);
   ~TensorDesc();
   TensorDesc(TensorDesc&& o) noexcept;
   TensorDesc& operator=(TensorDesc&& o) noexcept;

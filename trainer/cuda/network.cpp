@@ -45,8 +45,8 @@ struct CudaNetwork::Plan {
 };
 
 CudaNetwork::CudaNetwork(std::unique_ptr<cpu::Network> description,
-                         const OptimizerOptions& optimizer, int device)
-    : cpu_(std::move(description)), context_(device), lr_(optimizer.lr) {
+                         const OptimizerOptions& optimizer, int device, Precision precision)
+    : cpu_(std::move(description)), context_(device, precision), lr_(optimizer.lr) {
   const std::vector<cpu::Node>& nodes = cpu_->nodes();
   consumers_.assign(nodes.size(), 0);
   parameter_offset_.assign(nodes.size(), 0);
