@@ -27,6 +27,8 @@ struct ModelSpec {
   // "fp32", or "bf16": convolutions and matrix products in bfloat16 with fp32 accumulation,
   // parameters, gradients and the optimizer in fp32 (mixed precision; backends may refuse it).
   std::string precision = "fp32";
+  // Capture each training step's device work in a CUDA graph and replay it (cuda backend).
+  bool cuda_graph = false;
 };
 
 // What a backend needs from the MPI layer to set up a communicator of its own (NCCL), since only

@@ -79,6 +79,10 @@ void add_options(CLI::App& app, TrainOptions& o) {
                  "fp32, or bf16: convolutions and matrix products in bfloat16 with fp32 "
                  "parameters and accumulation (cuda backend)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
+  app.add_option("--cuda-graph", o.cuda_graph,
+                 "Capture each training step in a CUDA graph and replay it (cuda backend, "
+                 "--overlap off)")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--fusion-mb", o.fusion_mb,
                  "Gradient allreduce bucket size in MiB (Horovod's fusion threshold)")
       ->check(CLI::Range(1e-6, kMaxFusionMb));
@@ -153,6 +157,15 @@ void validate(const TrainOptions& o) {
   if (o.overlap != "on" && o.overlap != "off") throw UsageError("--overlap is on or off");
   if (o.precision != "fp32" && o.precision != "bf16") {
     throw UsageError("--precision is fp32 or bf16");
+  }
+  if (o.cuda_graph != "on" && o.cuda_graph != "off") throw UsageError("--cuda-graph is on or off");
+  if (o.cuda_graph == "on" && o.backend != "cuda") {
+    throw UsageError("--cuda-graph on needs --backend cuda");
+  }
+  if (o.cuda_graph == "on" && o.overlap == "on") {
+    throw UsageError(
+        "--cuda-graph on needs --overlap off (the overlapped allreduce cannot be captured with "
+        "the step)");
   }
   if (o.benchmark) {
     if (*o.benchmark != "allreduce") {

@@ -50,7 +50,8 @@ std::string format_header(const RunInfo& i) {
       "scalebench-train model={} parameters={} dataset={} train_images={} test_images={} np={} "
       "batch_size={} lr={:g} seed={} threads={} backend={} precision={} fusion_mb={:g} overlap={}",
       i.model, i.parameters, i.dataset, i.train_images, i.test_images, i.np, i.batch_size, i.lr,
-      i.seed, i.threads, i.backend, i.precision, i.fusion_mb, i.overlap ? "on" : "off");
+      i.seed, i.threads, i.backend, i.precision, i.fusion_mb, i.overlap ? "on" : "off") +
+         (i.cuda_graph ? " cuda_graph=on" : "");
 }
 
 std::string format_epoch_start(int epoch, int epochs) {
@@ -134,6 +135,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   spec.classes = train_set.classes;
   spec.seed = o.seed;
   spec.precision = o.precision;
+  spec.cuda_graph = o.cuda_graph == "on";
   OptimizerOptions sgd;
   sgd.lr = o.lr * np;
   sgd.momentum = o.momentum;
@@ -171,6 +173,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   info.threads = o.threads;
   info.backend = std::string(backend.name());
   info.precision = o.precision;
+  info.cuda_graph = spec.cuda_graph;
   info.fusion_mb = o.fusion_mb;
   info.overlap = reducer->overlap();
   print(format_header(info));

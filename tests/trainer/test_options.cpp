@@ -211,3 +211,23 @@ TEST_CASE("benchmark settings without --benchmark, or out of order, are usage er
   o.benchmark = "broadcast";  // past CLI11's check
   CHECK_THROWS_AS(validate(o), UsageError);
 }
+
+TEST_CASE("--precision and --cuda-graph: values, and the combinations validate() refuses") {
+  CHECK(parse({}).precision == "fp32");
+  CHECK(parse({"--precision", "bf16"}).precision == "bf16");
+  CHECK_THROWS_AS(parse({"--precision", "fp16"}), CLI::ParseError);
+  CHECK(parse({}).cuda_graph == "off");
+  CHECK_THROWS_AS(parse({"--cuda-graph", "yes"}), CLI::ParseError);
+  CHECK_NOTHROW(validate(parse({"--backend", "cuda", "--cuda-graph", "on"})));
+  auto message = [](const TrainOptions& o) {
+    try {
+      validate(o);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message(parse({"--cuda-graph", "on"})) == "--cuda-graph on needs --backend cuda");
+  CHECK(message(parse({"--backend", "cuda", "--cuda-graph", "on", "--overlap", "on"}))
+            .starts_with("--cuda-graph on needs --overlap off"));
+}

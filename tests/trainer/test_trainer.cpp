@@ -246,3 +246,12 @@ TEST_CASE("load_data reads CIFAR-10 and CIFAR-100 from --data-dir, and a run tra
   CHECK(coarse.lines[0].starts_with(
       "scalebench-train model=mlp parameters=24764 dataset=cifar100-coarse train_images=40 "));
 }
+
+TEST_CASE("the header names cuda_graph=on only when a run uses CUDA graphs") {
+  RunInfo info;
+  info.model = "mnist_cnn";
+  info.backend = "cuda";
+  CHECK(format_header(info).ends_with(" overlap=off"));
+  info.cuda_graph = true;
+  CHECK(format_header(info).ends_with(" overlap=off cuda_graph=on"));
+}

@@ -35,7 +35,8 @@ class CudaBackend final : public Backend {
     // fp32 only, so it is asked for the fp32 model).
     ModelSpec cpu_spec = spec;
     cpu_spec.precision = "fp32";
-    return std::make_unique<CudaNetwork>(cpu::make_model(cpu_spec, sgd), sgd, device, precision);
+    return std::make_unique<CudaNetwork>(cpu::make_model(cpu_spec, sgd), sgd, device, precision,
+                                         spec.cuda_graph);
   }
   std::unique_ptr<AllreduceBenchmark> make_allreduce_benchmark(
       const ProcessGroup& group) const override {

@@ -44,8 +44,10 @@ __global__ void from_bf16_kernel(const __nv_bfloat16* x, float* y, std::size_t n
   SB_GRID_STRIDE(i, n) y[i] = __bfloat162float(x[i]);
 }
 
-__global__ void dropout_kernel(const float* x, float* y, std::size_t n, std::uint64_t key,
-                               std::uint32_t threshold, float scale) {
+__global__ void dropout_kernel(const float* x, float* y, std::size_t n,
+                               const std::uint64_t* key_in_memory, std::uint32_t threshold,
+                               float scale) {
+  const std::uint64_t key = *key_in_memory;
   SB_GRID_STRIDE(i, n) {
     const auto bits = static_cast<std::uint32_t>(splitmix64(key + i) >> 40);
     y[i] = bits >= threshold ? x[i] * scale : 0.0f;
@@ -205,14 +207,14 @@ void from_bf16(const std::uint16_t* x, float* y, std::size_t n, cudaStream_t str
   SB_CHECK(cudaGetLastError());
 }
 
-void dropout_forward(const float* x, float* y, std::size_t n, std::uint64_t key,
+void dropout_forward(const float* x, float* y, std::size_t n, const std::uint64_t* key,
                      std::uint32_t threshold, float scale, cudaStream_t stream) {
   if (n == 0) return;
   dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, key, threshold, scale);
   SB_CHECK(cudaGetLastError());
 }
 
-void dropout_backward(const float* dy, float* dx, std::size_t n, std::uint64_t key,
+void dropout_backward(const float* dy, float* dx, std::size_t n, const std::uint64_t* key,
                       std::uint32_t threshold, float scale, cudaStream_t stream) {
   // The same mask applied to the gradient: the forward kernel does exactly that.
   dropout_forward(dy, dx, n, key, threshold, scale, stream);

@@ -23,6 +23,9 @@ Context::Context(int device, Precision precision) : device_(device), precision_(
   // PyTorch's default for fp32 matrix products: no TF32 (torch.backends.cuda.matmul.allow_tf32
   // is False); cuDNN convolutions may use TF32, as PyTorch's cudnn.allow_tf32 = True allows.
   SB_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
+  // A workspace of our own, so cuBLAS never allocates inside a CUDA graph capture.
+  cublas_workspace_ = DeviceArray<unsigned char>(std::size_t{32} << 20);
+  SB_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_.data(), cublas_workspace_.bytes()));
 }
 
 Context::~Context() {
@@ -37,6 +40,7 @@ void Context::reserve_workspace(std::size_t bytes) {
   synchronize();  // a queued kernel may still use the old workspace
   workspace_ = DeviceArray<unsigned char>();
   workspace_ = DeviceArray<unsigned char>(bytes);
+  ++generation_;
 }
 
 void Context::reserve_bf16(BF16Slot slot, std::size_t count) {
@@ -44,6 +48,7 @@ void Context::reserve_bf16(BF16Slot slot, std::size_t count) {
   synchronize();  // a queued kernel may still use the old buffer
   bf16_[slot] = DeviceArray<std::uint16_t>();
   bf16_[slot] = DeviceArray<std::uint16_t>(count);
+  ++generation_;
 }
 
 void Context::synchronize() const { SB_CHECK(cudaStreamSynchronize(stream_)); }

@@ -111,6 +111,9 @@ class Context {
   void reserve_workspace(std::size_t bytes);
   void* workspace() const { return workspace_.data(); }
   std::size_t workspace_bytes() const { return workspace_.bytes(); }
+  // Bumped whenever the workspace or a bf16 slot moves: a CUDA graph captured before holds the
+  // old addresses and must be captured again.
+  std::uint64_t buffers_generation() const { return generation_; }
   // Waits for everything queued on the compute stream.
   void synchronize() const;
 
@@ -118,6 +121,8 @@ class Context {
   int device_;
   Precision precision_;
   std::array<DeviceArray<std::uint16_t>, kBF16Slots> bf16_;
+  std::uint64_t generation_ = 0;
+  DeviceArray<unsigned char> cublas_workspace_;
   cudaStream_t stream_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;

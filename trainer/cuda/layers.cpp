@@ -509,17 +509,24 @@ class DropoutLayer final : public DeviceLayer {
         rate_(layer.rate()),
         seed_(layer.seed()),
         threshold_(static_cast<std::uint32_t>(layer.rate() * 16777216.0f)),
-        scale_(1.0f / (1.0f - layer.rate())) {
+        scale_(1.0f / (1.0f - layer.rate())),
+        host_key_(1),
+        device_key_(1) {
     out_ = in;
+  }
+  void prepare_step() override {
+    // The CPU backend's key for its k-th call, so both backends drop the same elements. The
+    // previous step's copy of it has run: its forward finished before its loss was read.
+    host_key_.data()[0] = splitmix64(seed_ ^ splitmix64(state_.dropout_calls++));
   }
   void forward(const float* x, float* y, bool training) override {
     if (!training || rate_ <= 0.0f) {
       copy(x, y);
       return;
     }
-    // The CPU backend's key for its k-th call, so both backends drop the same elements.
-    key_ = splitmix64(seed_ ^ splitmix64(state_.dropout_calls++));
-    dropout_forward(x, y, out_.count(), key_, threshold_, scale_, context_.stream());
+    SB_CHECK(cudaMemcpyAsync(device_key_.data(), host_key_.data(), sizeof(std::uint64_t),
+                             cudaMemcpyHostToDevice, context_.stream()));
+    dropout_forward(x, y, out_.count(), device_key_.data(), threshold_, scale_, context_.stream());
   }
   void backward(const float*, const float*, float* dy, float* dx) override {
     if (dx == nullptr) return;
@@ -527,7 +534,8 @@ class DropoutLayer final : public DeviceLayer {
       copy(dy, dx);
       return;
     }
-    dropout_backward(dy, dx, out_.count(), key_, threshold_, scale_, context_.stream());
+    dropout_backward(dy, dx, out_.count(), device_key_.data(), threshold_, scale_,
+                     context_.stream());
   }
 
  private:
@@ -539,9 +547,11 @@ class DropoutLayer final : public DeviceLayer {
   Context& context_;
   LayerState& state_;
   float rate_;
-  std::uint64_t seed_, key_ = 0;
+  std::uint64_t seed_;
   std::uint32_t threshold_;
   float scale_;
+  PinnedArray<std::uint64_t> host_key_;
+  DeviceArray<std::uint64_t> device_key_;
 };
 
 // ---- flatten: the same memory, copied to its own buffer ----

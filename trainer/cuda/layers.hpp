@@ -60,6 +60,9 @@ class DeviceLayer {
  public:
   virtual ~DeviceLayer() = default;
   const Shape& output() const { return out_; }
+  // Host-side state of the next training forward (dropout's key for this call), set before the
+  // forward is queued or a captured CUDA graph of it replays. Default: nothing.
+  virtual void prepare_step() {}
   // y = f(x); `training` selects batch statistics and dropout masks.
   virtual void forward(const float* x, float* y, bool training) = 0;
   // From the last forward's x and y and the loss gradient dy: overwrites the layer's parameter

@@ -42,11 +42,29 @@ struct CudaNetwork::Plan {
   DeviceArray<std::int32_t> row_correct;
   PinnedArray<double> host_loss;
   PinnedArray<std::int32_t> host_correct;
+  // The captured training step (cuda_graph), the context's buffer generation it saw, and the
+  // eager steps run before capturing (the first one makes the libraries' lazy allocations).
+  cudaGraphExec_t graph = nullptr;
+  std::uint64_t graph_generation = 0;
+  int eager_steps = 0;
+
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan() { drop_graph(); }
+  void drop_graph() {
+    if (graph != nullptr) (void)cudaGraphExecDestroy(graph);
+    graph = nullptr;
+  }
 };
 
 CudaNetwork::CudaNetwork(std::unique_ptr<cpu::Network> description,
-                         const OptimizerOptions& optimizer, int device, Precision precision)
-    : cpu_(std::move(description)), context_(device, precision), lr_(optimizer.lr) {
+                         const OptimizerOptions& optimizer, int device, Precision precision,
+                         bool cuda_graph)
+    : cpu_(std::move(description)),
+      context_(device, precision),
+      lr_(optimizer.lr),
+      cuda_graph_(cuda_graph) {
   const std::vector<cpu::Node>& nodes = cpu_->nodes();
   consumers_.assign(nodes.size(), 0);
   parameter_offset_.assign(nodes.size(), 0);
@@ -241,11 +259,8 @@ void CudaNetwork::allocate_backward(Plan& p) {
   }
 }
 
-void CudaNetwork::forward(Plan& p, std::span<const float> images,
-                          std::span<const std::int32_t> labels, std::size_t batch,
-                          bool training) {
-  const std::vector<cpu::Node>& nodes = cpu_->nodes();
-  cudaStream_t stream = context_.stream();
+void CudaNetwork::stage(Plan& p, std::span<const float> images,
+                        std::span<const std::int32_t> labels, std::size_t batch) {
   const std::size_t input_count = p.shapes[0].count();
   if (images.size() < input_count || labels.size() < batch) {
     throw std::invalid_argument(fmt::format("cuda network: a batch of {} needs {} floats",
@@ -254,6 +269,12 @@ void CudaNetwork::forward(Plan& p, std::span<const float> images,
   // The staging buffers are free: the previous step's copies finished before its loss was read.
   std::memcpy(p.images.data(), images.data(), input_count * sizeof(float));
   std::memcpy(p.host_labels.data(), labels.data(), batch * sizeof(std::int32_t));
+}
+
+void CudaNetwork::forward(Plan& p, std::size_t batch, bool training) {
+  const std::vector<cpu::Node>& nodes = cpu_->nodes();
+  cudaStream_t stream = context_.stream();
+  const std::size_t input_count = p.shapes[0].count();
   SB_CHECK(cudaMemcpyAsync(p.activations[0], p.images.data(), input_count * sizeof(float),
                            cudaMemcpyHostToDevice, stream));
   SB_CHECK(cudaMemcpyAsync(p.labels.data(), p.host_labels.data(), batch * sizeof(std::int32_t),
@@ -279,7 +300,8 @@ void CudaNetwork::forward(Plan& p, std::span<const float> images,
                            cudaMemcpyDeviceToHost, stream));
   SB_CHECK(cudaMemcpyAsync(p.host_correct.data(), p.row_correct.data(),
                            batch * sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream));
-  SB_CHECK(cudaEventRecord(loss_ready_, stream));
+  // External: inside a graph capture this becomes a node that records the event on each replay.
+  SB_CHECK(cudaEventRecordWithFlags(loss_ready_, stream, cudaEventRecordExternal));
 }
 
 BatchStats CudaNetwork::read_loss(Plan& p, std::size_t batch) {
@@ -339,12 +361,57 @@ void CudaNetwork::backward(Plan& p) {
   }
 }
 
+void CudaNetwork::queue_step(Plan& p, std::size_t batch) {
+  forward(p, batch, true);
+  backward(p);
+}
+
+void CudaNetwork::capture_step(Plan& p, std::size_t batch) {
+  p.drop_graph();
+  cudaStream_t stream = context_.stream();
+  cudaGraph_t graph = nullptr;
+  SB_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    queue_step(p, batch);
+  } catch (...) {
+    (void)cudaStreamEndCapture(stream, &graph);  // leave the stream usable
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    throw;
+  }
+  SB_CHECK(cudaStreamEndCapture(stream, &graph));
+  const cudaError_t status = cudaGraphInstantiate(&p.graph, graph, 0);
+  (void)cudaGraphDestroy(graph);
+  SB_CHECK(status);
+  p.graph_generation = context_.buffers_generation();
+}
+
 BatchStats CudaNetwork::train_batch(std::span<const float> images,
                                     std::span<const std::int32_t> labels, std::size_t batch) {
   Plan& p = plan(batch);
   if (p.deltas.empty()) allocate_backward(p);
-  forward(p, images, labels, batch, true);
-  backward(p);
+  stage(p, images, labels, batch);
+  for (const auto& layer : p.layers) {
+    if (layer) layer->prepare_step();
+  }
+  if (!cuda_graph_) {
+    queue_step(p, batch);
+  } else {
+    if (ready_) {
+      // The overlapped allreduce forks onto NCCL's stream inside backward and joins it only in
+      // finish(), after train_batch: that cannot be inside one capture.
+      throw BackendError("backend cuda: --cuda-graph on needs --overlap off");
+    }
+    if (p.graph != nullptr && p.graph_generation != context_.buffers_generation()) {
+      p.drop_graph();  // the workspace or a scratch slot moved since the capture
+    }
+    if (p.graph == nullptr && p.eager_steps == 0) {
+      ++p.eager_steps;
+      queue_step(p, batch);
+    } else {
+      if (p.graph == nullptr) capture_step(p, batch);
+      SB_CHECK(cudaGraphLaunch(p.graph, context_.stream()));
+    }
+  }
   return read_loss(p, batch);  // waits for the forward pass only; backward keeps running
 }
 
@@ -355,7 +422,8 @@ void CudaNetwork::optimizer_step() {
 BatchStats CudaNetwork::evaluate(std::span<const float> images,
                                  std::span<const std::int32_t> labels, std::size_t batch) {
   Plan& p = plan(batch);
-  forward(p, images, labels, batch, false);
+  stage(p, images, labels, batch);
+  forward(p, batch, false);
   return read_loss(p, batch);
 }
 

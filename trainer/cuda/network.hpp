@@ -6,7 +6,9 @@
 // The flat parameter and gradient buffers live on the device, in the CPU layout. One training
 // step queues forward, loss and backward on the compute stream and waits only for the loss (a
 // few bytes); the gradient allreduce (NCCL, on its own stream) and the optimizer step follow on
-// the device while the host prepares the next batch.
+// the device while the host prepares the next batch. With `cuda_graph`, the queued part of a
+// training step (input copies, forward, loss, backward) is captured once per batch size into a
+// CUDA graph and replayed: one launch instead of one per kernel.
 #pragma once
 
 #include <map>
@@ -27,7 +29,7 @@ class CudaNetwork final : public Model {
   // ones) and trains it on `device`. The CPU network's buffers then serve as the host mirror of
   // parameters() and gradients().
   CudaNetwork(std::unique_ptr<cpu::Network> description, const OptimizerOptions& optimizer,
-              int device, Precision precision = Precision::fp32);
+              int device, Precision precision = Precision::fp32, bool cuda_graph = false);
   ~CudaNetwork() override;
 
   std::size_t parameter_count() const override { return count_; }
@@ -55,10 +57,15 @@ class CudaNetwork final : public Model {
   struct Plan;
   Plan& plan(std::size_t batch);
   void allocate_backward(Plan& p);
-  // Queues the input copy, the forward pass and the loss; `training` also writes the loss
+  // Copies the batch into the plan's pinned staging buffers (host side only).
+  void stage(Plan& p, std::span<const float> images, std::span<const std::int32_t> labels,
+             std::size_t batch);
+  // Queues the input copies, the forward pass and the loss; `training` also writes the loss
   // gradient. Returns after queuing; read_loss() waits for the loss.
-  void forward(Plan& p, std::span<const float> images, std::span<const std::int32_t> labels,
-               std::size_t batch, bool training);
+  void forward(Plan& p, std::size_t batch, bool training);
+  // A training step's device work: forward (training) then backward.
+  void queue_step(Plan& p, std::size_t batch);
+  void capture_step(Plan& p, std::size_t batch);
   BatchStats read_loss(Plan& p, std::size_t batch);
   void backward(Plan& p);
 
@@ -71,6 +78,7 @@ class CudaNetwork final : public Model {
   std::unique_ptr<DeviceOptimizer> optimizer_;
   double lr_;
   GradientsReady ready_;
+  bool cuda_graph_;
   cudaEvent_t loss_ready_ = nullptr;
   std::map<std::size_t, std::unique_ptr<Plan>> plans_;
 };
