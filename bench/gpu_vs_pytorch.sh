@@ -12,6 +12,12 @@
 # bf16 is --precision bf16 on both sides: scalebench casts each convolution's and dense layer's
 # inputs to bf16 and keeps their outputs and every other layer fp32; PyTorch runs forward and
 # loss under torch.autocast(cuda, bfloat16). Both keep fp32 parameters, gradients and optimizer.
+# CUDA_GRAPH=1 (the default) also runs scalebench with --cuda-graph on (each step's input copies,
+# forward, loss and backward captured once per batch size and replayed; scalebench side only, no
+# extra PyTorch runs) in the same rounds, after the graph-off run, one line per model and precision:
+#   MODEL precision=P cuda_graph_off=X img/s cuda_graph_on=Y img/s on/off=R      (R = Y / X)
+# The headline line stays the default (graphs off); when graphs are faster and PyTorch ran, a
+# `# ` line gives the ratio with graphs on. CUDA_GRAPH=0 skips these runs.
 #
 # scalebench's number is the median end-of-epoch images/s of epochs 2..E, as in
 # trainer_vs_pytorch.sh (epoch 1 includes CUDA's start-up and cuDNN's algorithm search, made once
@@ -24,14 +30,16 @@
 #
 # usage: bench/gpu_vs_pytorch.sh [BUILD_DIR]
 #   env: ROUNDS=5 STEPS=200 (mnist_cnn) RESNET_ROUNDS=3 RESNET_STEPS=50 EPOCHS=4 WARMUP=10
-#        MODELS="resnet50 mnist_cnn" PRECISIONS="fp32 bf16" THREADS=1 (host threads of either
-#        side) RUN_TIMEOUT=900 (s per run) PYTHON=/usr/bin/python3
+#        MODELS="resnet50 mnist_cnn" PRECISIONS="fp32 bf16" CUDA_GRAPH=1 (0: no --cuda-graph on
+#        runs) THREADS=1 (host threads of either side) RUN_TIMEOUT=900 (s per run)
+#        PYTHON=/usr/bin/python3
 #        OVERLAP_NP=N: also run scalebench alone at np=N under mpirun (one GPU per rank) with
 #        --overlap off and on, one line per model:
 #          MODEL np=N precision=fp32 overlap_off=X img/s overlap_on=Y img/s on/off=R   (fp32 only)
 #        FUSION_MB=M: --fusion-mb for those runs (the default 64 MiB makes mnist_cnn one bucket)
 # exit: 0 done; 77 skipped: no GPU, or no cuda backend that can train (scripts/require-gpu.sh
-#       says which); 1 an error (a run failed or hung: the run's last lines are printed).
+#       says which); 1 an error (a run failed or hung: the run's last lines are printed; a
+#       failed --cuda-graph on run stops only the graph runs of that model and precision).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build}
@@ -44,6 +52,8 @@ run_timeout=${RUN_TIMEOUT:-900}
 models=${MODELS:-resnet50 mnist_cnn}
 precisions=${PRECISIONS:-fp32 bf16}
 overlap_np=${OVERLAP_NP:-}
+cuda_graph=${CUDA_GRAPH:-1}
+[[ $cuda_graph == 0 || $cuda_graph == 1 ]] || { echo "error: CUDA_GRAPH is 0 or 1, not '$cuda_graph'" >&2; exit 1; }
 for precision in $precisions; do
   case $precision in
     fp32 | bf16) ;;
@@ -101,7 +111,7 @@ print(v + " cuda=yes (CUDA %s, cuDNN %s, %s; %s)" % (torch.version.cuda,
       torch.backends.cudnn.version(), torch.cuda.get_device_name(0), tv))
 EOF
 ) || torch_ok=0
-echo "# $(date -Is) $(uname -n) $cpus cpus; load: $(cut -d' ' -f1-3 /proc/loadavg); epochs=$epochs warmup=$warmup threads=$threads precisions=${precisions// /,}"
+echo "# $(date -Is) $(uname -n) $cpus cpus; load: $(cut -d' ' -f1-3 /proc/loadavg); epochs=$epochs warmup=$warmup threads=$threads precisions=${precisions// /,} cuda_graph=$cuda_graph"
 echo "# gpu: $smi; toolkit: $toolkit; $torch_info${NVIDIA_TF32_OVERRIDE:+; NVIDIA_TF32_OVERRIDE=$NVIDIA_TF32_OVERRIDE}"
 if ((torch_ok == 0)); then
   echo "# pytorch side skipped: torch.cuda is not available to $python ($torch_info); scalebench's figures only"
@@ -130,7 +140,7 @@ scalebench_rate() {
     --classes "$classes" --train-images $((np * b * n)) --test-images 0 --epochs "$epochs"
     --batch-size "$b" --optimizer momentum --lr 0.01 --threads "$threads" --overlap "$overlap" "$@")
   ((np == 1)) || cmd=(mpirun -np "$np" --bind-to none -x OMP_NUM_THREADS "${cmd[@]}")
-  run_timed "scalebench-train ($model np=$np overlap=$overlap)" "${cmd[@]}" || return 1
+  run_timed "scalebench-train ($model np=$np overlap=$overlap${*:+ $*})" "${cmd[@]}" || return 1
   rate=$(awk '/images\/s:/ {n++; if (n > 1) {for (i = 1; i <= NF; i++) if ($i == "images/s:") print $(i+1)}}' "$tmp/out" | median)
   if (($(grep -c 'images/s:' "$tmp/out") < 2)); then
     echo "error: scalebench-train ($model) printed fewer than 2 end-of-epoch lines (EPOCHS >= 2)" >&2
@@ -148,17 +158,29 @@ torch_rate() {
 }
 
 # compare MODEL SHAPE CLASSES BATCH STEPS ROUNDS TARGET PRECISION: the headline line for one
-# model in one precision; the target applies to fp32 only.
+# model in one precision (graphs off); the target applies to fp32 only. With CUDA_GRAPH=1 each
+# round also runs scalebench with --cuda-graph on, right after its graph-off run; a failed graph
+# run ends the graph runs (returns 1 at the end) but not the headline's.
 compare() {
   local model=$1 shape=$2 classes=$3 b=$4 n=$5 r_count=$6 target=$7 prec=$8 torch_side=$torch_ok
   if ((torch_side)) && [[ $model != mnist_cnn && $torch_info == *"no torchvision"* ]]; then
     echo "# $model: pytorch side skipped (torchvision is not installed)"
     torch_side=0
   fi
-  local s_rates=() p_rates=() h_rates=() r
+  local s_rates=() g_rates=() p_rates=() h_rates=() r graph_side=$cuda_graph graph_failed=0
   for ((r = 0; r < r_count; r++)); do
     scalebench_rate 1 off "$model" "$shape" "$classes" "$b" "$n" --precision "$prec" || return 1
     s_rates+=("$rate")
+    if ((graph_side)); then
+      if scalebench_rate 1 off "$model" "$shape" "$classes" "$b" "$n" --precision "$prec" --cuda-graph on &&
+        { grep -q ' cuda_graph=on$' "$tmp/out" ||
+          { echo "error: scalebench-train ($model --cuda-graph on): its header does not end with cuda_graph=on" >&2; false; }; }; then
+        g_rates+=("$rate")
+      else
+        echo "# $model $prec --cuda-graph on failed in round $((r + 1)): no more graph runs for it (see stderr)"
+        graph_side=0 graph_failed=1 g_rates=()
+      fi
+    fi
     if ((torch_side)); then
       torch_rate "$model" "$shape" "$classes" "$b" "$n" "$prec" || return 1
       p_rates+=("$rate")
@@ -166,12 +188,17 @@ compare() {
       h_rates+=("$rate")
     fi
   done
-  local s p h
+  local s p h g=""
   s=$(printf '%s\n' "${s_rates[@]}" | median)
   echo "# $model $prec scalebench rounds: ${s_rates[*]}"
+  if ((graph_side)); then
+    g=$(printf '%s\n' "${g_rates[@]}" | median)
+    echo "# $model $prec scalebench rounds with --cuda-graph on: ${g_rates[*]}"
+  fi
   if ((torch_side == 0)); then
     printf '%s precision=%s scalebench=%.1f img/s pytorch=n/a img/s ratio=n/a\n' "$model" "$prec" "$s"
-    return 0
+    graph_line "$model" "$prec" "$s" "$g"
+    return $graph_failed
   fi
   p=$(printf '%s\n' "${p_rates[@]}" | median)
   h=$(printf '%s\n' "${h_rates[@]}" | median)
@@ -184,6 +211,22 @@ compare() {
       printf "# %s target ratio >= %s: %s\n", m, t, (s / best >= t ? "met" : "NOT met")
     else
       printf "# %s precision=%s: no target (the targets are stated for fp32)\n", m, pr
+  }'
+  graph_line "$model" "$prec" "$s" "$g" "$p" "$h" "$target"
+  return $graph_failed
+}
+
+# graph_line MODEL PRECISION OFF ON [PYTORCH PYTORCH_HOST TARGET]: the --cuda-graph line (nothing
+# when ON is empty); with PyTorch's medians, and graphs faster, a `# ` line with the ratio they give.
+graph_line() {
+  [[ -n $4 ]] || return 0
+  awk -v m="$1" -v pr="$2" -v a="$3" -v b="$4" -v p="${5:-}" -v h="${6:-}" -v t="${7:-}" 'BEGIN {
+    printf "%s precision=%s cuda_graph_off=%.1f img/s cuda_graph_on=%.1f img/s on/off=%.3f\n", m, pr, a, b, b / a
+    if (p == "" || b <= a) exit
+    best = (h > p ? h : p)
+    printf "# %s precision=%s with --cuda-graph on: scalebench=%.1f img/s pytorch=%.1f img/s ratio=%.2f", m, pr, b, best, b / best
+    if (pr == "fp32") printf " (target >= %s: %s)", t, (b / best >= t ? "met" : "NOT met")
+    printf "\n"
   }'
 }
 
