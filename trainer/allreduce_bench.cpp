@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <strings.h>
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -14,15 +16,9 @@
 namespace scalebench::trainer {
 namespace {
 
+// POSIX strncasecmp over two views of equal length.
 bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
+  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
 // The column layout shared by the `#` header lines and the rows. Fields are separated by at least

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 
 #include "trainer/errors.hpp"
 
@@ -47,7 +48,8 @@ class Sgd final : public Optimizer {
 
 class Adadelta final : public Optimizer {
  public:
-  Adadelta(std::size_t size, float wd) : wd_(wd), square_avg_(size), acc_delta_(size) {}
+  Adadelta(std::size_t size, const OptimizerRecipe& r)
+      : rho_(r.rho), eps_(r.eps), wd_(r.weight_decay), square_avg_(size), acc_delta_(size) {}
   void step(std::span<float> w, std::span<const float> g, double lr) override {
     const auto a = static_cast<float>(lr);
     const float rho = rho_, eps = eps_, wd = wd_;
@@ -69,13 +71,14 @@ class Adadelta final : public Optimizer {
   }
 
  private:
-  float rho_ = 0.9f, eps_ = 1e-6f, wd_;
+  float rho_, eps_, wd_;
   std::vector<float> square_avg_, acc_delta_;
 };
 
 class RmsProp final : public Optimizer {
  public:
-  RmsProp(std::size_t size, float wd) : wd_(wd), square_avg_(size) {}
+  RmsProp(std::size_t size, const OptimizerRecipe& r)
+      : alpha_(r.alpha), eps_(r.eps), wd_(r.weight_decay), square_avg_(size) {}
   void step(std::span<float> w, std::span<const float> g, double lr) override {
     const auto a = static_cast<float>(lr);
     for (std::size_t i = 0; i < w.size(); ++i) {
@@ -86,47 +89,28 @@ class RmsProp final : public Optimizer {
   }
 
  private:
-  float alpha_ = 0.99f, eps_ = 1e-8f, wd_;
+  float alpha_, eps_, wd_;
   std::vector<float> square_avg_;
 };
 
-// Adam, and RAdam (Liu et al. 2019) as torch.optim.RAdam: Adam's step times the variance
-// rectification once the approximated SMA length exceeds 5, plain momentum SGD before.
+// Adam, and RAdam (Liu et al. 2019) as torch.optim.RAdam (adam_scalars).
 class Adam final : public Optimizer {
  public:
-  Adam(std::size_t size, float wd, bool rectified) : wd_(wd), rectified_(rectified), m_(size), v_(size) {}
+  Adam(std::size_t size, const OptimizerRecipe& r) : r_(r), m_(size), v_(size) {}
   void step(std::span<float> w, std::span<const float> g, double lr) override {
-    ++t_;
-    const double bc1 = 1 - std::pow(double{b1_}, t_), bc2 = 1 - std::pow(double{b2_}, t_);
-    float scale = 0, adaptive_scale = 0;  // w −= scale·m / (adaptive_scale·√v + eps) or scale·m
-    bool adaptive = true;
-    if (!rectified_) {
-      scale = static_cast<float>(lr / bc1);
-      adaptive_scale = static_cast<float>(1 / std::sqrt(bc2));
-    } else {
-      const double rho_inf = 2 / (1 - double{b2_}) - 1;
-      const double rho_t = rho_inf - 2 * t_ * std::pow(double{b2_}, t_) / bc2;
-      if (rho_t > 5) {
-        const double rect = std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf /
-                                      ((rho_inf - 4) * (rho_inf - 2) * rho_t));
-        scale = static_cast<float>(lr * rect * std::sqrt(bc2) / bc1);
-        adaptive_scale = 1;  // torch: √bc2 / (√v + eps)
-      } else {
-        scale = static_cast<float>(lr / bc1);
-        adaptive = false;
-      }
-    }
+    const AdamScalars s = adam_scalars(r_, ++t_, lr);
+    const float b1 = r_.beta1, b2 = r_.beta2, eps = r_.eps, wd = r_.weight_decay;
     for (std::size_t i = 0; i < w.size(); ++i) {
-      const float gi = decayed(g[i], w[i], wd_);
-      m_[i] = b1_ * m_[i] + (1 - b1_) * gi;
-      v_[i] = b2_ * v_[i] + (1 - b2_) * gi * gi;
-      w[i] -= adaptive ? scale * m_[i] / (adaptive_scale * std::sqrt(v_[i]) + eps_) : scale * m_[i];
+      const float gi = decayed(g[i], w[i], wd);
+      m_[i] = b1 * m_[i] + (1 - b1) * gi;
+      v_[i] = b2 * v_[i] + (1 - b2) * gi * gi;
+      w[i] -= s.adaptive ? s.scale * m_[i] / (s.adaptive_scale * std::sqrt(v_[i]) + eps)
+                         : s.scale * m_[i];
     }
   }
 
  private:
-  float b1_ = 0.9f, b2_ = 0.999f, eps_ = 1e-8f, wd_;
-  bool rectified_;
+  OptimizerRecipe r_;
   int t_ = 0;
   std::vector<float> m_, v_;
 };
@@ -139,20 +123,65 @@ const std::vector<std::string>& optimizer_names() {
   return names;
 }
 
-std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& o, std::size_t size) {
-  const auto wd = static_cast<float>(o.weight_decay);
-  const auto momentum = static_cast<float>(o.momentum);
-  if (o.name == "sgd") return std::make_unique<Sgd>(size, momentum, false, wd);
-  if (o.name == "momentum" || o.name == "nesterov") {
-    return std::make_unique<Sgd>(size, momentum != 0.0f ? momentum : 0.9f, o.name == "nesterov",
-                                 wd);
+OptimizerRecipe optimizer_recipe(const OptimizerOptions& o) {
+  OptimizerRecipe r;
+  r.weight_decay = static_cast<float>(o.weight_decay);
+  using Kind = OptimizerRecipe::Kind;
+  if (o.name == "sgd" || o.name == "momentum" || o.name == "nesterov") {
+    r.kind = Kind::sgd;
+    r.momentum = static_cast<float>(o.momentum);
+    if (o.name != "sgd" && r.momentum == 0.0f) r.momentum = 0.9f;
+    r.nesterov = o.name == "nesterov";
+  } else if (o.name == "adadelta") {
+    r.kind = Kind::adadelta;
+    r.eps = 1e-6f;
+  } else if (o.name == "rmsprop") {
+    r.kind = Kind::rmsprop;
+    r.eps = 1e-8f;
+  } else if (o.name == "adam" || o.name == "radam") {
+    r.kind = o.name == "adam" ? Kind::adam : Kind::radam;
+    r.eps = 1e-8f;
+  } else {
+    throw UsageError(fmt::format("unknown optimizer '{}' (available: {})", o.name,
+                                 fmt::join(optimizer_names(), ", ")));
   }
-  if (o.name == "adadelta") return std::make_unique<Adadelta>(size, wd);
-  if (o.name == "rmsprop") return std::make_unique<RmsProp>(size, wd);
-  if (o.name == "adam") return std::make_unique<Adam>(size, wd, false);
-  if (o.name == "radam") return std::make_unique<Adam>(size, wd, true);
-  throw UsageError(fmt::format("unknown optimizer '{}' (available: {})", o.name,
-                               fmt::join(optimizer_names(), ", ")));
+  return r;
+}
+
+AdamScalars adam_scalars(const OptimizerRecipe& r, int t, double lr) {
+  const double b1 = double{r.beta1}, b2 = double{r.beta2};
+  const double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
+  AdamScalars s;
+  if (r.kind != OptimizerRecipe::Kind::radam) {
+    s.scale = static_cast<float>(lr / bc1);
+    s.adaptive_scale = static_cast<float>(1 / std::sqrt(bc2));
+    return s;
+  }
+  const double rho_inf = 2 / (1 - b2) - 1;
+  const double rho_t = rho_inf - 2 * t * std::pow(b2, t) / bc2;
+  if (rho_t > 5) {
+    const double rect = std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf /
+                                  ((rho_inf - 4) * (rho_inf - 2) * rho_t));
+    s.scale = static_cast<float>(lr * rect * std::sqrt(bc2) / bc1);
+    s.adaptive_scale = 1;  // torch: √bc2 / (√v + eps)
+  } else {
+    s.scale = static_cast<float>(lr / bc1);
+    s.adaptive = false;
+  }
+  return s;
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& o, std::size_t size) {
+  const OptimizerRecipe r = optimizer_recipe(o);
+  switch (r.kind) {
+    case OptimizerRecipe::Kind::sgd:
+      return std::make_unique<Sgd>(size, r.momentum, r.nesterov, r.weight_decay);
+    case OptimizerRecipe::Kind::adadelta: return std::make_unique<Adadelta>(size, r);
+    case OptimizerRecipe::Kind::rmsprop: return std::make_unique<RmsProp>(size, r);
+    case OptimizerRecipe::Kind::adam:
+    case OptimizerRecipe::Kind::radam: return std::make_unique<Adam>(size, r);
+  }
+  throw std::logic_error("unknown optimizer kind");
 }
 
 }  // namespace scalebench::trainer::cpu
