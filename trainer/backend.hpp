@@ -29,6 +29,8 @@ struct ModelSpec {
   std::string precision = "fp32";
   // Capture each training step's device work in a CUDA graph and replay it (cuda backend).
   bool cuda_graph = false;
+  // Only algorithms that give the same bits every run (the cpu backend always does).
+  bool deterministic = false;
 };
 
 // What a backend needs from the MPI layer to set up a communicator of its own (NCCL), since only

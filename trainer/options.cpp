@@ -83,6 +83,9 @@ void add_options(CLI::App& app, TrainOptions& o) {
                  "Capture each training step in a CUDA graph and replay it (cuda backend, "
                  "--overlap off)")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_flag("--deterministic", o.deterministic,
+               "Only convolution algorithms that give the same bits every run (cuda backend; "
+               "the cpu backend always does)");
   app.add_option("--fusion-mb", o.fusion_mb,
                  "Gradient allreduce bucket size in MiB (Horovod's fusion threshold)")
       ->check(CLI::Range(1e-6, kMaxFusionMb));

@@ -51,7 +51,7 @@ std::string format_header(const RunInfo& i) {
       "batch_size={} lr={:g} seed={} threads={} backend={} precision={} fusion_mb={:g} overlap={}",
       i.model, i.parameters, i.dataset, i.train_images, i.test_images, i.np, i.batch_size, i.lr,
       i.seed, i.threads, i.backend, i.precision, i.fusion_mb, i.overlap ? "on" : "off") +
-         (i.cuda_graph ? " cuda_graph=on" : "");
+         (i.cuda_graph ? " cuda_graph=on" : "") + (i.deterministic ? " deterministic=on" : "");
 }
 
 std::string format_epoch_start(int epoch, int epochs) {
@@ -136,6 +136,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   spec.seed = o.seed;
   spec.precision = o.precision;
   spec.cuda_graph = o.cuda_graph == "on";
+  spec.deterministic = o.deterministic;
   OptimizerOptions sgd;
   sgd.lr = o.lr * np;
   sgd.momentum = o.momentum;
@@ -174,6 +175,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   info.backend = std::string(backend.name());
   info.precision = o.precision;
   info.cuda_graph = spec.cuda_graph;
+  info.deterministic = spec.deterministic;
   info.fusion_mb = o.fusion_mb;
   info.overlap = reducer->overlap();
   print(format_header(info));

@@ -29,6 +29,7 @@ struct RunInfo {  // what the header line reports
   double fusion_mb = 64.0;  // gradient allreduce bucket size, MiB
   bool overlap = false;     // buckets reduced during backward
   bool cuda_graph = false;  // printed only when on
+  bool deterministic = false;  // printed only when on
 };
 
 struct EpochResult {

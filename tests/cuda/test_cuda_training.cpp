@@ -118,7 +118,7 @@ TEST_CASE("cuda training: mpirun -np 2 on two GPUs, NCCL buckets and overlap cha
             (test::binary_dir() / "scalebench-train").string() +
             "' --backend cuda --model mnist_cnn --dataset synthetic --input-shape 1x16x16 "
             "--train-images 2048 --test-images 256 --batch-size 32 --epochs 2 --optimizer adam "
-            "--lr 0.001" +
+            "--lr 0.001 --deterministic" +
             options,
         out);
     REQUIRE(code == 0);

@@ -217,6 +217,8 @@ TEST_CASE("--precision and --cuda-graph: values, and the combinations validate()
   CHECK(parse({"--precision", "bf16"}).precision == "bf16");
   CHECK_THROWS_AS(parse({"--precision", "fp16"}), CLI::ParseError);
   CHECK(parse({}).cuda_graph == "off");
+  CHECK_FALSE(parse({}).deterministic);
+  CHECK(parse({"--deterministic"}).deterministic);
   CHECK_THROWS_AS(parse({"--cuda-graph", "yes"}), CLI::ParseError);
   CHECK_NOTHROW(validate(parse({"--backend", "cuda", "--cuda-graph", "on"})));
   auto message = [](const TrainOptions& o) {

@@ -255,3 +255,9 @@ TEST_CASE("the header names cuda_graph=on only when a run uses CUDA graphs") {
   info.cuda_graph = true;
   CHECK(format_header(info).ends_with(" overlap=off cuda_graph=on"));
 }
+
+TEST_CASE("the header names deterministic=on only when asked for") {
+  RunInfo info;
+  info.deterministic = true;
+  CHECK(format_header(info).ends_with(" overlap=off deterministic=on"));
+}

@@ -29,14 +29,16 @@ class CudaBackend final : public Backend {
   }
   std::unique_ptr<Model> make_model(const ModelSpec& spec, const SgdOptions& sgd) const override {
     set_error_rank(spec.rank);
-    const Precision precision = parse_precision(spec.precision);
+    DeviceOptions options;
+    options.precision = parse_precision(spec.precision);
+    options.cuda_graph = spec.cuda_graph;
+    options.deterministic = spec.deterministic;
     const int device = pick_device(spec.local_rank);
     // The model's definition and initial parameters come from the CPU backend (which trains in
     // fp32 only, so it is asked for the fp32 model).
     ModelSpec cpu_spec = spec;
     cpu_spec.precision = "fp32";
-    return std::make_unique<CudaNetwork>(cpu::make_model(cpu_spec, sgd), sgd, device, precision,
-                                         spec.cuda_graph);
+    return std::make_unique<CudaNetwork>(cpu::make_model(cpu_spec, sgd), sgd, device, options);
   }
   std::unique_ptr<AllreduceBenchmark> make_allreduce_benchmark(
       const ProcessGroup& group) const override {

@@ -13,7 +13,7 @@ Precision parse_precision(std::string_view name) {
   throw BackendError(fmt::format("backend cuda: unknown precision '{}' (fp32, bf16)", name));
 }
 
-Context::Context(int device, Precision precision) : device_(device), precision_(precision) {
+Context::Context(int device, const DeviceOptions& options) : device_(device), options_(options) {
   SB_CHECK(cudaSetDevice(device));
   SB_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   SB_CHECK(cudnnCreate(&cudnn_));

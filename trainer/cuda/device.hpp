@@ -88,19 +88,29 @@ enum class Precision { fp32, bf16 };
 // "fp32" or "bf16"; throws BackendError otherwise.
 Precision parse_precision(std::string_view name);
 
+// How a model runs on its GPU (scalebench-train --precision, --cuda-graph, --deterministic).
+struct DeviceOptions {
+  Precision precision = Precision::fp32;
+  bool cuda_graph = false;
+  // Only convolution algorithms cuDNN documents as deterministic (CUDNN_DETERMINISTIC): the same
+  // run twice gives the same bits, at some cost in speed (cudnn.deterministic in PyTorch).
+  bool deterministic = false;
+};
+
 // bfloat16 scratch buffers a layer fills right before the library call that reads them (work
 // on one stream runs in order, so every layer can share them).
 enum BF16Slot { kBF16Input = 0, kBF16Output = 1, kBF16Weights = 2, kBF16Slots = 3 };
 
 class Context {
  public:
-  explicit Context(int device, Precision precision = Precision::fp32);
+  explicit Context(int device, const DeviceOptions& options = {});
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
   int device() const { return device_; }
-  Precision precision() const { return precision_; }
+  Precision precision() const { return options_.precision; }
+  bool deterministic() const { return options_.deterministic; }
   // A bf16 scratch slot of at least `count` elements, grown (never shrunk) at plan time.
   void reserve_bf16(BF16Slot slot, std::size_t count);
   std::uint16_t* bf16(BF16Slot slot) const { return bf16_[slot].data(); }
@@ -119,7 +129,7 @@ class Context {
 
  private:
   int device_;
-  Precision precision_;
+  DeviceOptions options_;
   std::array<DeviceArray<std::uint16_t>, kBF16Slots> bf16_;
   std::uint64_t generation_ = 0;
   DeviceArray<unsigned char> cublas_workspace_;

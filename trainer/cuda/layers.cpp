@@ -101,12 +101,15 @@ struct ConvAlgorithms {
 
 // The first (fastest) result that ran; cudnnFind* sorts by time.
 // fp32 only: no algorithm that converts to fp16 inside (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION),
-// and none that needs more workspace than `limit`.
+// none that needs more workspace than `limit`, and with `deterministic` none that cuDNN says
+// may give different bits from run to run (atomics).
 template <typename Perf>
-const Perf& fastest(const Perf* results, int count, std::size_t limit, std::string_view what) {
+const Perf& fastest(const Perf* results, int count, std::size_t limit, bool deterministic,
+                    std::string_view what) {
   for (int i = 0; i < count; ++i) {
     if (results[i].status == CUDNN_STATUS_SUCCESS && results[i].memory <= limit &&
-        results[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) {
+        results[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION &&
+        (!deterministic || results[i].determinism == CUDNN_DETERMINISTIC)) {
       return results[i];
     }
   }
@@ -122,7 +125,8 @@ ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const Filt
   static std::mutex mutex;
   static std::map<std::string, ConvAlgorithms> cache;
   const std::lock_guard lock(mutex);
-  const std::string device_key = fmt::format("{}:{}", context.device(), key);
+  const std::string device_key =
+      fmt::format("{}:{}{}", context.device(), key, context.deterministic() ? " deterministic" : "");
   if (auto it = cache.find(device_key); it != cache.end()) return it->second;
 
   cudnnHandle_t h = context.cudnn();
@@ -139,7 +143,7 @@ ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const Filt
     SB_CHECK(cudnnFindConvolutionForwardAlgorithm(h, x.get(), w.get(), fwd.get(), y.get(),
                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
                                                   results));
-    const auto& best = fastest(results, count, workspace_limit, "forward convolution");
+    const auto& best = fastest(results, count, workspace_limit, context.deterministic(), "forward convolution");
     a.forward = best.algo;
     a.forward_math = best.mathType;
     a.workspace = std::max(a.workspace, best.memory);
@@ -150,7 +154,8 @@ ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const Filt
     SB_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(h, w.get(), y.get(), data.get(), x.get(),
                                                        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
                                                        &count, results));
-    const auto& best = fastest(results, count, workspace_limit, "backward-data convolution");
+    const auto& best = fastest(results, count, workspace_limit, context.deterministic(),
+                                "backward-data convolution");
     a.backward_data = best.algo;
     a.data_math = best.mathType;
     a.workspace = std::max(a.workspace, best.memory);
@@ -162,7 +167,8 @@ ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const Filt
                                                          w.get(),
                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
                                                          &count, results));
-    const auto& best = fastest(results, count, workspace_limit, "backward-filter convolution");
+    const auto& best = fastest(results, count, workspace_limit, context.deterministic(),
+                                "backward-filter convolution");
     a.backward_filter = best.algo;
     a.filter_math = best.mathType;
     a.workspace = std::max(a.workspace, best.memory);

@@ -59,12 +59,12 @@ struct CudaNetwork::Plan {
 };
 
 CudaNetwork::CudaNetwork(std::unique_ptr<cpu::Network> description,
-                         const OptimizerOptions& optimizer, int device, Precision precision,
-                         bool cuda_graph)
+                         const OptimizerOptions& optimizer, int device,
+                         const DeviceOptions& options)
     : cpu_(std::move(description)),
-      context_(device, precision),
+      context_(device, options),
       lr_(optimizer.lr),
-      cuda_graph_(cuda_graph) {
+      cuda_graph_(options.cuda_graph) {
   const std::vector<cpu::Node>& nodes = cpu_->nodes();
   consumers_.assign(nodes.size(), 0);
   parameter_offset_.assign(nodes.size(), 0);
@@ -300,8 +300,13 @@ void CudaNetwork::forward(Plan& p, std::size_t batch, bool training) {
                            cudaMemcpyDeviceToHost, stream));
   SB_CHECK(cudaMemcpyAsync(p.host_correct.data(), p.row_correct.data(),
                            batch * sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream));
-  // External: inside a graph capture this becomes a node that records the event on each replay.
-  SB_CHECK(cudaEventRecordWithFlags(loss_ready_, stream, cudaEventRecordExternal));
+  // Inside a graph capture, an external record becomes a node that records the event on each
+  // replay; outside a capture that flag is an error (cudaEventRecordWithFlags), so ask.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  SB_CHECK(cudaStreamIsCapturing(stream, &capture));
+  SB_CHECK(cudaEventRecordWithFlags(
+      loss_ready_, stream,
+      capture == cudaStreamCaptureStatusActive ? cudaEventRecordExternal : cudaEventRecordDefault));
 }
 
 BatchStats CudaNetwork::read_loss(Plan& p, std::size_t batch) {
@@ -376,6 +381,7 @@ void CudaNetwork::capture_step(Plan& p, std::size_t batch) {
   } catch (...) {
     (void)cudaStreamEndCapture(stream, &graph);  // leave the stream usable
     if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    (void)cudaGetLastError();  // and no stale error for the next launch check to report
     throw;
   }
   SB_CHECK(cudaStreamEndCapture(stream, &graph));

@@ -29,7 +29,7 @@ class CudaNetwork final : public Model {
   // ones) and trains it on `device`. The CPU network's buffers then serve as the host mirror of
   // parameters() and gradients().
   CudaNetwork(std::unique_ptr<cpu::Network> description, const OptimizerOptions& optimizer,
-              int device, Precision precision = Precision::fp32, bool cuda_graph = false);
+              int device, const DeviceOptions& options = {});
   ~CudaNetwork() override;
 
   std::size_t parameter_count() const override { return count_; }
