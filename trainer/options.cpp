@@ -161,6 +161,9 @@ void validate(const TrainOptions& o) {
   if (o.precision != "fp32" && o.precision != "bf16") {
     throw UsageError("--precision is fp32 or bf16");
   }
+  if (o.precision == "bf16" && o.backend != "cuda") {
+    throw UsageError("--precision bf16 needs --backend cuda (the cpu backend trains in fp32)");
+  }
   if (o.cuda_graph != "on" && o.cuda_graph != "off") throw UsageError("--cuda-graph is on or off");
   if (o.cuda_graph == "on" && o.backend != "cuda") {
     throw UsageError("--cuda-graph on needs --backend cuda");

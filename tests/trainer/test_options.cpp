@@ -230,6 +230,8 @@ TEST_CASE("--precision and --cuda-graph: values, and the combinations validate()
     return std::string("no error");
   };
   CHECK(message(parse({"--cuda-graph", "on"})) == "--cuda-graph on needs --backend cuda");
+  CHECK(message(parse({"--precision", "bf16"})).starts_with("--precision bf16 needs --backend cuda"));
+  CHECK(message(parse({"--precision", "bf16", "--backend", "cuda"})) == "no error");
   CHECK(message(parse({"--backend", "cuda", "--cuda-graph", "on", "--overlap", "on"}))
             .starts_with("--cuda-graph on needs --overlap off"));
 }
