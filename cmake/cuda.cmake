@@ -9,10 +9,25 @@ if(SCALEBENCH_CUDA)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     find_package(CUDAToolkit)
-    find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
-    find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
-    find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
-    find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
+    # SCALEBENCH_CUDNN_ROOT / SCALEBENCH_NCCL_ROOT (or the same environment variables) name
+    # other installs, e.g. the nvidia-cudnn-cu13 / nvidia-nccl-cu13 Python wheels, which ship
+    # include/ and lib/ with only versioned library names (libcudnn.so.9, libnccl.so.2).
+    set(cudnn_root "${SCALEBENCH_CUDNN_ROOT}")
+    if(NOT cudnn_root)
+      set(cudnn_root "$ENV{SCALEBENCH_CUDNN_ROOT}")
+    endif()
+    set(nccl_root "${SCALEBENCH_NCCL_ROOT}")
+    if(NOT nccl_root)
+      set(nccl_root "$ENV{SCALEBENCH_NCCL_ROOT}")
+    endif()
+    find_path(CUDNN_INCLUDE_DIR cudnn.h
+      HINTS ${cudnn_root}/include ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+    find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
+      HINTS ${cudnn_root}/lib ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
+    find_path(NCCL_INCLUDE_DIR nccl.h
+      HINTS ${nccl_root}/include ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+    find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2
+      HINTS ${nccl_root}/lib ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
     if(CUDAToolkit_FOUND AND CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       # Hopper (H100, H200) unless told otherwise; set before enable_language, which would
       # otherwise pick nvcc's default (sm_75 for nvcc 13) and leave the H100 to JIT the PTX.
@@ -21,9 +36,13 @@ if(SCALEBENCH_CUDA)
       endif()
       enable_language(CUDA)
       set(SCALEBENCH_HAVE_CUDA ON)
-      message(STATUS "scalebench: CUDA backend ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, cuDNN, NCCL)")
+      message(STATUS "scalebench: CUDA backend ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, "
+                     "cuDNN ${CUDNN_LIBRARY}, NCCL ${NCCL_LIBRARY})")
     else()
-      message(STATUS "scalebench: CUDA backend OFF (nvcc found, but cuDNN or NCCL missing)")
+      message(STATUS "scalebench: CUDA backend OFF (nvcc found; CUDA toolkit ${CUDAToolkit_FOUND}, "
+                     "cudnn.h ${CUDNN_INCLUDE_DIR}, libcudnn ${CUDNN_LIBRARY}, nccl.h "
+                     "${NCCL_INCLUDE_DIR}, libnccl ${NCCL_LIBRARY}; set SCALEBENCH_CUDNN_ROOT / "
+                     "SCALEBENCH_NCCL_ROOT)")
     endif()
   else()
     message(STATUS "scalebench: CUDA backend OFF (no nvcc)")

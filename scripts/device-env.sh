@@ -1,0 +1,23 @@
+# shellcheck shell=bash
+# Sourced THERE (a lent GPU machine) after scripts/device-build.sh unpacked the Debian packages:
+# library, program and Open MPI paths for the unpacked prefix, and the cuDNN/NCCL roots
+# (CUDA's own under /usr/local/cuda, else the image's Python wheels).
+: "${SB_DEPS:=/opt/scalebench-deps}"
+export PATH="$SB_DEPS/usr/bin:/usr/local/cuda/bin:$PATH"
+export LD_LIBRARY_PATH="$SB_DEPS/usr/lib/x86_64-linux-gnu:$SB_DEPS/usr/lib/x86_64-linux-gnu/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export CPATH="$SB_DEPS/usr/include${CPATH:+:$CPATH}"
+export LIBRARY_PATH="$SB_DEPS/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}"
+# Open MPI finds its plugins, help files and wrapper data relative to OPAL_PREFIX.
+export OPAL_PREFIX="$SB_DEPS/usr"
+# Debian builds Open MPI against PMIx under /usr/lib/x86_64-linux-gnu/pmix2: relocate that too.
+export PMIX_INSTALL_PREFIX="$SB_DEPS/usr/lib/x86_64-linux-gnu/pmix2"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if [ ! -e /usr/local/cuda/include/cudnn.h ] || [ ! -e /usr/local/cuda/include/nccl.h ]; then
+  # The directory of the `nvidia` namespace package (site-packages/nvidia), if there is one.
+  nvidia_dir=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])' 2>/dev/null || true)
+  if [ -n "$nvidia_dir" ]; then
+    [ -e /usr/local/cuda/include/cudnn.h ] || export SCALEBENCH_CUDNN_ROOT="$nvidia_dir/cudnn"
+    [ -e /usr/local/cuda/include/nccl.h ] || export SCALEBENCH_NCCL_ROOT="$nvidia_dir/nccl"
+    export LD_LIBRARY_PATH="$nvidia_dir/cudnn/lib:$nvidia_dir/nccl/lib:$nvidia_dir/cublas/lib:$LD_LIBRARY_PATH"
+  fi
+fi
