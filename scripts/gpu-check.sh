@@ -29,6 +29,14 @@ case "$step" in
     (cd build && timeout 480 ctest -R "cuda" -j 4 --output-on-failure) 2>&1 | tee "$out/ctest-cuda.log" | tail -60
     ;;
   bench)
+    # The Python that has PyTorch (the image's plain python3; here it is /usr/bin/python3).
+    for candidate in python3 /usr/bin/python3; do
+      if "$candidate" -c 'import torch' 2>/dev/null; then
+        PYTHON=${PYTHON:-$(command -v "$candidate")}
+        break
+      fi
+    done
+    export PYTHON
     ROUNDS=${ROUNDS:-2} RESNET_ROUNDS=${RESNET_ROUNDS:-2} EPOCHS=${EPOCHS:-3} \
       timeout 480 bash bench/gpu_vs_pytorch.sh build 2>&1 | tee "$out/bench.log" | tail -40
     ;;
