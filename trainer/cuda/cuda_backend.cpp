@@ -35,10 +35,14 @@ class CudaBackend final : public Backend {
     options.deterministic = spec.deterministic;
     const int device = pick_device(spec.local_rank);
     // The model's definition and initial parameters come from the CPU backend (which trains in
-    // fp32 only, so it is asked for the fp32 model).
+    // fp32 only, so it is asked for the fp32 model). Its optimizer never runs: plain SGD, which
+    // keeps no state (Adam's would be two more host copies of the parameters).
     ModelSpec cpu_spec = spec;
     cpu_spec.precision = "fp32";
-    return std::make_unique<CudaNetwork>(cpu::make_model(cpu_spec, sgd), sgd, device, options);
+    OptimizerOptions stateless;
+    stateless.lr = sgd.lr;
+    return std::make_unique<CudaNetwork>(cpu::make_model(cpu_spec, stateless), sgd, device,
+                                         options);
   }
   std::unique_ptr<AllreduceBenchmark> make_allreduce_benchmark(
       const ProcessGroup& group) const override {
