@@ -61,8 +61,9 @@ class AllreduceBenchmark {
   // Fills a buffer of n floats with rank + 1, sums it over ranks once and returns this rank's
   // count of elements that differ from size·(size + 1)/2 (nccl-tests' #wrong).
   virtual std::size_t check(std::size_t n) = 0;
-  // `warmup` untimed then `iterations` timed allreduces of n floats, each waited for; returns
-  // this rank's mean seconds per allreduce.
+  // `warmup` untimed then `iterations` timed allreduces of n floats, launched back to back and
+  // waited for at the end (as nccl-tests; MPI's are blocking anyway); returns this rank's mean
+  // seconds per allreduce.
   virtual double time(std::size_t n, int warmup, int iterations) = 0;
 };
 
