@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <thread>
+
 #include "trainer/cuda/cuda_kernels.hpp"
 #include "trainer/errors.hpp"
 
@@ -23,6 +26,7 @@ Context::Context(int device, const DeviceOptions& options) : device_(device), op
   // PyTorch's default for fp32 matrix products: no TF32 (torch.backends.cuda.matmul.allow_tf32
   // is False); cuDNN convolutions may use TF32, as PyTorch's cudnn.allow_tf32 = True allows.
   SB_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
+  SB_CHECK(cudaEventCreateWithFlags(&synchronized_, cudaEventDisableTiming));
   // A workspace of our own, so cuBLAS never allocates inside a CUDA graph capture.
   cublas_workspace_ = DeviceArray<unsigned char>(std::size_t{32} << 20);
   SB_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_.data(), cublas_workspace_.bytes()));
@@ -30,6 +34,7 @@ Context::Context(int device, const DeviceOptions& options) : device_(device), op
 
 Context::~Context() {
   (void)cudaSetDevice(device_);
+  if (synchronized_ != nullptr) (void)cudaEventDestroy(synchronized_);
   if (cublas_ != nullptr) (void)cublasDestroy(cublas_);
   if (cudnn_ != nullptr) (void)cudnnDestroy(cudnn_);
   if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
@@ -51,7 +56,37 @@ void Context::reserve_bf16(BF16Slot slot, std::size_t count) {
   ++generation_;
 }
 
-void Context::synchronize() const { SB_CHECK(cudaStreamSynchronize(stream_)); }
+void Context::synchronize() const {
+  if (health_checks_.empty()) {
+    SB_CHECK(cudaStreamSynchronize(stream_));
+    return;
+  }
+  SB_CHECK(cudaEventRecord(synchronized_, stream_));
+  wait(synchronized_);
+}
+
+void Context::wait(cudaEvent_t event) const {
+  if (health_checks_.empty()) {
+    SB_CHECK(cudaEventSynchronize(event));
+    return;
+  }
+  for (;;) {
+    const cudaError_t status = cudaEventQuery(event);
+    if (status == cudaSuccess) return;
+    if (status != cudaErrorNotReady) SB_CHECK(status);
+    for (const auto& [id, check] : health_checks_) check();
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+int Context::add_health_check(std::function<void()> check) {
+  health_checks_.emplace_back(next_check_id_, std::move(check));
+  return next_check_id_++;
+}
+
+void Context::remove_health_check(int id) {
+  std::erase_if(health_checks_, [id](const auto& entry) { return entry.first == id; });
+}
 
 int pick_device(int local_rank) {
   const int count = device_count();

@@ -9,8 +9,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "trainer/cuda/check.hpp"
 
@@ -124,8 +126,15 @@ class Context {
   // Bumped whenever the workspace or a bf16 slot moves: a CUDA graph captured before holds the
   // old addresses and must be captured again.
   std::uint64_t buffers_generation() const { return generation_; }
-  // Waits for everything queued on the compute stream.
+  // Waits for everything queued on the compute stream, or for `event`. Both poll, and call the
+  // health checks between polls (NCCL's asynchronous errors: a failed peer or network would
+  // otherwise leave the stream, and this wait, hanging forever).
   void synchronize() const;
+  void wait(cudaEvent_t event) const;
+  // A check that throws when something the stream waits on can no longer finish; returns an id
+  // for remove_health_check.
+  int add_health_check(std::function<void()> check);
+  void remove_health_check(int id);
 
  private:
   int device_;
@@ -133,6 +142,9 @@ class Context {
   std::array<DeviceArray<std::uint16_t>, kBF16Slots> bf16_;
   std::uint64_t generation_ = 0;
   DeviceArray<unsigned char> cublas_workspace_;
+  std::vector<std::pair<int, std::function<void()>>> health_checks_;
+  int next_check_id_ = 0;
+  cudaEvent_t synchronized_ = nullptr;  // recorded by synchronize() to wait on
   cudaStream_t stream_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;

@@ -2,6 +2,8 @@
 
 #include <nccl.h>
 
+#include <fmt/format.h>
+
 #include <span>
 #include <vector>
 
@@ -28,10 +30,25 @@ class Communicator {
   ~Communicator() {
     if (comm_ != nullptr) (void)ncclCommDestroy(comm_);
   }
+  Communicator(Communicator&&) = delete;
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
   ncclComm_t get() const { return comm_; }
   int size() const { return size_; }
+  // Throws (after aborting the communicator, which frees the kernels waiting on it) when NCCL
+  // reports an asynchronous error: a peer or the network failed mid-collective.
+  void check_async_error() {
+    if (comm_ == nullptr) return;
+    ncclResult_t state = ncclSuccess;
+    SB_CHECK(ncclCommGetAsyncError(comm_, &state));
+    if (state == ncclSuccess || state == ncclInProgress) return;
+    (void)ncclCommAbort(comm_);
+    comm_ = nullptr;
+    throw BackendError(fmt::format(
+        "backend cuda: NCCL failed during the gradient allreduce ({}): a peer rank or the "
+        "network between ranks failed",
+        ncclGetErrorString(state)));
+  }
 
  private:
   ncclComm_t comm_ = nullptr;
@@ -89,10 +106,13 @@ class NcclGradientAllreduce final : public GradientAllreduce {
         gradients_(gradients),
         buckets_(make_buckets(count, bucket_bytes)),
         overlap_(overlap),
-        communicator_(group, context.device()) {}
+        communicator_(group, context.device()) {
+    health_check_ = context_.add_health_check([this] { communicator_.check_async_error(); });
+  }
   ~NcclGradientAllreduce() override {
+    context_.remove_health_check(health_check_);
     // The gradient buffer must outlive any allreduce still in flight (an exception mid-step).
-    (void)cudaStreamSynchronize(stream_.get());
+    if (communicator_.get() != nullptr) (void)cudaStreamSynchronize(stream_.get());
   }
 
   void gradients_ready(std::size_t offset) override {
@@ -133,6 +153,7 @@ class NcclGradientAllreduce final : public GradientAllreduce {
   Stream stream_;
   Event computed_, reduced_;
   std::size_t launched_ = 0;
+  int health_check_ = -1;
 };
 
 class NcclAllreduceBenchmark final : public AllreduceBenchmark {

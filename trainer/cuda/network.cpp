@@ -310,7 +310,7 @@ void CudaNetwork::forward(Plan& p, std::size_t batch, bool training) {
 }
 
 BatchStats CudaNetwork::read_loss(Plan& p, std::size_t batch) {
-  SB_CHECK(cudaEventSynchronize(loss_ready_));
+  context_.wait(loss_ready_);
   BatchStats stats;
   for (std::size_t r = 0; r < batch; ++r) {
     stats.loss_sum += p.host_loss.data()[r];
