@@ -9,12 +9,20 @@ export CPATH="$SB_DEPS/usr/include${CPATH:+:$CPATH}"
 export LIBRARY_PATH="$SB_DEPS/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}"
 # Open MPI finds its plugins, help files and wrapper data relative to OPAL_PREFIX.
 export OPAL_PREFIX="$SB_DEPS/usr"
-# Debian builds Open MPI against PMIx under /usr/lib/x86_64-linux-gnu/pmix2: relocate that too.
-export PMIX_INSTALL_PREFIX="$SB_DEPS/usr/lib/x86_64-linux-gnu/pmix2"
+# PMIx (Debian's pmix2) does not relocate: its config file names its plugin directory under
+# /usr, so point it at the unpacked one (checked with /usr's copies hidden: 2 ranks reduce, no
+# missing-help-file banner).
+export PMIX_MCA_mca_base_component_path="$SB_DEPS/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix"
+# Open MPI's sysconfdir (/etc/openmpi) is absolute, so OPAL_PREFIX does not move it: read
+# Debian's parameter file (it turns off UCX, OFI and openib) from the unpacked copy.
+export OMPI_MCA_mca_base_param_files="$SB_DEPS/etc/openmpi/openmpi-mca-params.conf"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if [ ! -e /usr/local/cuda/include/cudnn.h ] || [ ! -e /usr/local/cuda/include/nccl.h ]; then
   # The directory of the `nvidia` namespace package (site-packages/nvidia), if there is one.
-  nvidia_dir=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])' 2>/dev/null || true)
+  nvidia_dir=""
+  for python in python3 /opt/torch/.venv/bin/python3; do
+    nvidia_dir=$("$python" -c 'import nvidia; print(list(nvidia.__path__)[0])' 2>/dev/null) && break
+  done
   if [ -n "$nvidia_dir" ]; then
     [ -e /usr/local/cuda/include/cudnn.h ] || export SCALEBENCH_CUDNN_ROOT="$nvidia_dir/cudnn"
     [ -e /usr/local/cuda/include/nccl.h ] || export SCALEBENCH_NCCL_ROOT="$nvidia_dir/nccl"

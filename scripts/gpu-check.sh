@@ -30,7 +30,7 @@ case "$step" in
     ;;
   bench)
     # The Python that has PyTorch (the image's plain python3; here it is /usr/bin/python3).
-    for candidate in python3 /usr/bin/python3; do
+    for candidate in python3 /opt/torch/.venv/bin/python3 /usr/bin/python3; do
       if "$candidate" -c 'import torch' 2>/dev/null; then
         PYTHON=${PYTHON:-$(command -v "$candidate")}
         break

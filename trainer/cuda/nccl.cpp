@@ -110,9 +110,17 @@ class NcclGradientAllreduce final : public GradientAllreduce {
     health_check_ = context_.add_health_check([this] { communicator_.check_async_error(); });
   }
   ~NcclGradientAllreduce() override {
+    // The gradient buffer must outlive any allreduce still in flight (an exception mid-step),
+    // but a failed peer must not make this wait hang: wait polling the health checks (ours
+    // included), and give up on an error.
+    if (communicator_.get() != nullptr) {
+      try {
+        SB_CHECK(cudaEventRecord(reduced_.get(), stream_.get()));
+        context_.wait(reduced_.get());
+      } catch (...) {
+      }
+    }
     context_.remove_health_check(health_check_);
-    // The gradient buffer must outlive any allreduce still in flight (an exception mid-step).
-    if (communicator_.get() != nullptr) (void)cudaStreamSynchronize(stream_.get());
   }
 
   void gradients_ready(std::size_t offset) override {
