@@ -70,12 +70,19 @@ void Context::wait(cudaEvent_t event) const {
     SB_CHECK(cudaEventSynchronize(event));
     return;
   }
+  // Spin on the event, as CUDA's own synchronize does by default (a sleep between polls would
+  // add its length to every step), and run the health checks once a millisecond.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point last_check = Clock::now();
   for (;;) {
     const cudaError_t status = cudaEventQuery(event);
     if (status == cudaSuccess) return;
     if (status != cudaErrorNotReady) SB_CHECK(status);
-    for (const auto& [id, check] : health_checks_) check();
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (Clock::now() - last_check >= std::chrono::milliseconds(1)) {
+      for (const auto& [id, check] : health_checks_) check();
+      last_check = Clock::now();
+    }
+    std::this_thread::yield();
   }
 }
 
