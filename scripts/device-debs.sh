@@ -5,8 +5,8 @@
 # scripts/device-build.sh unpacks them there, under a prefix of their own (never over /).
 #
 # Left out on purpose: packages such an image already has (libc6, libstdc++6, libgcc-s1,
-# libgomp1, libatomic1, zlib1g, ...), and gnuplot (its libraries are ~100 packages; plots are made
-# here, from the database that comes back). FASHION_MNIST=0 leaves out the 30 MB data set
+# libgomp1, libatomic1, zlib1g, ...), and gnuplot (its shared libraries come from 53 packages,
+# by ldd; plots are made here, from the database that comes back). FASHION_MNIST=0 leaves out the 30 MB data set
 # (experiments/quickstart-gpu.json needs it; the tests and bench/gpu_vs_pytorch.sh do not).
 #
 # usage: bash scripts/device-debs.sh        then name .device-debs in the device call's `carry`

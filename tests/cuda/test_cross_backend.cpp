@@ -153,8 +153,7 @@ void compare_layer(int in_channels, const std::function<int(Graph&, int)>& add_l
     cpu::Conv2dOptions o = cpu::conv2d(in_channels, 8, 3, 1, 1);
     int x = g.add_layer<cpu::Conv2d>(Graph::input, o);
     x = add_layer(g, x);
-    int flat = g.add_layer<cpu::Flatten>(x);
-    (void)flat;
+    g.add_layer<cpu::Flatten>(x);
     return g;
   };
   // The dense layer's width depends on the layer's output shape: plan the graph once on the CPU.

@@ -507,7 +507,7 @@ class DropoutPlan final : public LayerPlan {
       if (x != y) std::memcpy(y, x, count_ * sizeof(float));
       return;
     }
-    const std::uint64_t key = splitmix64(layer_.seed_ ^ splitmix64(layer_.calls_++));
+    const std::uint64_t key = layer_.mask_key(layer_.calls_++);
     // Keep when the top 24 bits of the hash are at or above rate·2²⁴.
     const auto threshold = static_cast<std::uint32_t>(layer_.rate_ * 16777216.0f);
     const float scale = 1.0f / (1.0f - layer_.rate_);
@@ -695,6 +695,10 @@ std::unique_ptr<LayerPlan> BatchNorm::plan(const memory::desc& src) {
 
 std::unique_ptr<LayerPlan> Eltwise::plan(const memory::desc& src) {
   return std::make_unique<EltwisePlan>(activation_, src);
+}
+
+std::uint64_t Dropout::mask_key(std::uint64_t call) const {
+  return splitmix64(seed_ ^ splitmix64(call));
 }
 
 std::unique_ptr<LayerPlan> Dropout::plan(const memory::desc& src) {

@@ -141,6 +141,8 @@ class BatchNorm final : public Layer {
   bool relu() const { return relu_; }
   std::span<float> running_mean() { return running_mean_; }
   std::span<float> running_var() { return running_var_; }
+  std::span<const float> running_mean() const { return running_mean_; }
+  std::span<const float> running_var() const { return running_var_; }
 
  private:
   friend class BatchNormPlan;
@@ -180,7 +182,9 @@ class Dropout final : public Layer {
   Dropout(float rate, std::uint64_t seed) : rate_(rate), seed_(seed) {}
   std::string_view kind() const override { return "dropout"; }
   float rate() const { return rate_; }
-  std::uint64_t seed() const { return seed_; }
+  // The key of the mask of call number `call` (0, 1, ...): element i is kept when the top 24 bits
+  // of splitmix64(key + i) are >= rate·2²⁴. Every backend's dropout uses it.
+  std::uint64_t mask_key(std::uint64_t call) const;
   std::unique_ptr<LayerPlan> plan(const memory::desc& src) override;
 
  private:

@@ -18,69 +18,81 @@
 
 namespace scalebench::trainer::cuda {
 
-// An owned device allocation of `count` elements of T (uninitialised).
-template <typename T>
-class DeviceArray {
+// An owned allocation of `count` elements of T (uninitialised), by Allocate and Free: device
+// memory (DeviceArray) or page-locked host memory, so that copies to the device are
+// asynchronous and at full speed (PinnedArray).
+template <typename T, cudaError_t (*Allocate)(void**, std::size_t), cudaError_t (*Free)(void*)>
+class CudaArray {
  public:
-  DeviceArray() = default;
-  explicit DeviceArray(std::size_t count) : count_(count) {
-    if (count > 0) SB_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
+  CudaArray() = default;
+  explicit CudaArray(std::size_t count) : count_(count) {
+    if (count > 0) SB_CHECK(Allocate(reinterpret_cast<void**>(&data_), count * sizeof(T)));
   }
-  ~DeviceArray() {
-    if (data_ != nullptr) (void)cudaFree(data_);
-  }
-  DeviceArray(DeviceArray&& o) noexcept
+  ~CudaArray() { release(); }
+  CudaArray(CudaArray&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {}
-  DeviceArray& operator=(DeviceArray&& o) noexcept {
+  CudaArray& operator=(CudaArray&& o) noexcept {
     if (this != &o) {
-      if (data_ != nullptr) (void)cudaFree(data_);
+      release();
       data_ = std::exchange(o.data_, nullptr);
       count_ = std::exchange(o.count_, 0);
     }
     return *this;
   }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
+  CudaArray(const CudaArray&) = delete;
+  CudaArray& operator=(const CudaArray&) = delete;
 
   T* data() const { return data_; }
   std::size_t size() const { return count_; }
   std::size_t bytes() const { return count_ * sizeof(T); }
 
  private:
+  void release() {
+    if (data_ != nullptr) (void)Free(data_);
+    data_ = nullptr;
+  }
   T* data_ = nullptr;
   std::size_t count_ = 0;
 };
 
-// Page-locked host memory, so that copies to the device are asynchronous and at full speed.
+// cuda_runtime.h overloads cudaMalloc and cudaMallocHost with templates: plain functions to
+// take the address of.
+inline cudaError_t allocate_device(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
+inline cudaError_t allocate_pinned(void** p, std::size_t bytes) { return cudaMallocHost(p, bytes); }
+inline cudaError_t free_device(void* p) { return cudaFree(p); }
+inline cudaError_t free_pinned(void* p) { return cudaFreeHost(p); }
+
 template <typename T>
-class PinnedArray {
+using DeviceArray = CudaArray<T, allocate_device, free_device>;
+template <typename T>
+using PinnedArray = CudaArray<T, allocate_pinned, free_pinned>;
+
+// Owns a library handle (a cuDNN descriptor, a stream, an event) and destroys it with Destroy.
+// A derived class creates it into handle_ in its constructor; if that constructor throws after
+// creating it, this base still destroys it.
+template <typename Handle, auto Destroy>
+class Owned {
  public:
-  PinnedArray() = default;
-  explicit PinnedArray(std::size_t count) : count_(count) {
-    if (count > 0) SB_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), count * sizeof(T)));
-  }
-  ~PinnedArray() {
-    if (data_ != nullptr) (void)cudaFreeHost(data_);
-  }
-  PinnedArray(PinnedArray&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {}
-  PinnedArray& operator=(PinnedArray&& o) noexcept {
+  Owned() = default;
+  ~Owned() { reset(); }
+  Owned(Owned&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
+  Owned& operator=(Owned&& o) noexcept {
     if (this != &o) {
-      if (data_ != nullptr) (void)cudaFreeHost(data_);
-      data_ = std::exchange(o.data_, nullptr);
-      count_ = std::exchange(o.count_, 0);
+      reset();
+      handle_ = std::exchange(o.handle_, nullptr);
     }
     return *this;
   }
-  PinnedArray(const PinnedArray&) = delete;
-  PinnedArray& operator=(const PinnedArray&) = delete;
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  Handle get() const { return handle_; }
 
-  T* data() const { return data_; }
-  std::size_t size() const { return count_; }
-
- private:
-  T* data_ = nullptr;
-  std::size_t count_ = 0;
+ protected:
+  void reset() {
+    if (handle_ != nullptr) (void)Destroy(handle_);
+    handle_ = nullptr;
+  }
+  Handle handle_ = nullptr;
 };
 
 // fp32, or bf16 mixed precision: convolutions and matrix products read bfloat16 copies of their

@@ -40,53 +40,47 @@ void require_4d(const Shape& in, std::string_view layer) {
   if (in.h < 1 || in.w < 1) throw std::invalid_argument(fmt::format("{}: empty input", layer));
 }
 
-class FilterDesc {
+class FilterDesc : public Owned<cudnnFilterDescriptor_t, &cudnnDestroyFilterDescriptor> {
  public:
   FilterDesc(int k, int c, int h, int w, cudnnDataType_t type) {
-    SB_CHECK(cudnnCreateFilterDescriptor(&desc_));
-    SB_CHECK(cudnnSetFilter4dDescriptor(desc_, type, CUDNN_TENSOR_NCHW, k, c, h, w));
+    SB_CHECK(cudnnCreateFilterDescriptor(&handle_));
+    SB_CHECK(cudnnSetFilter4dDescriptor(handle_, type, CUDNN_TENSOR_NCHW, k, c, h, w));
   }
-  ~FilterDesc() { (void)cudnnDestroyFilterDescriptor(desc_); }
-  FilterDesc(const FilterDesc&) = delete;
-  FilterDesc& operator=(const FilterDesc&) = delete;
-  cudnnFilterDescriptor_t get() const { return desc_; }
-
- private:
-  cudnnFilterDescriptor_t desc_ = nullptr;
 };
 
-class ConvDesc {
+class ConvDesc : public Owned<cudnnConvolutionDescriptor_t, &cudnnDestroyConvolutionDescriptor> {
  public:
   // fp32 arithmetic for fp32 and for bf16 tensors (cuDNN's PSEUDO_BFLOAT16_CONFIG).
   explicit ConvDesc(const cpu::Conv2dOptions& o) {
-    SB_CHECK(cudnnCreateConvolutionDescriptor(&desc_));
-    SB_CHECK(cudnnSetConvolution2dDescriptor(desc_, o.padding[0], o.padding[1], o.stride[0],
+    SB_CHECK(cudnnCreateConvolutionDescriptor(&handle_));
+    SB_CHECK(cudnnSetConvolution2dDescriptor(handle_, o.padding[0], o.padding[1], o.stride[0],
                                              o.stride[1], 1, 1, CUDNN_CROSS_CORRELATION,
                                              CUDNN_DATA_FLOAT));
-    SB_CHECK(cudnnSetConvolutionGroupCount(desc_, o.groups));
+    SB_CHECK(cudnnSetConvolutionGroupCount(handle_, o.groups));
   }
-  ~ConvDesc() { (void)cudnnDestroyConvolutionDescriptor(desc_); }
-  ConvDesc(const ConvDesc&) = delete;
-  ConvDesc& operator=(const ConvDesc&) = delete;
-  cudnnConvolutionDescriptor_t get() const { return desc_; }
-
- private:
-  cudnnConvolutionDescriptor_t desc_ = nullptr;
 };
 
-class ActivationDesc {
+class ActivationDesc
+    : public Owned<cudnnActivationDescriptor_t, &cudnnDestroyActivationDescriptor> {
  public:
   ActivationDesc(cudnnActivationMode_t mode, double coef) {
-    SB_CHECK(cudnnCreateActivationDescriptor(&desc_));
-    SB_CHECK(cudnnSetActivationDescriptor(desc_, mode, CUDNN_NOT_PROPAGATE_NAN, coef));
+    SB_CHECK(cudnnCreateActivationDescriptor(&handle_));
+    SB_CHECK(cudnnSetActivationDescriptor(handle_, mode, CUDNN_NOT_PROPAGATE_NAN, coef));
   }
-  ~ActivationDesc() { (void)cudnnDestroyActivationDescriptor(desc_); }
-  ActivationDesc(const ActivationDesc&) = delete;
-  ActivationDesc& operator=(const ActivationDesc&) = delete;
-  cudnnActivationDescriptor_t get() const { return desc_; }
+};
 
- private:
-  cudnnActivationDescriptor_t desc_ = nullptr;
+class PoolingDesc : public Owned<cudnnPoolingDescriptor_t, &cudnnDestroyPoolingDescriptor> {
+ public:
+  explicit PoolingDesc(const cpu::Pool2dOptions& o) {
+    const cudnnPoolingMode_t mode = o.kind == cpu::PoolKind::max ? CUDNN_POOLING_MAX
+                                    : o.kind == cpu::PoolKind::average
+                                        ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                        : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    SB_CHECK(cudnnCreatePoolingDescriptor(&handle_));
+    SB_CHECK(cudnnSetPooling2dDescriptor(handle_, mode, CUDNN_NOT_PROPAGATE_NAN, o.kernel[0],
+                                         o.kernel[1], o.padding[0], o.padding[1], o.stride[0],
+                                         o.stride[1]));
+  }
 };
 
 // ---- convolution algorithms: measured once per shape, cached for the process ----
@@ -347,36 +341,26 @@ class ConvLayer final : public DeviceLayer {
 class PoolLayer final : public DeviceLayer {
  public:
   PoolLayer(const cpu::Pool2dOptions& o, Context& context, const Shape& in)
-      : context_(context), in_desc_(in) {
+      : context_(context), in_desc_(in), pool_(o) {
     require_4d(in, "pooling");
     require_symmetric(o.padding, o.padding_end, "pooling");
-    const cudnnPoolingMode_t mode = o.kind == cpu::PoolKind::max ? CUDNN_POOLING_MAX
-                                    : o.kind == cpu::PoolKind::average
-                                        ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
-                                        : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
-    SB_CHECK(cudnnCreatePoolingDescriptor(&pool_));
-    SB_CHECK(cudnnSetPooling2dDescriptor(pool_, mode, CUDNN_NOT_PROPAGATE_NAN, o.kernel[0],
-                                         o.kernel[1], o.padding[0], o.padding[1], o.stride[0],
-                                         o.stride[1]));
     out_ = {in.n, in.c, output_extent(in.h, o.kernel[0], o.stride[0], o.padding[0], "pooling"),
             output_extent(in.w, o.kernel[1], o.stride[1], o.padding[1], "pooling")};
     int n = 0, c = 0, h = 0, w = 0;
-    SB_CHECK(cudnnGetPooling2dForwardOutputDim(pool_, in_desc_.get(), &n, &c, &h, &w));
+    SB_CHECK(cudnnGetPooling2dForwardOutputDim(pool_.get(), in_desc_.get(), &n, &c, &h, &w));
     if (Shape{n, c, h, w} != out_) {
       throw std::logic_error(fmt::format("pooling: cuDNN's output {} differs from {}",
                                          Shape{n, c, h, w}.str(), out_.str()));
     }
     out_desc_ = TensorDesc(out_);
   }
-  ~PoolLayer() override { (void)cudnnDestroyPoolingDescriptor(pool_); }
-
   void forward(const float* x, float* y, bool) override {
-    SB_CHECK(cudnnPoolingForward(context_.cudnn(), pool_, &kOne, in_desc_.get(), x, &kZero,
+    SB_CHECK(cudnnPoolingForward(context_.cudnn(), pool_.get(), &kOne, in_desc_.get(), x, &kZero,
                                  out_desc_.get(), y));
   }
   void backward(const float* x, const float* y, float* dy, float* dx) override {
     if (dx == nullptr) return;
-    SB_CHECK(cudnnPoolingBackward(context_.cudnn(), pool_, &kOne, out_desc_.get(), y,
+    SB_CHECK(cudnnPoolingBackward(context_.cudnn(), pool_.get(), &kOne, out_desc_.get(), y,
                                   out_desc_.get(), dy, in_desc_.get(), x, &kZero, in_desc_.get(),
                                   dx));
   }
@@ -384,7 +368,7 @@ class PoolLayer final : public DeviceLayer {
  private:
   Context& context_;
   TensorDesc in_desc_, out_desc_;
-  cudnnPoolingDescriptor_t pool_ = nullptr;
+  PoolingDesc pool_;
 };
 
 // ---- batch normalization ----
@@ -400,6 +384,7 @@ class BatchNormLayer final : public DeviceLayer {
         relu_(layer.relu()),
         desc_(in),
         relu_desc_(CUDNN_ACTIVATION_RELU, 0.0),
+        param_desc_(desc_),
         save_mean_(layer.channels()),
         save_inv_var_(layer.channels()) {
     if (static_cast<std::size_t>(in.c) != layer.channels()) {
@@ -411,15 +396,12 @@ class BatchNormLayer final : public DeviceLayer {
                                      epsilon_, CUDNN_BN_MIN_EPSILON));
     }
     out_ = in;
-    SB_CHECK(cudnnCreateTensorDescriptor(&param_desc_));
-    SB_CHECK(cudnnDeriveBNTensorDescriptor(param_desc_, desc_.get(), CUDNN_BATCHNORM_SPATIAL));
     const std::size_t c = layer.channels();
     gamma_ = params;
     beta_ = params + c;
     gamma_grad_ = grads;
     beta_grad_ = grads + c;
   }
-  ~BatchNormLayer() override { (void)cudnnDestroyTensorDescriptor(param_desc_); }
 
   void forward(const float* x, float* y, bool training) override {
     cudnnHandle_t h = context_.cudnn();
@@ -427,12 +409,13 @@ class BatchNormLayer final : public DeviceLayer {
       // cuDNN updates the running variance from the unbiased batch variance, as PyTorch does.
       SB_CHECK(cudnnBatchNormalizationForwardTraining(
           h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, desc_.get(), x, desc_.get(), y,
-          param_desc_, gamma_, beta_, momentum_, state_.running_mean.data(),
+          param_desc_.get(), gamma_, beta_, momentum_, state_.running_mean.data(),
           state_.running_var.data(), epsilon_, save_mean_.data(), save_inv_var_.data()));
     } else {
       SB_CHECK(cudnnBatchNormalizationForwardInference(
-          h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, desc_.get(), x, desc_.get(), y, param_desc_,
-          gamma_, beta_, state_.running_mean.data(), state_.running_var.data(), epsilon_));
+          h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, desc_.get(), x, desc_.get(), y,
+          param_desc_.get(), gamma_, beta_, state_.running_mean.data(), state_.running_var.data(),
+          epsilon_));
     }
     if (relu_) {
       SB_CHECK(cudnnActivationForward(h, relu_desc_.get(), &kOne, desc_.get(), y, &kZero,
@@ -453,7 +436,7 @@ class BatchNormLayer final : public DeviceLayer {
     }
     SB_CHECK(cudnnBatchNormalizationBackward(
         h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, desc_.get(), x, desc_.get(), dy,
-        desc_.get(), target, param_desc_, gamma_, gamma_grad_, beta_grad_, epsilon_,
+        desc_.get(), target, param_desc_.get(), gamma_, gamma_grad_, beta_grad_, epsilon_,
         save_mean_.data(), save_inv_var_.data()));
   }
 
@@ -464,7 +447,7 @@ class BatchNormLayer final : public DeviceLayer {
   bool relu_;
   TensorDesc desc_;
   ActivationDesc relu_desc_;
-  cudnnTensorDescriptor_t param_desc_ = nullptr;
+  BatchNormParamDesc param_desc_;
   DeviceArray<float> save_mean_, save_inv_var_, scratch_;
   float *gamma_ = nullptr, *beta_ = nullptr, *gamma_grad_ = nullptr, *beta_grad_ = nullptr;
 };
@@ -500,20 +483,13 @@ class ActivationLayer final : public DeviceLayer {
 
 // ---- dropout ----
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 class DropoutLayer final : public DeviceLayer {
  public:
   DropoutLayer(const cpu::Dropout& layer, Context& context, const Shape& in, LayerState& state)
       : context_(context),
+        layer_(layer),
         state_(state),
         rate_(layer.rate()),
-        seed_(layer.seed()),
         threshold_(static_cast<std::uint32_t>(layer.rate() * 16777216.0f)),
         scale_(1.0f / (1.0f - layer.rate())),
         host_key_(1),
@@ -523,7 +499,7 @@ class DropoutLayer final : public DeviceLayer {
   void prepare_step() override {
     // The CPU backend's key for its k-th call, so both backends drop the same elements. The
     // previous step's copy of it has run: its forward finished before its loss was read.
-    host_key_.data()[0] = splitmix64(seed_ ^ splitmix64(state_.dropout_calls++));
+    host_key_.data()[0] = layer_.mask_key(state_.dropout_calls++);
   }
   void forward(const float* x, float* y, bool training) override {
     if (!training || rate_ <= 0.0f) {
@@ -551,9 +527,9 @@ class DropoutLayer final : public DeviceLayer {
                              context_.stream()));
   }
   Context& context_;
+  const cpu::Dropout& layer_;
   LayerState& state_;
   float rate_;
-  std::uint64_t seed_;
   std::uint32_t threshold_;
   float scale_;
   PinnedArray<std::uint64_t> host_key_;
@@ -699,27 +675,20 @@ DeviceArray<float> to_device(std::span<const float> host) {
 std::string Shape::str() const { return fmt::format("{}x{}x{}x{}", n, c, h, w); }
 
 TensorDesc::TensorDesc(const Shape& s, cudnnDataType_t type) {
-  SB_CHECK(cudnnCreateTensorDescriptor(&desc_));
-  SB_CHECK(cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, type, s.n, s.c, s.h, s.w));
+  SB_CHECK(cudnnCreateTensorDescriptor(&handle_));
+  SB_CHECK(cudnnSetTensor4dDescriptor(handle_, CUDNN_TENSOR_NCHW, type, s.n, s.c, s.h, s.w));
 }
-TensorDesc::~TensorDesc() {
-  if (desc_ != nullptr) (void)cudnnDestroyTensorDescriptor(desc_);
-}
-TensorDesc::TensorDesc(TensorDesc&& o) noexcept : desc_(std::exchange(o.desc_, nullptr)) {}
-TensorDesc& TensorDesc::operator=(TensorDesc&& o) noexcept {
-  if (this != &o) {
-    if (desc_ != nullptr) (void)cudnnDestroyTensorDescriptor(desc_);
-    desc_ = std::exchange(o.desc_, nullptr);
-  }
-  return *this;
+
+BatchNormParamDesc::BatchNormParamDesc(const TensorDesc& data) {
+  SB_CHECK(cudnnCreateTensorDescriptor(&handle_));
+  SB_CHECK(cudnnDeriveBNTensorDescriptor(handle_, data.get(), CUDNN_BATCHNORM_SPATIAL));
 }
 
 LayerState make_layer_state(const cpu::Layer& layer) {
   LayerState state;
   if (const auto* bn = dynamic_cast<const cpu::BatchNorm*>(&layer)) {
-    auto& mutable_bn = const_cast<cpu::BatchNorm&>(*bn);  // running_mean() has no const overload
-    state.running_mean = to_device(mutable_bn.running_mean());
-    state.running_var = to_device(mutable_bn.running_var());
+    state.running_mean = to_device(bn->running_mean());
+    state.running_var = to_device(bn->running_var());
   }
   return state;
 }
@@ -767,15 +736,17 @@ DeviceAdd::DeviceAdd(Context& context, const Shape& a, const Shape& b)
     throw std::invalid_argument(
         fmt::format("add: the inputs' shapes differ ({} and {})", a.str(), b.str()));
   }
-  SB_CHECK(cudnnCreateOpTensorDescriptor(&add_));
-  SB_CHECK(cudnnSetOpTensorDescriptor(add_, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT,
+}
+
+DeviceAdd::AddDesc::AddDesc() {
+  SB_CHECK(cudnnCreateOpTensorDescriptor(&handle_));
+  SB_CHECK(cudnnSetOpTensorDescriptor(handle_, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT,
                                       CUDNN_NOT_PROPAGATE_NAN));
 }
 
-DeviceAdd::~DeviceAdd() { (void)cudnnDestroyOpTensorDescriptor(add_); }
 
 void DeviceAdd::forward(const float* a, const float* b, float* dst) {
-  SB_CHECK(cudnnOpTensor(context_.cudnn(), add_, &kOne, desc_.get(), a, &kOne, desc_.get(), b,
+  SB_CHECK(cudnnOpTensor(context_.cudnn(), add_.get(), &kOne, desc_.get(), a, &kOne, desc_.get(), b,
                          &kZero, desc_.get(), dst));
 }
 

@@ -34,19 +34,17 @@ struct Shape {
 };
 
 // A cuDNN tensor descriptor of a Shape (NCHW, packed; fp32 unless told).
-class TensorDesc {
+class TensorDesc : public Owned<cudnnTensorDescriptor_t, &cudnnDestroyTensorDescriptor> {
  public:
   TensorDesc() = default;
   explicit TensorDesc(const Shape& shape, cudnnDataType_t type = CUDNN_DATA_FLOAT);
-  ~TensorDesc();
-  TensorDesc(TensorDesc&& o) noexcept;
-  TensorDesc& operator=(TensorDesc&& o) noexcept;
-  TensorDesc(const TensorDesc&) = delete;
-  TensorDesc& operator=(const TensorDesc&) = delete;
-  cudnnTensorDescriptor_t get() const { return desc_; }
+};
 
- private:
-  cudnnTensorDescriptor_t desc_ = nullptr;
+// Batch norm's per-channel parameter descriptor, derived from the data's.
+class BatchNormParamDesc
+    : public Owned<cudnnTensorDescriptor_t, &cudnnDestroyTensorDescriptor> {
+ public:
+  explicit BatchNormParamDesc(const TensorDesc& data);
 };
 
 // What a layer keeps between plans (training and evaluation batch sizes differ): batch norm's
@@ -89,9 +87,6 @@ std::unique_ptr<DeviceLayer> make_device_layer(const cpu::Layer& layer, Context&
 class DeviceAdd {
  public:
   DeviceAdd(Context& context, const Shape& a, const Shape& b);
-  ~DeviceAdd();
-  DeviceAdd(const DeviceAdd&) = delete;
-  DeviceAdd& operator=(const DeviceAdd&) = delete;
   const Shape& output() const { return shape_; }
   void forward(const float* a, const float* b, float* dst);
   // Copies dy to d_input (either input's gradient).
@@ -101,7 +96,9 @@ class DeviceAdd {
   Context& context_;
   Shape shape_;
   TensorDesc desc_;
-  cudnnOpTensorDescriptor_t add_ = nullptr;
+  struct AddDesc : Owned<cudnnOpTensorDescriptor_t, &cudnnDestroyOpTensorDescriptor> {
+    AddDesc();
+  } add_;
 };
 
 // Concatenation along channels: one strided copy per input (cudaMemcpy2DAsync).

@@ -55,39 +55,22 @@ class Communicator {
   int size_;
 };
 
-class Stream {
+// A high-priority non-blocking stream: a bucket's allreduce should not queue behind
+// backward's kernels.
+class Stream : public Owned<cudaStream_t, &cudaStreamDestroy> {
  public:
   Stream() {
     int least = 0, greatest = 0;
     SB_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    // Communication first: a bucket's allreduce should not queue behind backward's kernels.
-    SB_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
+    SB_CHECK(cudaStreamCreateWithPriority(&handle_, cudaStreamNonBlocking, greatest));
   }
-  ~Stream() {
-    if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
 };
 
-class Event {
+class Event : public Owned<cudaEvent_t, &cudaEventDestroy> {
  public:
   explicit Event(unsigned flags = cudaEventDisableTiming) {
-    SB_CHECK(cudaEventCreateWithFlags(&event_, flags));
+    SB_CHECK(cudaEventCreateWithFlags(&handle_, flags));
   }
-  ~Event() {
-    if (event_ != nullptr) (void)cudaEventDestroy(event_);
-  }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
 };
 
 // One process: the sum over one rank is the mean already.

@@ -24,6 +24,14 @@ void require_int_sized(const Shape& s) {
   }
 }
 
+// Waits for the compute stream, then copies all of `from` to host memory.
+void copy_to_host(const Context& context, const DeviceArray<float>& from, float* to) {
+  context.synchronize();
+  if (from.size() > 0) {
+    SB_CHECK(cudaMemcpy(to, from.data(), from.bytes(), cudaMemcpyDeviceToHost));
+  }
+}
+
 }  // namespace
 
 struct CudaNetwork::Plan {
@@ -97,23 +105,13 @@ CudaNetwork::~CudaNetwork() {
 }
 
 std::span<float> CudaNetwork::parameters() {
-  context_.synchronize();
-  std::span<float> host = cpu_->parameters();
-  if (count_ > 0) {
-    SB_CHECK(cudaMemcpy(host.data(), parameters_.data(), parameters_.bytes(),
-                        cudaMemcpyDeviceToHost));
-  }
-  return host;
+  copy_to_host(context_, parameters_, cpu_->parameters().data());
+  return cpu_->parameters();
 }
 
 std::span<float> CudaNetwork::gradients() {
-  context_.synchronize();
-  std::span<float> host = cpu_->gradients();
-  if (count_ > 0) {
-    SB_CHECK(cudaMemcpy(host.data(), gradients_.data(), gradients_.bytes(),
-                        cudaMemcpyDeviceToHost));
-  }
-  return host;
+  copy_to_host(context_, gradients_, cpu_->gradients().data());
+  return cpu_->gradients();
 }
 
 void CudaNetwork::parameters_changed() {
@@ -129,18 +127,14 @@ void CudaNetwork::parameters_changed() {
 }
 
 std::vector<float> CudaNetwork::running_mean(std::size_t node) {
-  context_.synchronize();
-  const DeviceArray<float>& a = states_.at(node).running_mean;
-  std::vector<float> host(a.size());
-  if (a.size() > 0) SB_CHECK(cudaMemcpy(host.data(), a.data(), a.bytes(), cudaMemcpyDeviceToHost));
+  std::vector<float> host(states_.at(node).running_mean.size());
+  copy_to_host(context_, states_[node].running_mean, host.data());
   return host;
 }
 
 std::vector<float> CudaNetwork::running_var(std::size_t node) {
-  context_.synchronize();
-  const DeviceArray<float>& a = states_.at(node).running_var;
-  std::vector<float> host(a.size());
-  if (a.size() > 0) SB_CHECK(cudaMemcpy(host.data(), a.data(), a.bytes(), cudaMemcpyDeviceToHost));
+  std::vector<float> host(states_.at(node).running_var.size());
+  copy_to_host(context_, states_[node].running_var, host.data());
   return host;
 }
 
