@@ -22,12 +22,16 @@
 namespace scalebench::db {
 namespace {
 
-// Long enough to ride out another process's insert_run (one transaction per finished run), short
-// enough that a stuck writer shows up as an error rather than a hang.
-constexpr int kBusyTimeoutMs = 5000;
+// Generous: another process may be storing a run of millions of lines. A write still busy after
+// this fails, and the runner retries and then writes a side file (docs/database.md), so a stuck
+// writer costs time, never a measured run.
+constexpr int kBusyTimeoutMs = 60'000;
 
 [[noreturn]] void fail(sqlite3* db, const std::string& path, std::string_view what) {
-  throw DatabaseError(fmt::format("{}: {}: {}", path, what, sqlite3_errmsg(db)));
+  const int code = sqlite3_errcode(db) & 0xff;
+  auto message = fmt::format("{}: {}: {}", path, what, sqlite3_errmsg(db));
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED) throw DatabaseBusy(std::move(message));
+  throw DatabaseError(std::move(message));
 }
 
 void exec(sqlite3* db, const std::string& path, const char* sql, std::string_view what) {
@@ -284,6 +288,28 @@ void apply_migration(sqlite3* db, const std::string& path, int version) {
     case 1:
       exec(db, path, schema::kMigrateV1ToV2, "migrate the schema from version 1 to 2");
       break;
+    case 2: {
+      exec(db, path, schema::kMigrateV2ToV3, "migrate the schema from version 2 to 3");
+      // Instances stored before version 3 get their spec's hash, and the end of their last run
+      // as their end (how they ended was not recorded: end_reason stays NULL).
+      std::vector<std::pair<std::int64_t, std::string>> specs;
+      {
+        Statement read(db, path, "SELECT id, spec_json FROM experiments", "read stored specs");
+        while (read.step()) specs.emplace_back(read.int64(0), read.text(1));
+      }
+      Statement hash(db, path, "UPDATE experiments SET spec_hash = ?2 WHERE id = ?1",
+                     "store the hash of a stored spec");
+      for (const auto& [id, spec] : specs) {
+        hash.bind(1, id);
+        hash.bind(2, spec_hash(spec));
+        hash.run();
+      }
+      exec(db, path,
+           "UPDATE experiments SET ended_at = coalesce((SELECT max(ended_at) FROM runs WHERE "
+           "runs.experiment_id = experiments.id), started_at)",
+           "record the end of stored instances");
+      break;
+    }
     default:
       throw DatabaseError(fmt::format("{}: no migration from schema version {} to {}", path,
                                       version, version + 1));
@@ -497,7 +523,7 @@ std::optional<std::string> render_value(sqlite3_stmt* stmt, int col) {
 constexpr const char* kRunColumns =
     "id, experiment_id, experiment, condition, launcher, np, repetition, command_line, status, "
     "exit_code, signal, error, started_at, ended_at, wall_seconds, startup_seconds, "
-    "train_images, images_per_second";
+    "train_images, images_per_second, attempt, env_json";
 
 RunRecord read_run(const Statement& st) {
   RunRecord r;
@@ -519,6 +545,8 @@ RunRecord read_run(const Statement& st) {
   r.startup_seconds = st.optional_real(15);
   r.train_images = st.optional_int64(16);
   r.images_per_second = st.optional_real(17);
+  r.attempt = st.integer(18);
+  r.env_json = st.text(19);
   return r;
 }
 
@@ -548,7 +576,40 @@ std::string immutable_uri(const std::string& path) {
   return uri + "?immutable=1";
 }
 
+// `--db` must name a file: SQLite would take "" and ":memory:" for private in-memory databases
+// (a whole matrix measured and nothing stored), and this build reads "file:" names as URIs.
+void check_database_path(const std::string& path) {
+  if (path.empty()) throw DatabaseError("database path is empty: give --db a file name");
+  if (path == ":memory:" || path.rfind("file:", 0) == 0) {
+    throw DatabaseError(fmt::format(
+        "{}: not a file name: the results database must be a file (write ./{} for a file of "
+        "that name)",
+        path, path));
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw DatabaseError(
+        fmt::format("{}: is a directory: give --db a file name, such as {}/scalebench.db", path,
+                    path));
+  }
+}
+
+std::string placeholders_json(const std::vector<std::int64_t>& ids) {
+  return fmt::format("[{}]", fmt::join(ids, ","));
+}
+
 }  // namespace
+
+std::string spec_hash(std::string_view spec_json) {
+  // FNV-1a, 64 bits (Fowler, Noll, Vo): an identifier of the normalised spec, not a security hash;
+  // pooling compares the specs themselves as well.
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const char c : spec_json) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  return fmt::format("fnv1a64:{:016x}", hash);
+}
 
 // ---- lifetime ----------------------------------------------------------------------------------
 
@@ -570,6 +631,7 @@ Database& Database::operator=(Database&& other) noexcept {
 
 Database Database::open(const std::string& path, OpenMode mode) {
   namespace fs = std::filesystem;
+  check_database_path(path);
   const bool read_only = mode == OpenMode::ReadOnly;
   std::error_code ec;
   if (read_only) {
@@ -608,9 +670,16 @@ Database Database::open(const std::string& path, OpenMode mode) {
           path));
     }
     if (state == SchemaState::Older) {
+      // A database from an earlier release: migrate it once (one transaction; a failed migration
+      // leaves it as it was), then read it like any other. Without write access, say how.
+      if (::access(path.c_str(), W_OK) == 0) {
+        Database migrated = open(path, OpenMode::ReadWrite);
+        exec(migrated.handle_, path, "PRAGMA query_only = ON", "entering query-only mode");
+        return migrated;
+      }
       throw DatabaseError(fmt::format(
-          "{}: schema version {} is older than this scalebench's ({}); open it read-write once "
-          "(e.g. with `scalebench run`) to migrate it",
+          "{}: schema version {} is older than this scalebench's ({}) and the file is not "
+          "writable, so it cannot be migrated; copy it somewhere writable first",
           path, read_user_version(handle, path), kSchemaVersion));
     }
     exec(handle, path, "PRAGMA query_only = ON", "entering query-only mode");
@@ -639,8 +708,13 @@ Database Database::open(const std::string& path, OpenMode mode) {
     }
     tx.commit();
   }
+  // Staged lines live in the connection's TEMP database, on disk, not in memory.
+  exec(handle, path, "PRAGMA temp_store = FILE", "keeping temporary tables on disk");
+  exec(handle, path, schema::kCreateStagedLines, "create the line staging table");
   return db;
 }
+
+void Database::set_busy_timeout(int milliseconds) { sqlite3_busy_timeout(handle_, milliseconds); }
 
 int Database::schema_version() const { return read_user_version(handle_, path_); }
 
@@ -649,7 +723,8 @@ int Database::schema_version() const { return read_user_version(handle_, path_);
 std::int64_t Database::insert_experiment(const ExperimentRecord& e) {
   Statement st(handle_, path_,
                "INSERT INTO experiments (name, source_path, spec_json, started_at, host, "
-               "cpu_count, scalebench_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+               "cpu_count, scalebench_version, spec_hash, cells, ended_at, end_reason) "
+               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                "insert an experiment");
   st.bind(1, e.name);
   st.bind(2, e.source_path);
@@ -658,20 +733,100 @@ std::int64_t Database::insert_experiment(const ExperimentRecord& e) {
   st.bind(5, e.host);
   st.bind(6, e.cpu_count);
   st.bind(7, e.scalebench_version);
+  st.bind(8, e.spec_hash.empty() ? spec_hash(e.spec_json) : e.spec_hash);
+  st.bind(9, e.cells);
+  st.bind(10, e.ended_at);
+  st.bind(11, e.end_reason);
   st.run();
   return sqlite3_last_insert_rowid(handle_);
 }
 
+void Database::end_experiment(std::int64_t id, const std::string& ended_at,
+                              const std::string& reason) {
+  Statement st(handle_, path_, "UPDATE experiments SET ended_at = ?2, end_reason = ?3 WHERE id = ?1",
+               "record the end of an experiment instance");
+  st.bind(1, id);
+  st.bind(2, ended_at);
+  st.bind(3, reason);
+  st.run();
+}
+
+void Database::reopen_experiment(std::int64_t id) {
+  Statement st(handle_, path_,
+               "UPDATE experiments SET ended_at = NULL, end_reason = NULL WHERE id = ?1",
+               "reopen an experiment instance");
+  st.bind(1, id);
+  st.run();
+}
+
+// ---- staged lines ------------------------------------------------------------------------------
+
+void Database::stage_line(const LineRecord& line) {
+  stage_buffer_.push_back(line);
+  if (stage_buffer_.size() >= kStageBatch) flush_staged_lines();
+}
+
+void Database::flush_staged_lines() const {
+  if (stage_buffer_.empty()) return;
+  // One transaction per batch; it writes only the TEMP database, so it takes no lock on the
+  // results file and never waits for another process.
+  exec(handle_, path_, "BEGIN", "start staging output lines");
+  try {
+    Statement ins(handle_, path_,
+                  "INSERT OR REPLACE INTO temp.staged_lines (seq, offset_seconds, stream, rank, "
+                  "text) VALUES (?1, ?2, ?3, ?4, ?5)",
+                  "stage an output line");
+    for (const LineRecord& l : stage_buffer_) {
+      ins.bind(1, l.seq);
+      ins.bind(2, l.offset_seconds);
+      ins.bind(3, l.stream);
+      ins.bind(4, l.rank);
+      ins.bind(5, l.text);
+      ins.run();
+    }
+  } catch (...) {
+    sqlite3_exec(handle_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  exec(handle_, path_, "COMMIT", "stage output lines");
+  stage_buffer_.clear();
+}
+
+std::int64_t Database::staged_line_count() const {
+  flush_staged_lines();
+  Statement st(handle_, path_, "SELECT count(*) FROM temp.staged_lines", "count staged lines");
+  st.step();
+  return st.int64(0);
+}
+
+void Database::discard_staged_lines() {
+  stage_buffer_.clear();
+  exec(handle_, path_, "DELETE FROM temp.staged_lines", "discard staged lines");
+}
+
 std::int64_t Database::insert_run(const RunBundle& bundle) {
+  const std::int64_t run_id = insert_run_impl(bundle, handle_);
+  discard_staged_lines();
+  return run_id;
+}
+
+std::int64_t Database::insert_run_from_stage(const RunBundle& bundle, const Database& stage) {
+  stage.flush_staged_lines();
+  return insert_run_impl(bundle, stage.handle_);
+}
+
+std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) {
+  flush_staged_lines();
   const RunRecord& r = bundle.run;
   Transaction tx(handle_, path_, "insert a run");
 
   Statement run(handle_, path_,
                 "INSERT INTO runs (experiment_id, experiment, condition, launcher, np, "
                 "repetition, command_line, status, exit_code, signal, error, started_at, "
-                "ended_at, wall_seconds, startup_seconds, train_images, images_per_second) "
+                "ended_at, wall_seconds, startup_seconds, train_images, images_per_second, "
+                "attempt, env_json) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-                "?17)",
+                "?17, ?18, ?19)",
                 "insert a run");
   run.bind(1, r.experiment_id);
   run.bind(2, r.experiment);
@@ -690,6 +845,8 @@ std::int64_t Database::insert_run(const RunBundle& bundle) {
   run.bind(15, r.startup_seconds);
   run.bind(16, r.train_images);
   run.bind(17, r.images_per_second);
+  run.bind(18, r.attempt);
+  run.bind(19, r.env_json);
   run.run();
   const std::int64_t run_id = sqlite3_last_insert_rowid(handle_);
 
@@ -727,6 +884,35 @@ std::int64_t Database::insert_run(const RunBundle& bundle) {
       ln.run();
     }
   }
+  if (stage == handle_) {
+    Statement staged(handle_, path_,
+                     "INSERT INTO lines (run_id, seq, offset_seconds, stream, rank, text) "
+                     "SELECT ?1, seq, offset_seconds + ?2, stream, rank, text FROM temp.staged_lines",
+                     "move staged output lines");
+    staged.bind(1, run_id);
+    staged.bind(2, bundle.staged_offset_shift_seconds);
+    staged.run();
+  } else {
+    // Another connection's stage: copied row by row (a side file; bounded memory all the same).
+    const std::string stage_path = sqlite3_db_filename(stage, "main") ? sqlite3_db_filename(stage, "main") : "";
+    Statement read(stage, stage_path,
+                   "SELECT seq, offset_seconds, stream, rank, text FROM temp.staged_lines "
+                   "ORDER BY seq",
+                   "read staged output lines");
+    Statement ln(handle_, path_,
+                 "INSERT INTO lines (run_id, seq, offset_seconds, stream, rank, text) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                 "insert an output line");
+    while (read.step()) {
+      ln.bind(1, run_id);
+      ln.bind(2, read.int64(0));
+      ln.bind(3, read.real(1) + bundle.staged_offset_shift_seconds);
+      ln.bind(4, read.text(2));
+      ln.bind(5, read.optional_int(3));
+      ln.bind(6, read.text(4));
+      ln.run();
+    }
+  }
   if (!bundle.allreduce.empty()) {
     Statement ar(handle_, path_,
                  "INSERT INTO allreduce_results (run_id, seq, transport, bytes, count, type, "
@@ -754,24 +940,88 @@ std::int64_t Database::insert_run(const RunBundle& bundle) {
 
 // ---- reading -----------------------------------------------------------------------------------
 
+namespace {
+
+constexpr const char* kExperimentColumns =
+    "id, name, source_path, spec_json, started_at, host, cpu_count, scalebench_version, "
+    "spec_hash, cells, ended_at, end_reason";
+
+ExperimentRecord read_experiment(const Statement& st) {
+  ExperimentRecord e;
+  e.id = st.int64(0);
+  e.name = st.text(1);
+  e.source_path = st.text(2);
+  e.spec_json = st.text(3);
+  e.started_at = st.text(4);
+  e.host = st.text(5);
+  e.cpu_count = st.integer(6);
+  e.scalebench_version = st.text(7);
+  e.spec_hash = st.text(8);
+  e.cells = st.optional_int64(9);
+  if (!st.is_null(10)) e.ended_at = st.text(10);
+  if (!st.is_null(11)) e.end_reason = st.text(11);
+  return e;
+}
+
+}  // namespace
+
 std::vector<ExperimentRecord> Database::experiments() const {
-  Statement st(handle_, path_,
-               "SELECT id, name, source_path, spec_json, started_at, host, cpu_count, "
-               "scalebench_version FROM experiments ORDER BY id",
+  Statement st(handle_, path_, fmt::format("SELECT {} FROM experiments ORDER BY id", kExperimentColumns),
                "read experiments");
   std::vector<ExperimentRecord> out;
-  while (st.step()) {
-    ExperimentRecord e;
-    e.id = st.int64(0);
-    e.name = st.text(1);
-    e.source_path = st.text(2);
-    e.spec_json = st.text(3);
-    e.started_at = st.text(4);
-    e.host = st.text(5);
-    e.cpu_count = st.integer(6);
-    e.scalebench_version = st.text(7);
-    out.push_back(std::move(e));
-  }
+  while (st.step()) out.push_back(read_experiment(st));
+  return out;
+}
+
+std::optional<ExperimentRecord> Database::experiment(std::int64_t id) const {
+  Statement st(handle_, path_,
+               fmt::format("SELECT {} FROM experiments WHERE id = ?1", kExperimentColumns),
+               "read an experiment instance");
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  return read_experiment(st);
+}
+
+std::vector<ExperimentRecord> Database::instances(const std::string& name) const {
+  Statement st(handle_, path_,
+               fmt::format("SELECT {} FROM experiments WHERE name = ?1 ORDER BY id", kExperimentColumns),
+               "read experiment instances");
+  st.bind(1, name);
+  std::vector<ExperimentRecord> out;
+  while (st.step()) out.push_back(read_experiment(st));
+  return out;
+}
+
+std::optional<ExperimentRecord> Database::latest_instance(
+    const std::optional<std::string>& name) const {
+  Statement st(handle_, path_,
+               fmt::format("SELECT {} FROM experiments {} ORDER BY id DESC LIMIT 1",
+                           kExperimentColumns, name ? "WHERE name = ?1" : ""),
+               "read the latest experiment instance");
+  if (name) st.bind(1, *name);
+  if (!st.step()) return std::nullopt;
+  return read_experiment(st);
+}
+
+std::optional<ExperimentRecord> Database::latest_instance_of_spec(const std::string& hash) const {
+  Statement st(handle_, path_,
+               fmt::format("SELECT {} FROM experiments WHERE spec_hash = ?1 ORDER BY id DESC LIMIT 1",
+                           kExperimentColumns),
+               "read the latest instance of a spec");
+  st.bind(1, hash);
+  if (!st.step()) return std::nullopt;
+  return read_experiment(st);
+}
+
+std::vector<RunRecord> Database::runs_of_instances(const std::vector<std::int64_t>& ids) const {
+  Statement st(handle_, path_,
+               fmt::format("SELECT {} FROM runs WHERE experiment_id IN (SELECT value FROM "
+                           "json_each(?1)) ORDER BY id",
+                           kRunColumns),
+               "read runs");
+  st.bind(1, placeholders_json(ids));
+  std::vector<RunRecord> out;
+  while (st.step()) out.push_back(read_run(st));
   return out;
 }
 
@@ -853,17 +1103,9 @@ std::vector<AllreduceRecord> Database::allreduce_results(std::int64_t run_id) co
   return out;
 }
 
-std::vector<EpochSample> Database::epoch_samples(
-    const std::optional<std::string>& experiment) const {
-  const std::string sql = fmt::format(
-      "SELECT r.id, r.experiment, r.condition, r.launcher, r.np, r.repetition, e.epoch, "
-      "e.duration_seconds, e.trainer_seconds, r.train_images "
-      "FROM epochs AS e JOIN runs AS r ON r.id = e.run_id "
-      "WHERE r.status = 'ok' AND e.duration_seconds IS NOT NULL{} "
-      "ORDER BY r.id, e.epoch",
-      experiment ? " AND r.experiment = ?1" : "");
-  Statement st(handle_, path_, sql, "read epoch samples");
-  if (experiment) st.bind(1, *experiment);
+namespace {
+
+std::vector<EpochSample> read_epoch_samples(Statement& st) {
   std::vector<EpochSample> out;
   while (st.step()) {
     EpochSample s;
@@ -877,9 +1119,38 @@ std::vector<EpochSample> Database::epoch_samples(
     s.duration_seconds = st.real(7);
     s.trainer_seconds = st.optional_real(8);
     s.train_images = st.optional_int64(9);
+    s.experiment_id = st.int64(10);
     out.push_back(std::move(s));
   }
   return out;
+}
+
+constexpr const char* kEpochSampleQuery =
+    "SELECT r.id, r.experiment, r.condition, r.launcher, r.np, r.repetition, e.epoch, "
+    "e.duration_seconds, e.trainer_seconds, r.train_images, r.experiment_id "
+    "FROM epochs AS e JOIN runs AS r ON r.id = e.run_id "
+    "WHERE r.status = 'ok' AND e.duration_seconds IS NOT NULL{} "
+    "ORDER BY r.id, e.epoch";
+
+}  // namespace
+
+std::vector<EpochSample> Database::epoch_samples(
+    const std::optional<std::string>& experiment) const {
+  Statement st(handle_, path_,
+               fmt::format(fmt::runtime(kEpochSampleQuery), experiment ? " AND r.experiment = ?1" : ""),
+               "read epoch samples");
+  if (experiment) st.bind(1, *experiment);
+  return read_epoch_samples(st);
+}
+
+std::vector<EpochSample> Database::epoch_samples_of_instances(
+    const std::vector<std::int64_t>& ids) const {
+  Statement st(handle_, path_,
+               fmt::format(fmt::runtime(kEpochSampleQuery),
+                           " AND r.experiment_id IN (SELECT value FROM json_each(?1))"),
+               "read epoch samples");
+  st.bind(1, placeholders_json(ids));
+  return read_epoch_samples(st);
 }
 
 std::optional<std::string> Database::latest_experiment() const {

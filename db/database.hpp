@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 struct sqlite3;
@@ -19,24 +20,40 @@ class DatabaseError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The database stayed locked by another process for longer than the busy timeout: the same
+// write may succeed later.
+class DatabaseBusy : public DatabaseError {
+ public:
+  using DatabaseError::DatabaseError;
+};
+
 // A query that tried to modify the database through the read-only path.
 class ReadOnlyViolation : public DatabaseError {
  public:
   using DatabaseError::DatabaseError;
 };
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
-// One invocation of `scalebench run` on one experiment file.
+// The identifier of a normalised experiment spec (its JSON with sorted keys, no spaces):
+// "fnv1a64:" and 16 hex digits. Equal specs have equal hashes; instances are pooled only then.
+std::string spec_hash(std::string_view spec_json);
+
+// One invocation of `scalebench run` on one experiment file: an experiment instance. A resumed
+// instance (`scalebench run --resume`) gains runs; it stays the same row.
 struct ExperimentRecord {
   std::int64_t id = 0;            // assigned by insert_experiment
   std::string name;
   std::string source_path;        // the experiment file as given
   std::string spec_json;          // the file's JSON, normalised
+  std::string spec_hash;          // spec_hash(spec_json)
   std::string started_at;         // ISO 8601 UTC wall clock
   std::string host;
   int cpu_count = 0;
   std::string scalebench_version;
+  std::optional<long long> cells;         // matrix size (conditions x np x repetitions)
+  std::optional<std::string> ended_at;    // absent while running, or when the orchestrator died
+  std::optional<std::string> end_reason;  // finished | interrupted | failed
 };
 
 // One launched process (one cell of the matrix: condition x np x repetition).
@@ -59,6 +76,8 @@ struct RunRecord {
   std::optional<double> startup_seconds;    // process start to first `Epoch 1/z`
   std::optional<long long> train_images;    // training images per epoch, all ranks
   std::optional<double> images_per_second;  // train_images * epochs / sum(epoch durations)
+  int attempt = 1;                 // 1-based: re-runs of the same cell (--retries, --resume)
+  std::string env_json = "{}";     // the variables the condition set for this run (JSON object)
 };
 
 struct EpochRecord {
@@ -102,6 +121,9 @@ struct RunBundle {
   std::vector<EpochRecord> epochs;
   std::vector<LineRecord> lines;
   std::vector<AllreduceRecord> allreduce;  // empty unless the run was an allreduce benchmark
+  // Added to the offsets of staged lines when they are stored: they were staged relative to the
+  // first line's arrival, before the process start was known.
+  double staged_offset_shift_seconds = 0;
 };
 
 // Result of a read-only query, all values rendered as text (NULL as absent).
@@ -113,6 +135,7 @@ struct QueryResult {
 // One epoch joined with its run: the unit the report and statistics work on.
 struct EpochSample {
   std::int64_t run_id = 0;
+  std::int64_t experiment_id = 0;  // the instance
   std::string experiment;
   std::string condition;
   std::string launcher;
@@ -140,19 +163,52 @@ class Database {
   const std::string& path() const { return path_; }
   int schema_version() const;
 
+  // Waits up to this long for another process's write lock before a write fails as busy.
+  void set_busy_timeout(int milliseconds);
+
   std::int64_t insert_experiment(const ExperimentRecord& experiment);
-  // Stores the run, its epochs, lines and allreduce rows atomically; returns the new run id.
+  // Records how an instance ended (ended_at, end_reason).
+  void end_experiment(std::int64_t id, const std::string& ended_at, const std::string& reason);
+  // Marks a resumed instance as running again (clears ended_at and end_reason).
+  void reopen_experiment(std::int64_t id);
+
+  // Lines of the run being measured, staged on disk as they arrive (bounded memory); the next
+  // insert_run moves them into `lines` with the run, atomically. A LineRecord's run_id is ignored.
+  void stage_line(const LineRecord& line);
+  std::int64_t staged_line_count() const;
+  void discard_staged_lines();
+
+  // Stores the run, its epochs, lines (bundle.lines, then the staged ones) and allreduce rows
+  // atomically, and empties the stage; returns the new run id. On failure nothing is stored and
+  // the stage is kept, so the caller can retry or write a side file.
   std::int64_t insert_run(const RunBundle& bundle);
+  // The same into this database, with the lines staged on `stage` (another connection): writes
+  // a run to a side file when the results database is unavailable. `stage` keeps its lines.
+  std::int64_t insert_run_from_stage(const RunBundle& bundle, const Database& stage);
 
   std::vector<ExperimentRecord> experiments() const;
+  std::optional<ExperimentRecord> experiment(std::int64_t id) const;
+  // Instances of one experiment name, oldest first.
+  std::vector<ExperimentRecord> instances(const std::string& name) const;
+  // The newest instance, of one name if given.
+  std::optional<ExperimentRecord> latest_instance(
+      const std::optional<std::string>& name = std::nullopt) const;
+  // The newest instance whose spec has this hash.
+  std::optional<ExperimentRecord> latest_instance_of_spec(const std::string& spec_hash) const;
+
   // Runs, optionally of one experiment name, in insertion order.
   std::vector<RunRecord> runs(const std::optional<std::string>& experiment = std::nullopt) const;
+  // Runs of these instances, in insertion order.
+  std::vector<RunRecord> runs_of_instances(const std::vector<std::int64_t>& instance_ids) const;
   std::vector<EpochRecord> epochs(std::int64_t run_id) const;
   std::vector<LineRecord> lines(std::int64_t run_id) const;
   std::vector<AllreduceRecord> allreduce_results(std::int64_t run_id) const;
   // Epochs with a duration, of runs with status ok, joined with their run.
   std::vector<EpochSample> epoch_samples(
       const std::optional<std::string>& experiment = std::nullopt) const;
+  // The same, of these instances only.
+  std::vector<EpochSample> epoch_samples_of_instances(
+      const std::vector<std::int64_t>& instance_ids) const;
   // Name of the most recently started experiment, if any.
   std::optional<std::string> latest_experiment() const;
 
@@ -161,8 +217,13 @@ class Database {
 
  private:
   Database(sqlite3* handle, std::string path);
+  std::int64_t insert_run_impl(const RunBundle& bundle, sqlite3* stage);
+  void flush_staged_lines() const;
   sqlite3* handle_ = nullptr;
   std::string path_;
+  // Staged lines not yet written to the stage table: flushed in batches of this many.
+  static constexpr std::size_t kStageBatch = 2048;
+  mutable std::vector<LineRecord> stage_buffer_;
 };
 
 }  // namespace scalebench::db

@@ -100,4 +100,51 @@ SELECT r.id AS run_id, r.experiment, r.condition, r.launcher, r.np, r.repetition
 FROM allreduce_results AS a JOIN runs AS r ON r.id = a.run_id;
 )sql";
 
+// Version 3: experiment instances and trustworthy runs (issue "Results you can trust").
+// - experiments: each row is one invocation of `scalebench run` (an instance); spec_hash
+//   identifies its normalised spec, so that instances are pooled only when identical; cells is
+//   the matrix size; ended_at is NULL while it runs (or when the orchestrator died); end_reason
+//   says how it ended. spec_hash of migrated rows is filled in by the migration code.
+// - runs: attempt numbers a cell's re-runs (--retries, --resume); env_json the variables the
+//   condition gave the run, as a JSON object.
+inline constexpr const char* kMigrateV2ToV3 = R"sql(
+ALTER TABLE experiments ADD COLUMN spec_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE experiments ADD COLUMN cells INTEGER CHECK (cells >= 0);
+ALTER TABLE experiments ADD COLUMN ended_at TEXT;
+ALTER TABLE experiments ADD COLUMN end_reason TEXT
+  CHECK (end_reason IN ('finished', 'interrupted', 'failed'));
+CREATE INDEX experiments_by_spec ON experiments (spec_hash);
+
+ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1 CHECK (attempt >= 1);
+ALTER TABLE runs ADD COLUMN env_json TEXT NOT NULL DEFAULT '{}';
+CREATE INDEX runs_by_cell ON runs (experiment_id, condition, np, repetition);
+
+DROP VIEW epoch_times;
+CREATE VIEW epoch_times AS
+SELECT r.id AS run_id, r.experiment_id, r.experiment, r.condition, r.launcher, r.np,
+       r.repetition, r.attempt, e.epoch, e.duration_seconds, e.trainer_seconds, r.status
+FROM epochs AS e JOIN runs AS r ON r.id = e.run_id;
+
+DROP VIEW allreduce_times;
+CREATE VIEW allreduce_times AS
+SELECT r.id AS run_id, r.experiment_id, r.experiment, r.condition, r.launcher, r.np,
+       r.repetition, r.attempt, a.transport, a.bytes, a.count, a.time_us, a.algbw_gbs,
+       a.busbw_gbs, a.wrong, r.status
+FROM allreduce_results AS a JOIN runs AS r ON r.id = a.run_id;
+)sql";
+
+// The staging area of the run being measured: its lines go here as they arrive (in batches), so
+// the orchestrator's memory stays flat whatever a run prints, and move into `lines` in the same
+// transaction as the run itself. A TEMP table: private to the connection, on disk
+// (temp_store = FILE), and gone with it, so a killed orchestrator leaves no half run.
+inline constexpr const char* kCreateStagedLines = R"sql(
+CREATE TEMP TABLE IF NOT EXISTS staged_lines (
+  seq            INTEGER PRIMARY KEY,
+  offset_seconds REAL NOT NULL,
+  stream         TEXT NOT NULL,
+  rank           INTEGER,
+  text           TEXT NOT NULL
+);
+)sql";
+
 }  // namespace scalebench::db::schema

@@ -1,8 +1,11 @@
 #include "orchestrator/line_parser.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+
+#include <fmt/format.h>
 
 namespace scalebench::orchestrator {
 namespace {
@@ -290,25 +293,38 @@ std::string sanitize_utf8(std::string_view bytes) {
   return out;
 }
 
+void LineSplitter::append(std::string_view part) {
+  const std::size_t room = pending_.size() < max_line_bytes_ ? max_line_bytes_ - pending_.size() : 0;
+  pending_.append(part.substr(0, room));
+  dropped_ += part.size() - std::min(part.size(), room);
+}
+
+std::string LineSplitter::take() {
+  std::string line = std::move(pending_);
+  pending_.clear();
+  if (dropped_ > 0) {
+    line += fmt::format(" [scalebench: line cut: {} more bytes not stored]", dropped_);
+    dropped_ = 0;
+  }
+  return line;
+}
+
 void LineSplitter::feed(std::string_view chunk, std::vector<std::string>& out) {
   while (!chunk.empty()) {
     const auto newline = chunk.find('\n');
     if (newline == std::string_view::npos) {
-      pending_.append(chunk);
+      append(chunk);
       return;
     }
-    pending_.append(chunk.substr(0, newline));
-    out.push_back(std::move(pending_));
-    pending_.clear();
+    append(chunk.substr(0, newline));
+    out.push_back(take());
     chunk.remove_prefix(newline + 1);
   }
 }
 
 std::optional<std::string> LineSplitter::finish() {
-  if (pending_.empty()) return std::nullopt;
-  std::string rest = std::move(pending_);
-  pending_.clear();
-  return rest;
+  if (pending_.empty() && dropped_ == 0) return std::nullopt;
+  return take();
 }
 
 }  // namespace scalebench::orchestrator

@@ -1,6 +1,7 @@
 // Parsing one output line: the launcher's rank tag, and what the trainer said.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -81,16 +82,28 @@ std::optional<double> parse_average_bus_bandwidth(std::string_view payload);
 // always valid UTF-8 whatever a process wrote.
 std::string sanitize_utf8(std::string_view bytes);
 
-// Splits a byte stream into lines as chunks arrive; a line may span chunks.
+// The longest line kept: the rest of a longer line is dropped and counted, so that one line of
+// a gigabyte (a progress bar without newlines, a dumped tensor) cannot exhaust memory.
+inline constexpr std::size_t kMaxLineBytes = 64 * 1024;
+
+// Splits a byte stream into lines as chunks arrive; a line may span chunks. A line longer than
+// max_line_bytes keeps its first max_line_bytes bytes and ends with
+// " [scalebench: line cut: N more bytes not stored]".
 class LineSplitter {
  public:
+  LineSplitter() = default;
+  explicit LineSplitter(std::size_t max_line_bytes) : max_line_bytes_(max_line_bytes) {}
   // Appends the complete lines contained in `chunk` (without '\n') to `out`.
   void feed(std::string_view chunk, std::vector<std::string>& out);
   // The unterminated rest at end of stream, if any.
   std::optional<std::string> finish();
 
  private:
+  void append(std::string_view part);
+  std::string take();
+  std::size_t max_line_bytes_ = kMaxLineBytes;
   std::string pending_;
+  std::size_t dropped_ = 0;
 };
 
 }  // namespace scalebench::orchestrator

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <map>
 
 namespace scalebench::orchestrator {
 namespace {
@@ -16,57 +15,122 @@ std::optional<long long> to_long(const std::optional<std::string>& text) {
   return value;
 }
 
+// Open MPI frames its own messages with a line of dashes (or '=' in some components).
+bool is_separator(std::string_view text) {
+  if (text.size() < 10) return false;
+  for (char c : text)
+    if (c != '-' && c != '=') return false;
+  return true;
+}
+
+bool is_blank(std::string_view text) {
+  return text.find_first_not_of(" \t\r") == std::string_view::npos;
+}
+
+// "no `Epoch 2/9` line" or "no `Epoch 2/9` … `Epoch 7/9` lines (6 missing)".
+std::string missing_range(int first, int last, int total) {
+  if (first == last) return fmt::format("no `Epoch {}/{}` line", first, total);
+  return fmt::format("no `Epoch {}/{}` … `Epoch {}/{}` lines ({} missing)", first, total, last,
+                     total, static_cast<long long>(last) - first + 1);
+}
+
 }  // namespace
 
-RunAnalysis analyze_run(const std::vector<StampedLine>& lines, std::int64_t start_monotonic_ns,
-                        const TagOptions& tags) {
-  RunAnalysis analysis;
-  std::map<int, double> epoch_start;      // first arrival of `Epoch y/z`
-  std::optional<double> done_at;
-  std::optional<int> current_epoch;       // the epoch the next end-of-epoch line belongs to
-  std::map<int, EpochEnd> epoch_end;
-  std::string transport;                  // from the benchmark header
+std::string printable_excerpt(std::string_view text, std::size_t max_bytes) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && out.size() < max_bytes; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    // U+0080..U+009F (C1) are 0xC2 0x80..0x9F in UTF-8.
+    if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[++i]));
+    } else if (c < 0x20 || c == 0x7F) {
+      out += c == '\t' ? std::string(" ") : fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (out.size() >= max_bytes && text.size() > max_bytes) out += "…";
+  return out;
+}
 
-  for (std::size_t seq = 0; seq < lines.size(); ++seq) {
-    const auto& stamped = lines[seq];
-    const double offset = static_cast<double>(stamped.monotonic_ns - start_monotonic_ns) * 1e-9;
-    const auto tagged = parse_tagged_line(stamped.text, tags);
-    db::LineRecord record;
-    record.seq = static_cast<std::int64_t>(seq);
-    record.offset_seconds = offset;
-    record.stream = std::string(stream_name(tagged.tag_stream.value_or(stamped.stream)));
-    record.rank = tagged.rank;
-    record.text = sanitize_utf8(tagged.payload);
+RunAnalyzer::RunAnalyzer(std::int64_t start_monotonic_ns, TagOptions tags)
+    : start_ns_(start_monotonic_ns), tags_(tags) {}
 
-    if (const auto marker = parse_epoch_marker(record.text)) {
-      if (analysis.total_epochs == 0) analysis.total_epochs = marker->total;
-      if (marker->total != analysis.total_epochs) {
-        analysis.problems.push_back(fmt::format("line {}: `Epoch {}/{}` disagrees with {} epochs",
-                                                seq, marker->epoch, marker->total,
-                                                analysis.total_epochs));
-      } else if (!epoch_start.contains(marker->epoch)) {
-        epoch_start[marker->epoch] = offset;
-        current_epoch = marker->epoch;
+void RunAnalyzer::problem(std::string text) {
+  if (analysis_.problems.size() < kMaxProblems) analysis_.problems.push_back(std::move(text));
+  else ++dropped_problems_;
+}
+
+db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
+  const std::int64_t seq = seq_++;
+  const double offset = static_cast<double>(stamped.monotonic_ns - start_ns_) * 1e-9;
+  const auto tagged = parse_tagged_line(stamped.text, tags_);
+  db::LineRecord record;
+  record.seq = seq;
+  record.offset_seconds = offset;
+  const Stream stream = tagged.tag_stream.value_or(stamped.stream);
+  record.stream = std::string(stream_name(stream));
+  record.rank = tagged.rank;
+  record.text = sanitize_utf8(tagged.payload);
+  const std::string& text = record.text;
+
+  if (stream == Stream::Stderr) {
+    if (is_separator(text)) {
+      if (!tagged.rank) {
+        if (in_block_ && !block_reason_.empty()) block_reason_done_ = true;
+        in_block_ = !in_block_;
       }
-    } else if (const auto end = parse_epoch_end(record.text); end && current_epoch) {
-      epoch_end.try_emplace(*current_epoch, *end);
-    } else if (const auto header = parse_trainer_header(record.text); header) {
-      if (!analysis.train_images) analysis.train_images = to_long(header->get("train_images"));
-    } else if (parse_training_done(record.text) && !done_at) {
-      done_at = offset;
-      analysis.training_done = true;
-    } else if (const auto bench = parse_benchmark_header(record.text); bench) {
-      if (!analysis.benchmark) {
-        analysis.benchmark = bench->get("benchmark");
-        transport = bench->get("transport").value_or("");
-      }
-    } else if (analysis.benchmark == "allreduce" && !analysis.benchmark_done) {
-      // Rows count only between the benchmark's header and its last line, so that a table some
-      // other program prints is never taken for one.
-      if (const auto row = parse_allreduce_row(record.text)) {
+    } else if (!is_blank(text)) {
+      if (tagged.rank) last_rank_stderr_ = text.substr(0, 1000);
+      last_stderr_ = text.substr(0, 1000);
+      if (in_block_ && !tagged.rank && !block_reason_done_ && block_reason_.size() < 300)
+        block_reason_ += (block_reason_.empty() ? "" : " ") + text.substr(0, 300);
+    } else if (in_block_ && !block_reason_.empty()) {
+      block_reason_done_ = true;  // the first paragraph of the block is the message
+    }
+  }
+
+  if (const auto marker = parse_epoch_marker(text)) {
+    if (analysis_.total_epochs == 0) analysis_.total_epochs = marker->total;
+    if (marker->total != analysis_.total_epochs) {
+      problem(fmt::format("line {}: `Epoch {}/{}` disagrees with {} epochs", seq, marker->epoch,
+                          marker->total, analysis_.total_epochs));
+    } else if (epoch_start_.contains(marker->epoch)) {
+      // The same epoch from another rank, or printed again: the first arrival counts.
+    } else if (marker->epoch < max_started_epoch_) {
+      problem(fmt::format("line {}: `Epoch {}/{}` arrived after `Epoch {}/{}` (out of order)", seq,
+                          marker->epoch, marker->total, max_started_epoch_, marker->total));
+    } else if (epoch_start_.size() >= kMaxTrackedEpochs) {
+      if (!epoch_limit_reported_)
+        problem(fmt::format("line {}: more than {} epochs; the rest are not measured", seq,
+                            kMaxTrackedEpochs));
+      epoch_limit_reported_ = true;
+    } else {
+      epoch_start_[marker->epoch] = offset;
+      current_epoch_ = marker->epoch;
+      max_started_epoch_ = marker->epoch;
+    }
+  } else if (const auto end = parse_epoch_end(text); end && current_epoch_) {
+    epoch_end_.try_emplace(*current_epoch_, *end);
+  } else if (const auto header = parse_trainer_header(text); header) {
+    if (!analysis_.train_images) analysis_.train_images = to_long(header->get("train_images"));
+  } else if (parse_training_done(text) && !done_at_) {
+    done_at_ = offset;
+    analysis_.training_done = true;
+  } else if (const auto bench = parse_benchmark_header(text); bench) {
+    if (!analysis_.benchmark) {
+      analysis_.benchmark = bench->get("benchmark");
+      transport_ = bench->get("transport").value_or("");
+    }
+  } else if (analysis_.benchmark == "allreduce" && !analysis_.benchmark_done) {
+    // Rows count only between the benchmark's header and its last line, so that a table some
+    // other program prints is never taken for one.
+    if (const auto row = parse_allreduce_row(text)) {
+      if (analysis_.allreduce.size() < kMaxAllreduceRows) {
         db::AllreduceRecord result;
-        result.seq = record.seq;
-        result.transport = transport;
+        result.seq = seq;
+        result.transport = transport_;
         result.bytes = row->bytes;
         result.count = row->count;
         result.type = row->type;
@@ -75,26 +139,44 @@ RunAnalysis analyze_run(const std::vector<StampedLine>& lines, std::int64_t star
         result.algbw_gbs = row->algbw_gbs;
         result.busbw_gbs = row->busbw_gbs;
         result.wrong = row->wrong;
-        analysis.allreduce.push_back(std::move(result));
-      } else if (parse_average_bus_bandwidth(record.text)) {
-        analysis.benchmark_done = true;
+        analysis_.allreduce.push_back(std::move(result));
+      } else if (analysis_.allreduce.size() == kMaxAllreduceRows) {
+        problem(fmt::format("line {}: more than {} allreduce rows; the rest are not read", seq,
+                            kMaxAllreduceRows));
       }
+    } else if (parse_average_bus_bandwidth(text)) {
+      analysis_.benchmark_done = true;
     }
-    analysis.lines.push_back(std::move(record));
   }
+  return record;
+}
 
-  if (!epoch_start.empty() && epoch_start.begin()->first == 1)
-    analysis.startup_seconds = epoch_start.begin()->second;
-  for (const auto& [epoch, start] : epoch_start) {
+RunAnalysis RunAnalyzer::finish() {
+  RunAnalysis& analysis = analysis_;
+  analysis.line_count = seq_;
+  if (!last_rank_stderr_.empty()) analysis.failure_reason = last_rank_stderr_;
+  else if (!block_reason_.empty()) analysis.failure_reason = block_reason_;
+  else analysis.failure_reason = last_stderr_;
+
+  if (!epoch_start_.empty() && epoch_start_.begin()->first == 1)
+    analysis.startup_seconds = epoch_start_.begin()->second;
+  for (const auto& [epoch, start] : epoch_start_) {
     db::EpochRecord record;
     record.epoch = epoch;
     record.total_epochs = analysis.total_epochs;
     record.start_offset_seconds = start;
-    if (const auto next = epoch_start.find(epoch + 1); next != epoch_start.end())
-      record.duration_seconds = next->second - start;
-    else if (epoch == analysis.total_epochs && done_at)
-      record.duration_seconds = *done_at - start;
-    if (const auto end = epoch_end.find(epoch); end != epoch_end.end()) {
+    std::optional<double> duration;
+    if (const auto next = epoch_start_.find(epoch + 1); next != epoch_start_.end())
+      duration = next->second - start;
+    else if (epoch == analysis.total_epochs && done_at_)
+      duration = *done_at_ - start;
+    if (duration && *duration < 0) {
+      // Arrival times only grow, so this is a `Training done:` before the last epoch began.
+      problem(fmt::format("`Training done:` arrived before `Epoch {}/{}`", epoch, analysis.total_epochs));
+      duration.reset();
+    }
+    record.duration_seconds = duration;
+    if (const auto end = epoch_end_.find(epoch); end != epoch_end_.end()) {
       record.trainer_seconds = end->second.epoch_seconds;
       record.loss = end->second.loss;
       record.accuracy = end->second.accuracy;
@@ -105,26 +187,49 @@ RunAnalysis analyze_run(const std::vector<StampedLine>& lines, std::int64_t star
   if (analysis.benchmark) {
     // No epochs to expect: the benchmark's own lines say whether it finished.
     if (analysis.benchmark != "allreduce") {
-      analysis.problems.push_back(
-          fmt::format("unknown benchmark `{}` (this scalebench reads allreduce)", *analysis.benchmark));
+      problem(fmt::format("unknown benchmark `{}` (this scalebench reads allreduce)", *analysis.benchmark));
     } else {
       long long wrong = 0;
       for (const auto& row : analysis.allreduce) wrong += row.wrong;
-      if (analysis.allreduce.empty())
-        analysis.problems.push_back("no allreduce result row after the benchmark header");
+      if (analysis.allreduce.empty()) problem("no allreduce result row after the benchmark header");
       if (!analysis.benchmark_done)
-        analysis.problems.push_back("no `# Avg bus bandwidth` line, so the benchmark did not finish");
-      if (wrong > 0)
-        analysis.problems.push_back(fmt::format("{} wrong elements in the allreduce results", wrong));
+        problem("no `# Avg bus bandwidth` line, so the benchmark did not finish");
+      if (wrong > 0) problem(fmt::format("{} wrong elements in the allreduce results", wrong));
     }
   } else if (analysis.total_epochs == 0) {
-    analysis.problems.push_back("no `Epoch y/z` line");
+    problem("no `Epoch y/z` line");
   } else {
-    for (int epoch = 1; epoch <= analysis.total_epochs; ++epoch)
-      if (!epoch_start.contains(epoch))
-        analysis.problems.push_back(fmt::format("no `Epoch {}/{}` line", epoch, analysis.total_epochs));
-    if (!done_at) analysis.problems.push_back("no `Training done:` line, so the last epoch has no end");
+    // Missing epochs as ranges: `Epoch 1/100000000` alone must not make 10^8 messages.
+    int expected = 1;
+    const auto report_gap = [&](int upto) {
+      if (expected <= upto) problem(missing_range(expected, upto, analysis.total_epochs));
+    };
+    for (const auto& [epoch, start] : epoch_start_) {
+      report_gap(epoch - 1);
+      expected = epoch + 1;
+    }
+    report_gap(analysis.total_epochs);
+    if (!done_at_) problem("no `Training done:` line, so the last epoch has no end");
   }
+  if (dropped_problems_ > 0)
+    analysis.problems.push_back(fmt::format("and {} more problems", dropped_problems_));
+  return std::move(analysis_);
+}
+
+void shift_offsets(RunAnalysis& analysis, double seconds) {
+  if (analysis.startup_seconds) *analysis.startup_seconds += seconds;
+  for (auto& epoch : analysis.epochs) epoch.start_offset_seconds += seconds;
+  for (auto& line : analysis.lines) line.offset_seconds += seconds;
+}
+
+RunAnalysis analyze_run(const std::vector<StampedLine>& lines, std::int64_t start_monotonic_ns,
+                        const TagOptions& tags) {
+  RunAnalyzer analyzer(start_monotonic_ns, tags);
+  std::vector<db::LineRecord> records;
+  records.reserve(lines.size());
+  for (const auto& line : lines) records.push_back(analyzer.add(line));
+  RunAnalysis analysis = analyzer.finish();
+  analysis.lines = std::move(records);
   return analysis;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,7 +13,7 @@
 namespace scalebench::orchestrator {
 
 struct RunAnalysis {
-  std::vector<db::LineRecord> lines;    // every line, tag removed, valid UTF-8
+  std::vector<db::LineRecord> lines;    // analyze_run only: every line, tag removed, valid UTF-8
   std::vector<db::EpochRecord> epochs;  // in epoch order; duration absent when the end is unseen
   int total_epochs = 0;                 // z of the first `Epoch y/z`, 0 if none was seen
   bool training_done = false;           // a `Training done:` line arrived
@@ -24,14 +25,70 @@ struct RunAnalysis {
   std::vector<db::AllreduceRecord> allreduce;  // rows after the benchmark header, in order
   bool benchmark_done = false;
   std::vector<std::string> problems;    // why the run is incomplete, for the run's error
+  // What the run's stderr says went wrong, for a run that failed (see RunAnalyzer::add).
+  std::string failure_reason;
+  std::int64_t line_count = 0;
 };
 
+// Limits that keep an analysis bounded whatever a process prints (docs/database.md).
+inline constexpr std::size_t kMaxProblems = 20;        // then "and N more"
+inline constexpr std::size_t kMaxTrackedEpochs = 100'000;
+inline constexpr std::size_t kMaxAllreduceRows = 10'000;
+
+// The analysis as lines arrive, one at a time: memory depends on the number of epochs (bounded),
+// never on the number or length of lines, so that a verbose multi-day run cannot exhaust the
+// orchestrator. The caller stores each line's record as it comes (db::Database::stage_line).
+//
 // Epoch y's duration = t(first `Epoch y+1/z`, any rank) - t(first `Epoch y/z`, any rank); the
 // last epoch ends at the first `Training done:` line. Times are arrival times, relative to
-// start_monotonic_ns. The trainer's own figures come from its end-of-epoch lines.
+// start_monotonic_ns. Markers must arrive in epoch order: a marker for an earlier epoch than one
+// already started, a total that disagrees, or a `Training done:` before the last epoch began is
+// a problem (the run is stored as incomplete with it), never a negative duration. The trainer's
+// own figures come from its end-of-epoch lines.
 // A run whose output starts a benchmark is judged by the benchmark instead: complete with at least
 // one row and its `# Avg bus bandwidth` line, and no wrong elements (docs/allreduce-benchmark.md).
+class RunAnalyzer {
+ public:
+  explicit RunAnalyzer(std::int64_t start_monotonic_ns, TagOptions tags = {});
+  // Parses one line and returns its record (seq, offset, stream, rank, text) for storage.
+  db::LineRecord add(const StampedLine& line);
+  // Completes the analysis; its `lines` stay empty.
+  RunAnalysis finish();
+
+ private:
+  void problem(std::string text);
+
+  std::int64_t start_ns_;
+  TagOptions tags_;
+  RunAnalysis analysis_;
+  std::int64_t seq_ = 0;
+  std::size_t dropped_problems_ = 0;
+  std::map<int, double> epoch_start_;  // first arrival of `Epoch y/z`
+  std::map<int, EpochEnd> epoch_end_;
+  std::optional<double> done_at_;
+  std::optional<int> current_epoch_;   // the epoch the next end-of-epoch line belongs to
+  int max_started_epoch_ = 0;
+  bool epoch_limit_reported_ = false;
+  std::string transport_;              // from the benchmark header
+  // For failure_reason: the trainer's last stderr line (rank-tagged under a launcher), the first
+  // paragraph of the launcher's own first `-----` block (mpirun's message), the last stderr line.
+  std::string last_rank_stderr_;
+  std::string last_stderr_;
+  std::string block_reason_;
+  bool in_block_ = false;
+  bool block_reason_done_ = false;
+};
+
+// Makes an analysis whose times are relative to one instant relative to another: adds
+// `seconds` to every start offset (durations are differences and do not change).
+void shift_offsets(RunAnalysis& analysis, double seconds);
+
+// The whole analysis of lines already collected (tests, small runs); `lines` is filled.
 RunAnalysis analyze_run(const std::vector<StampedLine>& lines, std::int64_t start_monotonic_ns,
                         const TagOptions& tags = {});
+
+// Text for one line of an error message: C0/C1 control characters (escape sequences, NUL) shown
+// as \xNN, so that trainer output quoted in an error cannot drive a terminal; cut to `max_bytes`.
+std::string printable_excerpt(std::string_view text, std::size_t max_bytes = 300);
 
 }  // namespace scalebench::orchestrator

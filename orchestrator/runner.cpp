@@ -1,9 +1,11 @@
 #include "orchestrator/runner.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <ctime>
-#include <numeric>
+#include <nlohmann/json.hpp>
+#include <thread>
 
 namespace scalebench::orchestrator {
 
@@ -17,6 +19,14 @@ std::string iso8601_utc(std::int64_t wall_ns) {
   return fmt::format("{}.{:06d}Z", buffer, micros);
 }
 
+std::string now_iso8601_utc() {
+  return iso8601_utc(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count());
+}
+
+CellKey cell_of(const RunPlan& plan) { return CellKey{plan.condition, plan.np, plan.repetition}; }
+
 db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
                               const ProcessOutcome& outcome, RunAnalysis analysis) {
   db::RunBundle bundle;
@@ -27,11 +37,13 @@ db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
   run.np = plan.np;
   run.repetition = plan.repetition;
   run.command_line = shell_join(plan.launch.argv);
+  run.env_json = nlohmann::json(plan.launch.env).dump();
   run.exit_code = outcome.exit_code;
   run.signal = outcome.signal;
   run.started_at = iso8601_utc(outcome.start_wall_ns);
   run.ended_at = iso8601_utc(outcome.end_wall_ns);
-  run.wall_seconds = static_cast<double>(outcome.end_monotonic_ns - outcome.start_monotonic_ns) * 1e-9;
+  run.wall_seconds =
+      std::max(0.0, static_cast<double>(outcome.end_monotonic_ns - outcome.start_monotonic_ns) * 1e-9);
   run.startup_seconds = analysis.startup_seconds;
   run.train_images = analysis.train_images;
 
@@ -41,10 +53,10 @@ db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
     run.error = outcome.launch_error;
   } else if (outcome.interrupted) {
     run.status = "interrupted";
-    run.error = "interrupted by the user";
+    run.error = "interrupted: scalebench was asked to stop";
   } else if (outcome.timed_out) {
     run.status = "timeout";
-    run.error = fmt::format("no exit within {:.0f} s; the process group was terminated",
+    run.error = fmt::format("no exit within {:g} s; the process group was terminated",
                             experiment.timeout_seconds.value_or(0));
   } else if (outcome.signal) {
     run.status = "failed";
@@ -58,14 +70,9 @@ db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
   } else {
     run.status = "ok";
   }
-  if (run.status != "ok" && !analysis.lines.empty()) {
-    // The last stderr line usually says what went wrong: keep it next to the status.
-    for (auto line = analysis.lines.rbegin(); line != analysis.lines.rend(); ++line) {
-      if (line->stream == "stderr" && !line->text.empty()) {
-        run.error += fmt::format(" (last stderr line: {})", line->text.substr(0, 300));
-        break;
-      }
-    }
+  if (run.status != "ok" && !analysis.failure_reason.empty()) {
+    // What stderr said went wrong (the trainer's last words, or mpirun's own message).
+    run.error += fmt::format(" (stderr: {})", printable_excerpt(analysis.failure_reason));
   }
 
   double measured = 0;
@@ -81,30 +88,150 @@ db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
   return bundle;
 }
 
-ExperimentOutcome run_experiment(const Experiment& experiment, const std::vector<RunPlan>& plans,
-                                 Executor& executor, db::Database& database,
-                                 const db::ExperimentRecord& context, RunObserver* observer) {
-  ExperimentOutcome result;
-  result.experiment_id = database.insert_experiment(context);
-  for (std::size_t index = 0; index < plans.size(); ++index) {
-    const auto& plan = plans[index];
-    if (observer) observer->on_run_start(plan, index, plans.size());
-    std::vector<StampedLine> lines;
-    const auto outcome =
-        executor.execute(plan.launch, [&](StampedLine&& line) { lines.push_back(std::move(line)); });
-    auto bundle = make_run_bundle(experiment, plan, outcome,
-                                  analyze_run(lines, outcome.start_monotonic_ns, plan.tags));
-    bundle.run.experiment_id = result.experiment_id;
-    bundle.run.id = database.insert_run(bundle);
-    ++result.runs;
-    if (bundle.run.status == "ok") ++result.ok;
-    if (observer) observer->on_run_end(bundle, index, plans.size());
-    if (outcome.interrupted) {
-      result.interrupted = true;
-      break;
+Instance start_instance(db::Database& database, db::ExperimentRecord context,
+                        const std::vector<RunPlan>& plans) {
+  context.spec_hash = db::spec_hash(context.spec_json);
+  context.cells = static_cast<long long>(plans.size());
+  context.ended_at.reset();
+  context.end_reason.reset();
+  Instance instance;
+  context.id = database.insert_experiment(context);
+  instance.record = std::move(context);
+  instance.pending = plans;
+  instance.cells = plans.size();
+  return instance;
+}
+
+Instance resume_instance(db::Database& database, const db::ExperimentRecord& context,
+                         const std::vector<RunPlan>& plans) {
+  const auto hash = db::spec_hash(context.spec_json);
+  auto record = database.latest_instance_of_spec(hash);
+  if (!record) {
+    std::string others;
+    if (const auto latest = database.latest_instance(context.name))
+      others = fmt::format(" (instance {} of \"{}\" has another spec: the file changed since)",
+                           latest->id, context.name);
+    throw ExperimentError(fmt::format(
+        "{}: --resume: {} holds no instance of this experiment spec{}; run it without --resume",
+        context.source_path, database.path(), others));
+  }
+  Instance instance;
+  instance.resumed = true;
+  instance.cells = plans.size();
+  std::map<CellKey, bool> ok;
+  for (const auto& run : database.runs_of_instances({record->id})) {
+    const CellKey key{run.condition, run.np, run.repetition};
+    instance.attempts[key] = std::max(instance.attempts[key], run.attempt);
+    if (run.status == "ok") ok[key] = true;
+  }
+  for (const auto& plan : plans) {
+    if (ok.contains(cell_of(plan))) ++instance.cells_ok;
+    else instance.pending.push_back(plan);
+  }
+  instance.record = std::move(*record);
+  return instance;
+}
+
+namespace {
+
+// Stores the run with its staged lines; a database that stays busy is retried, and a run it
+// still cannot take goes to a side file (a scalebench database of its own, docs/database.md).
+void store_run(db::Database& database, const Instance& instance, db::RunBundle& bundle,
+               std::size_t index, const RunnerOptions& options, RunObserver* observer,
+               ExperimentOutcome& result) {
+  std::string why;
+  for (int attempt = 1; attempt <= std::max(1, options.store_attempts); ++attempt) {
+    try {
+      bundle.run.id = database.insert_run(bundle);
+      return;
+    } catch (const db::DatabaseBusy& error) {
+      why = error.what();
+      if (attempt < options.store_attempts) std::this_thread::sleep_for(options.store_retry_delay);
+    } catch (const db::DatabaseError& error) {
+      why = error.what();
+      break;  // not a lock: waiting will not help
     }
   }
+  namespace fs = std::filesystem;
+  const fs::path directory = options.side_directory.empty()
+                                 ? fs::path(database.path() + ".unsaved")
+                                 : options.side_directory;
+  const fs::path side = directory / fmt::format("instance{}-run{}-attempt{}-pid{}.db",
+                                                instance.record.id, index + 1,
+                                                bundle.run.attempt, ::getpid());
+  auto side_db = db::Database::open(side.string());
+  db::ExperimentRecord record = instance.record;
+  record.id = 0;
+  bundle.run.experiment_id = side_db.insert_experiment(record);
+  bundle.run.id = side_db.insert_run_from_stage(bundle, database);
+  database.discard_staged_lines();
+  result.side_files.push_back(side);
+  if (observer) observer->on_side_file(side, why);
+}
+
+}  // namespace
+
+ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance,
+                               Executor& executor, db::Database& database, RunObserver* observer,
+                               const RunnerOptions& options) {
+  ExperimentOutcome result;
+  result.experiment_id = instance.record.id;
+  result.cells = instance.cells;
+  result.cells_ok = instance.cells_ok;
+  if (instance.resumed) database.reopen_experiment(instance.record.id);
+  const std::size_t total = instance.pending.size();
+  for (std::size_t index = 0; index < total && !result.interrupted; ++index) {
+    const auto& plan = instance.pending[index];
+    int& attempts = instance.attempts[cell_of(plan)];
+    for (int retry = 0; retry <= options.retries; ++retry) {
+      // A stop asked while the previous run was being stored starts nothing new.
+      if (interrupt_requested()) {
+        result.interrupted = true;
+        break;
+      }
+      if (observer) observer->on_run_start(plan, index, total);
+      database.discard_staged_lines();
+      // Lines are analysed and staged as they arrive, relative to the first one; the process
+      // start is known only when execute returns, and the offsets are shifted to it then.
+      std::optional<RunAnalyzer> analyzer;
+      std::int64_t base_ns = 0;
+      const auto outcome = executor.execute(plan.launch, [&](StampedLine&& line) {
+        if (!analyzer) analyzer.emplace(base_ns = line.monotonic_ns, plan.tags);
+        database.stage_line(analyzer->add(line));
+      });
+      if (!analyzer) analyzer.emplace(base_ns = outcome.start_monotonic_ns, plan.tags);
+      RunAnalysis analysis = analyzer->finish();
+      const double shift = static_cast<double>(base_ns - outcome.start_monotonic_ns) * 1e-9;
+      shift_offsets(analysis, shift);
+
+      auto bundle = make_run_bundle(experiment, plan, outcome, std::move(analysis));
+      bundle.staged_offset_shift_seconds = shift;
+      bundle.run.experiment_id = instance.record.id;
+      bundle.run.attempt = ++attempts;
+      store_run(database, instance, bundle, index, options, observer, result);
+      ++result.runs;
+      const bool ok = bundle.run.status == "ok";
+      if (ok) ++result.ok, ++result.cells_ok;
+      if (observer) observer->on_run_end(bundle, index, total);
+      if (outcome.interrupted) result.interrupted = true;
+      if (ok || outcome.interrupted) break;
+    }
+  }
+  // How the instance ended; a database that stays locked now costs only this note.
+  try {
+    database.end_experiment(instance.record.id, now_iso8601_utc(),
+                            result.interrupted ? "interrupted" : "finished");
+  } catch (const db::DatabaseError&) {
+  }
   return result;
+}
+
+ExperimentOutcome run_experiment(const Experiment& experiment, const std::vector<RunPlan>& plans,
+                                 Executor& executor, db::Database& database,
+                                 const db::ExperimentRecord& context, RunObserver* observer,
+                                 const RunnerOptions& options) {
+  Instance instance = start_instance(database, context, plans);
+  return run_instance(experiment, instance, executor, database, observer, options);
 }
 
 }  // namespace scalebench::orchestrator

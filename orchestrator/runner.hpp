@@ -1,8 +1,12 @@
 // Runs a whole experiment matrix: launch, stamp, analyse, store — one run at a time.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <map>
+#include <tuple>
 
 #include "db/database.hpp"
 #include "orchestrator/executor.hpp"
@@ -16,27 +20,74 @@ class RunObserver {
   virtual ~RunObserver() = default;
   virtual void on_run_start(const RunPlan&, std::size_t /*index*/, std::size_t /*total*/) {}
   virtual void on_run_end(const db::RunBundle&, std::size_t /*index*/, std::size_t /*total*/) {}
+  // The results database refused the run; it was written to this side file instead.
+  virtual void on_side_file(const std::filesystem::path&, const std::string& /*why*/) {}
+};
+
+// One cell of the matrix.
+struct CellKey {
+  std::string condition;
+  int np = 1;
+  int repetition = 1;
+  auto operator<=>(const CellKey&) const = default;
+};
+CellKey cell_of(const RunPlan& plan);
+
+// An experiment instance ready to run: a new one, or one resumed (`scalebench run --resume`).
+struct Instance {
+  db::ExperimentRecord record;          // as stored (id set)
+  bool resumed = false;
+  std::vector<RunPlan> pending;         // the cells still to run, in matrix order
+  std::map<CellKey, int> attempts;      // attempts already stored, per cell
+  std::size_t cells = 0;                // matrix size
+  std::size_t cells_ok = 0;             // cells already ok before this invocation
+};
+
+// Inserts a new instance (context: name, spec, host, ...; its cells and hash are filled in).
+Instance start_instance(db::Database& database, db::ExperimentRecord context,
+                        const std::vector<RunPlan>& plans);
+// The latest instance with the same spec; only cells without an ok run are pending. Throws
+// ExperimentError when the database has no instance of this spec.
+Instance resume_instance(db::Database& database, const db::ExperimentRecord& context,
+                         const std::vector<RunPlan>& plans);
+
+struct RunnerOptions {
+  int retries = 0;            // re-runs of a cell whose run is not ok, each attempt stored
+  int store_attempts = 3;     // writes tried (each waiting the busy timeout) before a side file
+  std::chrono::milliseconds store_retry_delay{1000};
+  // Where a run goes when the database cannot take it: default "<database>.unsaved/".
+  std::filesystem::path side_directory;
 };
 
 struct ExperimentOutcome {
   std::int64_t experiment_id = 0;
-  std::size_t runs = 0;       // stored
-  std::size_t ok = 0;
-  bool interrupted = false;   // stopped early by Ctrl-C; the runs before it are stored
+  std::size_t runs = 0;       // stored (in the database or a side file)
+  std::size_t ok = 0;         // runs stored with status ok
+  std::size_t cells_ok = 0;   // cells of the instance with an ok run, this invocation included
+  std::size_t cells = 0;
+  bool interrupted = false;   // stopped early (signal); the runs before it are stored
+  std::vector<std::filesystem::path> side_files;
 };
 
-// Builds the stored record of one finished run: status, epochs, lines, images/s.
+// Builds the stored record of one finished run: status, epochs, images/s (lines are staged).
 db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
                               const ProcessOutcome& outcome, RunAnalysis analysis);
 
-// Every finished run is committed before the next starts, so an interrupted or crashed
-// experiment keeps what it measured.
+// Runs the instance's pending cells. Every finished run is committed before the next starts
+// (or written to a side file when the database stays busy), so an interrupted or crashed
+// experiment keeps what it measured. No run starts once a stop was requested.
+ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance,
+                               Executor& executor, db::Database& database,
+                               RunObserver* observer = nullptr, const RunnerOptions& options = {});
+
+// A new instance with every cell: start_instance, then run_instance.
 ExperimentOutcome run_experiment(const Experiment& experiment, const std::vector<RunPlan>& plans,
                                  Executor& executor, db::Database& database,
                                  const db::ExperimentRecord& context,
-                                 RunObserver* observer = nullptr);
+                                 RunObserver* observer = nullptr, const RunnerOptions& options = {});
 
 // ISO 8601 UTC with microseconds, from nanoseconds since the Unix epoch.
 std::string iso8601_utc(std::int64_t wall_ns);
+std::string now_iso8601_utc();
 
 }  // namespace scalebench::orchestrator

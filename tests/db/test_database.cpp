@@ -478,10 +478,10 @@ TEST_CASE("query_read_only renders values as text") {
 
   const auto empty = d.query_read_only("SELECT * FROM runs");
   CHECK(empty.rows.empty());
-  CHECK(empty.columns.size() == 18);
+  CHECK(empty.columns.size() == 20);
 
   // Reading helpers stay allowed: table-valued pragmas, schema pragmas, CTEs, trailing comment.
-  CHECK(d.query_read_only("PRAGMA table_info(runs)").rows.size() == 18);
+  CHECK(d.query_read_only("PRAGMA table_info(runs)").rows.size() == 20);
   CHECK(d.query_read_only("SELECT name FROM pragma_table_info('epochs')").rows.size() == 8);
   CHECK(scalar(d,
                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5) "
@@ -721,7 +721,7 @@ TEST_CASE("a bad allreduce row rolls the whole run back") {
   CHECK(scalar(d, "SELECT count(*) FROM allreduce_results") == "0");
 }
 
-TEST_CASE("a version 1 file is migrated to version 2 on a read-write open, keeping its runs") {
+TEST_CASE("a version 1 file is migrated to the current version, keeping its runs") {
   TempDir dir;
   const auto old_path = dir / "v1.db";
   raw_exec(old_path, std::string(db::schema::kCreateV1) +
@@ -733,14 +733,12 @@ TEST_CASE("a version 1 file is migrated to version 2 on a read-write open, keepi
                          "repetition, command_line, status, started_at, ended_at, wall_seconds) "
                          "VALUES (1, 'old', 'c', 'single', 1, 1, 'x', 'ok', 'a', 'b', 1.5);"
                          "PRAGMA user_version = 1;");
-  // Read-only commands refuse it and say how to migrate.
-  CHECK(error_of([&] { db::Database::open(old_path.string(), db::OpenMode::ReadOnly); })
-            .find("open it read-write once") != std::string::npos);
-
   {
-    auto d = db::Database::open(old_path.string());
-    CHECK(d.schema_version() == 2);
-    CHECK(scalar(d, "SELECT value FROM meta WHERE key = 'schema_version'") == "2");
+    // A read-only command (report, query) on a database of an earlier release migrates it once.
+    auto d = db::Database::open(old_path.string(), db::OpenMode::ReadOnly);
+    CHECK(d.schema_version() == db::kSchemaVersion);
+    CHECK(scalar(d, "SELECT value FROM meta WHERE key = 'schema_version'") ==
+          std::to_string(db::kSchemaVersion));
     CHECK(scalar(d, "SELECT value FROM meta WHERE key = 'created_by'") == "scalebench 0.1.0");
     REQUIRE(d.runs().size() == 1);
     CHECK(d.runs()[0].wall_seconds == 1.5);
@@ -748,8 +746,8 @@ TEST_CASE("a version 1 file is migrated to version 2 on a read-write open, keepi
     bundle.allreduce.push_back(make_allreduce_row(0, 8, 0.5));
     CHECK(d.allreduce_results(d.insert_run(bundle)).size() == 1);
   }
-  // The same schema as a file created at version 2.
-  const auto new_path = dir / "v2.db";
+  // The same schema as a file created new.
+  const auto new_path = dir / "new.db";
   (void)db::Database::open(new_path.string());
   CHECK(schema_text(old_path) == schema_text(new_path));
   CHECK(schema_text(new_path).find("table allreduce_results") != std::string::npos);

@@ -133,7 +133,7 @@ TEST_CASE("failed, crashed and hanging runs are stored with their status and lin
   const auto runs = database.runs("bad");
   REQUIRE(runs.size() == 4);
   CHECK(runs[0].status == "failed");
-  CHECK(runs[0].error == "exit code 1 (last stderr line: out of memory)");
+  CHECK(runs[0].error == "exit code 1 (stderr: out of memory)");
   CHECK(runs[1].status == "timeout");
   CHECK(runs[1].signal == 15);
   CHECK(runs[2].status == "incomplete");
