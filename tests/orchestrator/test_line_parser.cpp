@@ -212,3 +212,19 @@ TEST_CASE("allreduce benchmark: garbage is never a row, a header or a last line"
   CHECK_FALSE(parse_average_bus_bandwidth("# Avg bus bandwidth    : fast"));
   CHECK_FALSE(parse_average_bus_bandwidth("Avg bus bandwidth    : 1.0"));
 }
+
+TEST_CASE("LineSplitter keeps memory bounded: a longer line is cut and says how much was dropped") {
+  LineSplitter splitter(8);
+  std::vector<std::string> lines;
+  splitter.feed("0123456789", lines);
+  splitter.feed(std::string(1'000'000, 'x'), lines);  // one line, arriving in chunks
+  CHECK(lines.empty());
+  splitter.feed("abc\nshort\n", lines);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "01234567 [scalebench: line cut: 1000005 more bytes not stored]");
+  CHECK(lines[1] == "short");
+  splitter.feed("0123456789", lines);
+  CHECK(splitter.finish() == "01234567 [scalebench: line cut: 2 more bytes not stored]");
+  CHECK_FALSE(splitter.finish());
+  CHECK(kMaxLineBytes == 64 * 1024);
+}

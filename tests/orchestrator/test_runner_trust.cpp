@@ -1,0 +1,222 @@
+// The runner under hostile output, failures, a busy database, resume and retries (issue "Results
+// you can trust"): through the fake executor and a real database file, plus one real process.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <sys/resource.h>
+
+#include "orchestrator/runner.hpp"
+#include "test_support.hpp"
+
+using namespace scalebench;
+using namespace scalebench::orchestrator;
+
+namespace {
+
+db::ExperimentRecord context_for(const Experiment& experiment) {
+  db::ExperimentRecord record;
+  record.name = experiment.name;
+  record.source_path = "trust.json";
+  record.spec_json = experiment.spec_json;
+  record.started_at = "2026-11-24T00:00:00.000000Z";
+  record.host = "test";
+  record.cpu_count = 2;
+  record.scalebench_version = "test";
+  return record;
+}
+
+FakeProcess good_run() {
+  FakeProcess process;
+  process.lines = {{0.1, Stream::Stdout, "Epoch 1/2"},
+                   {0.6, Stream::Stdout, "Epoch 2/2"},
+                   {1.1, Stream::Stdout, "Training done: epochs=2"}};
+  return process;
+}
+
+FakeProcess failed_run() {
+  FakeProcess process;
+  process.lines = {{0.1, Stream::Stderr, "CUDA out of memory"}};
+  process.exit_code = 1;
+  return process;
+}
+
+const char* kTwoConditions = R"({"name":"trust","repetitions":2,"conditions":[
+  {"name":"a","launcher":"single","env":{"OMP_NUM_THREADS":"1"}},
+  {"name":"b","launcher":"single"}]})";
+
+std::size_t count_status(const std::vector<db::RunRecord>& runs, const std::string& status) {
+  return static_cast<std::size_t>(
+      std::count_if(runs.begin(), runs.end(), [&](const auto& r) { return r.status == status; }));
+}
+
+}  // namespace
+
+TEST_CASE("runs whose lines used to abort the matrix are stored, and the matrix goes on") {
+  test::TempDir dir;
+  auto database = db::Database::open((dir / "r.db").string());
+  const auto experiment = parse_experiment(
+      R"({"name":"hostile","repetitions":5,"conditions":[{"name":"c","launcher":"single"}]})", "h.json");
+  const auto plans = expand_matrix(experiment, {"scalebench-train", false});
+  int call = 0;
+  FakeExecutor executor([&](const LaunchSpec&) {
+    FakeProcess process;
+    switch (call++) {
+      case 0:  // out of order: used to fail CHECK (duration_seconds >= 0) and stop the matrix
+        process.lines = {{0.1, Stream::Stdout, "Epoch 2/2"}, {0.5, Stream::Stdout, "Epoch 1/2"},
+                         {0.9, Stream::Stdout, "Training done: epochs=2"}};
+        break;
+      case 1:  // `Training done:` before the last epoch
+        process.lines = {{0.1, Stream::Stdout, "Epoch 1/2"}, {0.2, Stream::Stdout, "Training done: x=1"},
+                         {0.5, Stream::Stdout, "Epoch 2/2"}};
+        break;
+      case 2:  // an absurd total: used to run out of memory
+        process.lines = {{0.1, Stream::Stdout, "Epoch 1/100000000"}};
+        break;
+      case 3:  // garbage and escape sequences
+        process.lines = {{0.1, Stream::Stderr, std::string("\x1b]0;pwned\x07\xff\xfe\0", 13)}};
+        process.exit_code = 3;
+        break;
+      default:
+        return good_run();
+    }
+    return process;
+  });
+  const auto outcome = run_experiment(experiment, plans, executor, database, context_for(experiment));
+  CHECK(outcome.runs == 5);
+  const auto runs = database.runs("hostile");
+  REQUIRE(runs.size() == 5);
+  CHECK(runs[0].status == "incomplete");
+  CHECK(runs[0].error.find("out of order") != std::string::npos);
+  CHECK(runs[1].status == "incomplete");
+  CHECK(runs[2].status == "incomplete");
+  CHECK(runs[2].error.find("99999999 missing") != std::string::npos);
+  CHECK(runs[3].status == "failed");
+  CHECK(runs[3].error == "exit code 3 (stderr: \\x1b]0;pwned\\x07\xEF\xBF\xBD\xEF\xBF\xBD\\x00)");
+  CHECK(runs[4].status == "ok");
+  const auto instance = database.experiment(outcome.experiment_id);
+  CHECK(instance->end_reason == "finished");
+  CHECK(instance->cells == 5);
+}
+
+TEST_CASE("each run records the env its condition gave it") {
+  test::TempDir dir;
+  auto database = db::Database::open((dir / "r.db").string());
+  const auto experiment = parse_experiment(kTwoConditions, "t.json");
+  FakeExecutor executor([](const LaunchSpec&) { return good_run(); });
+  run_experiment(experiment, expand_matrix(experiment, {"scalebench-train", false}), executor,
+                 database, context_for(experiment));
+  const auto runs = database.runs("trust");
+  REQUIRE(runs.size() == 4);
+  CHECK(runs[0].env_json == R"({"OMP_NUM_THREADS":"1"})");
+  CHECK(runs[1].env_json == "{}");
+  CHECK(executor.launched()[1].env.empty());  // b does not inherit a's variables
+}
+
+TEST_CASE("--retries re-runs a failed cell, storing every attempt; --resume runs only cells not ok") {
+  test::TempDir dir;
+  auto database = db::Database::open((dir / "r.db").string());
+  const auto experiment = parse_experiment(kTwoConditions, "t.json");
+  const auto plans = expand_matrix(experiment, {"scalebench-train", false});
+
+  // First invocation: b fails every time; a fails once and succeeds on its retry.
+  std::map<std::string, int> calls;
+  FakeExecutor flaky([&](const LaunchSpec& spec) {
+    const bool is_a = spec.env.contains("OMP_NUM_THREADS");
+    const int n = calls[is_a ? "a" : "b"]++;
+    if (is_a && n == 0) return failed_run();
+    return is_a ? good_run() : failed_run();
+  });
+  RunnerOptions options;
+  options.retries = 1;
+  const auto first = run_experiment(experiment, plans, flaky, database, context_for(experiment),
+                                    nullptr, options);
+  CHECK(first.cells == 4);
+  CHECK(first.cells_ok == 2);
+  CHECK(first.runs == 1 + 1 + 2 + 1 + 2);  // a: fail+ok, b: fail+fail, a: ok, b: fail+fail
+  auto runs = database.runs_of_instances({first.experiment_id});
+  CHECK(count_status(runs, "ok") == 2);
+  CHECK(runs[1].attempt == 2);
+  CHECK(runs[1].status == "ok");
+
+  // Resume with a fixed b: only b's two cells run, as attempt 3, into the same instance.
+  FakeExecutor fixed([](const LaunchSpec&) { return good_run(); });
+  auto instance = resume_instance(database, context_for(experiment), plans);
+  CHECK(instance.record.id == first.experiment_id);
+  CHECK(instance.pending.size() == 2);
+  CHECK(instance.cells_ok == 2);
+  const auto second = run_instance(experiment, instance, fixed, database);
+  CHECK(second.cells_ok == 4);
+  CHECK(fixed.launched().size() == 2);
+  runs = database.runs_of_instances({first.experiment_id});
+  CHECK(count_status(runs, "ok") == 4);
+  CHECK(runs.back().attempt == 3);
+  CHECK(database.experiments().size() == 1);
+
+  // Nothing left: a resume runs nothing and duplicates nothing.
+  auto done = resume_instance(database, context_for(experiment), plans);
+  CHECK(done.pending.empty());
+  run_instance(experiment, done, fixed, database);
+  CHECK(database.runs_of_instances({first.experiment_id}).size() == runs.size());
+
+  // Another spec cannot be resumed into this instance.
+  const auto changed = parse_experiment(
+      R"({"name":"trust","repetitions":3,"conditions":[{"name":"a","launcher":"single"}]})", "t.json");
+  CHECK_THROWS_AS(resume_instance(database, context_for(changed),
+                                  expand_matrix(changed, {"scalebench-train", false})),
+                  ExperimentError);
+}
+
+TEST_CASE("a database locked by another process: retried, then the run goes to a side file") {
+  test::TempDir dir;
+  const auto path = (dir / "r.db").string();
+  auto database = db::Database::open(path);
+  const auto experiment = parse_experiment(kTwoConditions, "t.json");
+  const auto plans = expand_matrix(experiment, {"scalebench-train", false});
+  auto instance = start_instance(database, context_for(experiment), plans);
+
+  sqlite3* other = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &other) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  database.set_busy_timeout(20);
+  RunnerOptions options;
+  options.store_attempts = 2;
+  options.store_retry_delay = std::chrono::milliseconds(5);
+  FakeExecutor executor([](const LaunchSpec&) { return good_run(); });
+  const auto outcome = run_instance(experiment, instance, executor, database, nullptr, options);
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+
+  CHECK(outcome.runs == 4);
+  REQUIRE(outcome.side_files.size() == 4);
+  CHECK(outcome.side_files[0].parent_path() == std::filesystem::path(path + ".unsaved"));
+  const auto side = db::Database::open(outcome.side_files[0].string(), db::OpenMode::ReadOnly);
+  const auto side_runs = side.runs();
+  REQUIRE(side_runs.size() == 1);
+  CHECK(side_runs[0].status == "ok");
+  CHECK(side.lines(side_runs[0].id).size() == 3);
+  CHECK(side.experiments()[0].spec_json == experiment.spec_json);
+  CHECK(database.runs().empty());
+}
+
+TEST_CASE("a run printing two million lines leaves the orchestrator's memory flat") {
+  test::TempDir dir;
+  auto database = db::Database::open((dir / "r.db").string());
+  const auto experiment = parse_experiment(
+      R"({"name":"verbose","conditions":[{"name":"c","launcher":"command","np":[1],
+          "command":["sh","-c","seq 1 2000000 | sed 's/$/ some training log text of sixty bytes or so/'"]}]})",
+      "v.json");
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  ProcessExecutor executor;
+  const auto outcome = run_experiment(experiment, expand_matrix(experiment, {"x", false}), executor,
+                                      database, context_for(experiment));
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  const auto runs = database.runs("verbose");
+  REQUIRE(runs.size() == 1);
+  CHECK(database.lines(runs[0].id).size() == 2'000'000);
+  const long grown_mib = (after.ru_maxrss - before.ru_maxrss) / 1024;  // ru_maxrss is in KiB
+  MESSAGE("peak resident memory grew by ", grown_mib, " MiB for 2 million lines (~130 MB of text)");
+  CHECK(grown_mib < 64);  // the old code held every line: about 300 MiB here
+  CHECK(outcome.runs == 1);
+}
