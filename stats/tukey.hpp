@@ -46,11 +46,13 @@ std::vector<TukeyPair> tukey_hsd_from_means(const std::vector<double>& means,
                                             const std::vector<double>& sizes, double ms_within,
                                             double df_within, double confidence = 0.95);
 
-// The k - 1 pairs of every group against group base_index, taken from the all-pairs Tukey-Kramer
-// family of tukey_hsd with all k groups: q, p_adjusted and the interval's critical value are those of
-// the all-pairs table (filtered, not recomputed), so they are conservative for k - 1 comparisons (a
-// many-to-one test such as Dunnett's would be less so). Each pair is oriented against the base:
-// a = base_index, b = the other group (in group order), diff = mean(b) - mean(a) (so a > b for groups before the base).
+// The k - 1 pairs of every group against group base_index from the all-pairs Tukey-Kramer family of
+// tukey_hsd with all k groups: q, p_adjusted and the interval's critical value are those of the
+// all-pairs table (bit-identical to its rows), so they are conservative for k - 1 comparisons (a
+// many-to-one test such as Dunnett's would be less so). Only these k - 1 pairs are computed (each p is
+// a quadrature): use this, not tukey_hsd, where only the pairs against a base are shown.
+// Each pair is oriented against the base: a = base_index, b = the other group (in group order),
+// diff = mean(b) - mean(a) (so a > b for groups before the base; R's row "base-other" is negated).
 // Throws StatsError where tukey_hsd does, or for base_index >= k.
 std::vector<TukeyPair> tukey_vs_base(const std::vector<std::vector<double>>& groups, std::size_t base_index,
                                      double confidence = 0.95);

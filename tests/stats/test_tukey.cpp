@@ -7,6 +7,7 @@
 
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -19,6 +20,7 @@ using scalebench::stats::studentized_range_quantile;
 using scalebench::stats::studentized_range_survival;
 using scalebench::stats::studentized_range_upper_quantile;
 using scalebench::stats::tukey_hsd;
+using scalebench::stats::tukey_vs_base;
 using scalebench::stats::TukeyPair;
 using scalebench::test::r_groups;
 using scalebench::test::r_records;
@@ -257,4 +259,99 @@ TEST_CASE("Tukey HSD edge cases") {
     }
     CHECK(got[0].diff == 2);  // mean(b) - mean(a)
   }
+}
+
+namespace {
+
+// Same bits (NaN included): the pairs against the base must be the all-pairs numbers, not close ones.
+bool same_bits(double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; }
+
+// tukey_vs_base(groups, base) against tukey_hsd(groups): the all-pairs row holding base, flipped to
+// (base, other) where R's row is (other, base).
+void check_vs_base_is_all_pairs_subset(const std::vector<std::vector<double>>& groups) {
+  const auto all = tukey_hsd(groups);
+  for (std::size_t base = 0; base < groups.size(); ++base) {
+    CAPTURE(base);
+    const auto got = tukey_vs_base(groups, base);
+    REQUIRE(got.size() == groups.size() - 1);
+    std::size_t next = 0;
+    for (const TukeyPair& row : all) {
+      if (row.a != base && row.b != base) continue;
+      const TukeyPair& pair = got.at(next++);
+      const bool flipped = row.b == base;
+      CAPTURE(row.a);
+      CAPTURE(row.b);
+      CHECK(pair.a == base);
+      CHECK(pair.b == (flipped ? row.a : row.b));
+      CHECK(same_bits(pair.diff, flipped ? -row.diff : row.diff));
+      CHECK(same_bits(pair.lower, flipped ? -row.upper : row.lower));
+      CHECK(same_bits(pair.upper, flipped ? -row.lower : row.upper));
+      CHECK(same_bits(pair.q, row.q));
+      CHECK(same_bits(pair.p_adjusted, row.p_adjusted));
+    }
+    CHECK(next == got.size());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("tukey_vs_base: bit-identical to the all-pairs rows that hold the base, for every base") {
+  for (const std::string name : {"warpbreaks_tension", "plantgrowth", "unbalanced", "near1e12", "table1"}) {
+    CAPTURE(name);
+    check_vs_base_is_all_pairs_subset(r_groups(name));
+  }
+  SUBCASE("no within-group noise: infinite and NaN q as in the all-pairs table") {
+    check_vs_base_is_all_pairs_subset({{1, 1}, {2, 2}, {1, 1}});
+  }
+  SUBCASE("many unequal groups (q and p from one (k, df), critical value shared)") {
+    std::vector<std::vector<double>> groups;
+    for (int g = 0; g < 12; ++g) {
+      std::vector<double> values;
+      for (int i = 0; i < 2 + g % 5; ++i) values.push_back(0.3 * g + std::sin(7.0 * g + i));
+      groups.push_back(values);
+    }
+    check_vs_base_is_all_pairs_subset(groups);
+  }
+}
+
+TEST_CASE("tukey_vs_base matches R's TukeyHSD rows that hold the base") {
+  // Tolerances as check_tukey_against_r; R's row (other, base) is "base-other", negated here.
+  for (const std::string name : {"warpbreaks_tension", "plantgrowth", "unbalanced"}) {
+    const auto groups = r_groups(name);
+    const auto rows = r_records(name, "tukey");
+    for (std::size_t base = 0; base < groups.size(); ++base) {
+      CAPTURE(name);
+      CAPTURE(base);
+      const auto got = tukey_vs_base(groups, base);
+      std::size_t next = 0;
+      for (const auto& row : rows) {
+        const auto& want = row.numbers;
+        if (want[0] != base && want[1] != base) continue;
+        const bool flipped = want[1] == base;
+        const TukeyPair& pair = got.at(next++);
+        CHECK(pair.b == (flipped ? want[0] : want[1]));
+        const double sign = flipped ? -1 : 1;
+        const double lower = flipped ? -want[4] : want[3];
+        const double upper = flipped ? -want[3] : want[4];
+        const double width = upper - lower;
+        CHECK(std::abs(pair.diff - sign * want[2]) < 1e-12 * (1 + std::abs(want[2])));
+        CHECK(std::abs(pair.lower - lower) < 1e-7 * width);
+        CHECK(std::abs(pair.upper - upper) < 1e-7 * width);
+        if (want[5] > 1e-6) {
+          CHECK(relative_error(pair.p_adjusted, want[5]) < 1e-6);
+        } else {
+          CHECK(pair.p_adjusted > 0);
+          CHECK(pair.p_adjusted < 1e-6);
+        }
+      }
+      CHECK(next == got.size());
+    }
+  }
+}
+
+TEST_CASE("tukey_vs_base rejects what tukey_hsd rejects, and a base that is not a group") {
+  CHECK_THROWS_AS(tukey_vs_base({{1, 2}, {3, 4}}, 2), StatsError);
+  CHECK_THROWS_AS(tukey_vs_base({{1, 2, 3}}, 0), StatsError);
+  CHECK_THROWS_AS(tukey_vs_base({{1, 2}, {}}, 0), StatsError);
+  CHECK_THROWS_AS(tukey_vs_base({{1, 2}, {3, 4}}, 0, 1.0), StatsError);
 }
