@@ -326,6 +326,7 @@ class Reader {
     if (!value_.is_array() || value_.empty()) fail("a non-empty array of positive integers");
     std::vector<int> out;
     for (std::size_t i = 0; i < value_.size(); ++i) out.push_back(at(i).int_in_range(kMaxNp));
+    if (std::set<int>(out.begin(), out.end()).size() != out.size()) fail("distinct np values");
     return out;
   }
   // Names a POSIX shell could export ([A-Za-z_][A-Za-z0-9_]*): anything else (empty, '=', NUL)
@@ -419,8 +420,6 @@ Condition parse_condition(const Reader& reader, const std::optional<std::vector<
   else reader.require_key("np");
   if (condition.launcher == Launcher::Single && condition.np != std::vector<int>{1})
     reader.at("np").fail("[1] or nothing for launcher \"single\" (one plain process)");
-  if (std::set<int>(condition.np.begin(), condition.np.end()).size() != condition.np.size())
-    reader.at("np").fail("distinct np values");
   if (reader.has("trainer")) condition.trainer_args = reader.at("trainer").option_args();
   if (reader.has("args")) {
     auto args = reader.at("args").literal_strings();

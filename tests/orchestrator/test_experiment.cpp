@@ -378,3 +378,11 @@ TEST_CASE("only a regular file of at most 4 MiB is read: directories, FIFOs and 
   std::ofstream(good) << kValid;
   CHECK(load_experiment(good).conditions.size() == 3);
 }
+
+TEST_CASE("a repeated np value in the experiment's default np is an error, not an exception from "
+          "nlohmann") {
+  // Found by the fuzz harness: the distinctness check looked up the condition's own "np", which
+  // a condition using the default has not (json::out_of_range escaped).
+  CHECK(error_with(R"("np":[1,1,2],)", R"({"name":"a","launcher":"mpirun"})") ==
+        "exp.json: field \"np\": expected distinct np values, got [1,1,2]");
+}
