@@ -2,6 +2,13 @@
 
 #include "orchestrator/experiment.hpp"
 
+#include <sys/stat.h>
+
+#include <fstream>
+#include <limits>
+
+#include "test_support.hpp"
+
 using namespace scalebench::orchestrator;
 
 namespace {
@@ -78,9 +85,9 @@ TEST_CASE("malformed files: one clear error naming file, field and expectation")
   CHECK(error_of(R"({"name": "x", "conditions": []})") ==
         "exp.json: field \"conditions\": expected a non-empty array of conditions, got []");
   CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"mpirun","np":[1,"two"]}]})") ==
-        "exp.json: field \"conditions[0].np[1]\": expected a positive integer, got \"two\"");
+        "exp.json: field \"conditions[0].np[1]\": expected a positive integer (at most 1000000), got \"two\"");
   CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"mpirun","np":[0]}]})") ==
-        "exp.json: field \"conditions[0].np[0]\": expected a positive integer, got 0");
+        "exp.json: field \"conditions[0].np[0]\": expected a positive integer (at most 1000000), got 0");
   CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"mpirun"}]})") ==
         "exp.json: field \"conditions[0].np\": missing (required)");
   CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"mpi"}]})") ==
@@ -94,17 +101,288 @@ TEST_CASE("malformed files: one clear error naming file, field and expectation")
             .find("conditions[0].np\": expected [1] or nothing") != std::string::npos);
   CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"command","np":[1]}]})") ==
         "exp.json: field \"conditions[0].command\": missing (required)");
-  CHECK(error_of(R"({"name":"x","timeout_seconds":-1,"conditions":[{"name":"a","launcher":"single"}]})") ==
-        "exp.json: field \"timeout_seconds\": expected a positive number, got -1");
   CHECK(error_of(R"({"name":"x","trainer":{"epochs":[1]},"conditions":[{"name":"a","launcher":"single"}]})") ==
         "exp.json: field \"trainer.epochs\": expected a string, number or boolean, got [1]");
 }
 
 TEST_CASE("a missing file is an error naming it") {
   CHECK_THROWS_WITH_AS(load_experiment("/nonexistent/exp.json"),
-                       "/nonexistent/exp.json: cannot open the experiment file", ExperimentError);
+                       "/nonexistent/exp.json: cannot open the experiment file: No such file or "
+                       "directory",
+                       ExperimentError);
 }
 
 TEST_CASE("shell_join quotes what a shell would split") {
   CHECK(shell_join({"mpirun", "-np", "2", "a b", "it's", ""}) == "mpirun -np 2 'a b' 'it'\\''s' ''");
+}
+
+// Issue 16, item 4: hostile experiment files. Each gives one ExperimentError line naming the
+// file, the field and what was expected; none crashes, hangs or allocates without bound.
+namespace {
+
+// The error of a file whose single condition is `condition` (JSON text) and whose top level
+// adds `top` (JSON members with a trailing comma, or nothing).
+std::string error_with(const std::string& top, const std::string& condition) {
+  return error_of("{" + top + R"("name":"x","conditions":[)" + condition + "]}");
+}
+
+const char* kSingle = R"({"name":"a","launcher":"single"})";
+
+void check_one_line(const std::string& message) {
+  CHECK_FALSE(message.empty());
+  CHECK(message.find('\n') == std::string::npos);
+  CHECK(message.size() < 600);
+}
+
+}  // namespace
+
+TEST_CASE("numbers out of range are an error with their position, even in an unknown field") {
+  CHECK(error_with(R"("timeout_seconds": 1e400,)", kSingle) ==
+        "exp.json:1:21: field \"timeout_seconds\": expected a number within the range of a "
+        "double, got 1e400");
+  CHECK(error_of("{\"name\":\"x\",\n \"whatever\": {\"deep\": [-1e999]}}") ==
+        "exp.json:2:24: field \"whatever.deep[0]\": expected a number within the range of a "
+        "double, got -1e999");
+  // NaN and Infinity are not JSON.
+  CHECK(error_with(R"("timeout_seconds": NaN,)", kSingle).find("exp.json:1:21: not valid JSON") == 0);
+  CHECK(error_with(R"("timeout_seconds": Infinity,)", kSingle).find("not valid JSON") != std::string::npos);
+}
+
+TEST_CASE("timeout_seconds lies between 1 ms and 30 days, so it can never overflow the clock") {
+  const std::string expected =
+      "expected a number of seconds from 0.001 to 2592000 (30 days), got ";
+  CHECK(error_with(R"("timeout_seconds": 0,)", kSingle) ==
+        "exp.json: field \"timeout_seconds\": " + expected + "0");
+  CHECK(error_with(R"("timeout_seconds": -1,)", kSingle) ==
+        "exp.json: field \"timeout_seconds\": " + expected + "-1");
+  CHECK(error_with(R"("timeout_seconds": 1e-300,)", kSingle).find(expected) != std::string::npos);
+  // 9.3e9 s overflowed steady_clock::now() + timeout and killed every healthy run as "timeout".
+  CHECK(error_with(R"("timeout_seconds": 9.3e9,)", kSingle).find(expected) != std::string::npos);
+  CHECK(error_with(R"("timeout_seconds": 1e308,)", kSingle).find(expected) != std::string::npos);
+  CHECK(error_with(R"("timeout_seconds": "60",)", kSingle).find(expected) != std::string::npos);
+  // The largest timeout converts exactly.
+  const auto plans = expand_matrix(
+      parse_experiment(R"({"name":"x","timeout_seconds":2592000,"conditions":[)" +
+                           std::string(kSingle) + "]}", "exp.json"), {});
+  REQUIRE(plans.size() == 1);
+  CHECK(plans[0].launch.timeout == std::chrono::milliseconds(2'592'000'000LL));
+  // An Experiment built in code is checked by expand_matrix too.
+  auto experiment = parse_experiment(R"({"name":"x","conditions":[)" + std::string(kSingle) + "]}",
+                                     "exp.json");
+  experiment.timeout_seconds = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_AS(expand_matrix(experiment, {}), ExperimentError);
+}
+
+TEST_CASE("repetitions and np have documented limits") {
+  CHECK(error_with(R"("repetitions": 100001,)", kSingle) ==
+        "exp.json: field \"repetitions\": expected a positive integer (at most 100000), got 100001");
+  CHECK(error_with(R"("repetitions": 18446744073709551615,)", kSingle)
+            .find("expected a positive integer (at most 100000)") != std::string::npos);
+  CHECK(error_with(R"("repetitions": 2.5,)", kSingle).find("expected a positive integer") !=
+        std::string::npos);
+  CHECK(error_with("", R"({"name":"a","launcher":"mpirun","np":[1000001]})") ==
+        "exp.json: field \"conditions[0].np[0]\": expected a positive integer (at most 1000000), "
+        "got 1000001");
+}
+
+TEST_CASE("JSON nested deeper than 64 levels is refused before it is parsed further") {
+  // 100 000 levels segfaulted (recursion).
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  const auto message = error_of(deep);
+  CHECK(message.find("exp.json:1:65: field \"") == 0);
+  CHECK(message.find("expected at most 64 levels of nested arrays and objects") != std::string::npos);
+  check_one_line(message);
+  std::string objects = R"({"name":"x","a":)";
+  for (int i = 0; i < 70; ++i) objects += R"({"k":)";
+  objects += "1" + std::string(71, '}');
+  CHECK(error_of(objects).find("levels of nested") != std::string::npos);
+  // 64 levels are fine as far as nesting goes (the field is unknown, but that is another error).
+  const std::string ok = R"({"name":"x","a":)" + std::string(63, '[') + std::string(63, ']') + "}";
+  CHECK(error_of(ok).find("unknown field") != std::string::npos);
+  // Brackets inside strings do not count.
+  CHECK(error_of(R"({"name":"x","description":")" + std::string(1000, '[') + R"(","conditions":[)" +
+                 kSingle + "]}") == "");
+}
+
+TEST_CASE("a duplicate key is refused, named with its path") {
+  CHECK(error_of(R"({"name":"x","name":"y","conditions":[{"name":"a","launcher":"single"}]})") ==
+        "exp.json: field \"name\": expected each key once in an object, got \"name\" twice");
+  CHECK(error_with("", R"({"name":"a","launcher":"single","env":{"A":"1","A":"2"}})") ==
+        "exp.json: field \"conditions[0].env.A\": expected each key once in an object, got \"A\" "
+        "twice");
+  // The same key in two different objects is fine.
+  CHECK(error_with("", R"({"name":"a","launcher":"single","env":{"A":"1"},"trainer":{"A":1}})") == "");
+}
+
+TEST_CASE("env keys must be portable names and values free of NUL") {
+  const std::string expected = "expected an environment variable name of letters, digits and _, "
+                               "not starting with a digit, got the key ";
+  // "" passed validation, created the database, then aborted.
+  CHECK(error_with("", R"({"name":"a","launcher":"single","env":{"":"x"}})") ==
+        "exp.json: field \"conditions[0].env[\"\"]\": " + expected + "\"\"");
+  CHECK(error_with("", R"({"name":"a","launcher":"single","env":{"A=B":"x"}})") ==
+        "exp.json: field \"conditions[0].env[\"A=B\"]\": " + expected + "\"A=B\"");
+  CHECK(error_with("", R"({"name":"a","launcher":"single","env":{"A\u0000B":"x"}})") ==
+        "exp.json: field \"conditions[0].env[\"A\\x00B\"]\": " + expected + "\"A\\x00B\"");
+  CHECK(error_with("", R"({"name":"a","launcher":"single","env":{"1A":"x"}})").find(expected) !=
+        std::string::npos);
+  CHECK(error_with("", R"({"name":"a","launcher":"single","env":{"A B":"x"}})").find(expected) !=
+        std::string::npos);
+  CHECK(error_with("", R"({"name":"a","launcher":"single","env":{"A":"x\u0000y"}})") ==
+        "exp.json: field \"conditions[0].env.A\": expected a string without NUL characters, got "
+        "\"x\\u0000y\"");
+  CHECK(error_with("", R"({"name":"a","launcher":"single","env":{"_A1":"x=y"}})") == "");
+}
+
+TEST_CASE("a NUL in anything that reaches an argv is refused") {
+  const std::string nul = "expected a string without NUL characters";
+  CHECK(error_with(R"("program":"a\u0000b",)", kSingle).find("field \"program\": " + nul) !=
+        std::string::npos);
+  CHECK(error_with(R"("args":["a\u0000"],)", kSingle).find("field \"args[0]\": " + nul) !=
+        std::string::npos);
+  CHECK(error_with(R"("trainer":{"model":"a\u0000"},)", kSingle)
+            .find("field \"trainer.model\": " + nul) != std::string::npos);
+  CHECK(error_with(R"("trainer":{"mo\u0000del":1},)", kSingle)
+            .find("expected an option name of letters") != std::string::npos);
+  CHECK(error_with("", R"({"name":"a","launcher":"mpirun","np":[1],"launcher_args":["\u0000"]})")
+            .find("field \"conditions[0].launcher_args[0]\": " + nul) != std::string::npos);
+  CHECK(error_with("", R"({"name":"a","launcher":"command","np":[1],"command":["x\u0000"]})")
+            .find("field \"conditions[0].command[0]\": " + nul) != std::string::npos);
+  CHECK(error_with(R"("trainer":{"":1},)", kSingle).find("expected an option name") !=
+        std::string::npos);
+}
+
+TEST_CASE("placeholders: one pass, known names only, and only in command") {
+  // {program} inside program looped forever, even with --dry-run.
+  const auto experiment = parse_experiment(
+      R"({"name":"x","conditions":[{"name":"a","launcher":"command","np":[2],)"
+      R"("command":["{program}","{np}{np}","{{np}}","a}b{c","{condition}-{repetition}"]}]})",
+      "exp.json");
+  auto plans = expand_matrix(experiment, {"/bin/{program}{np}", false});
+  REQUIRE(plans.size() == 1);
+  CHECK(plans[0].launch.argv ==
+        std::vector<std::string>{"/bin/{program}{np}", "22", "{np}", "a}b{c", "a-1"});
+  CHECK(error_with("", R"({"name":"a","launcher":"command","np":[1],"command":["{nproc}"]})") ==
+        "exp.json: field \"conditions[0].command[0]\": expected only the placeholders {np}, "
+        "{program}, {repetition}, {condition} and a whole-element {args}, not {nproc} (write {{ "
+        "and }} for literal braces), got \"{nproc}\"");
+  CHECK(error_with("", R"({"name":"a","launcher":"command","np":[1],"command":["x={args}"]})")
+            .find("expected {args} as a whole element") != std::string::npos);
+  const std::string only_command = "are expanded only in \\\"command\\\"";
+  CHECK(error_with("", R"({"name":"a","launcher":"mpirun","np":[1],"launcher_args":["--map-by","ppr:{np}:node"]})") ==
+        "exp.json: field \"conditions[0].launcher_args[1]\": expected no placeholder: {np}, "
+        "{program}, {repetition}, {condition} and {args} are expanded only in \"command\", got "
+        "\"ppr:{np}:node\"");
+  CHECK(error_with(R"("program":"/x/{program}",)", kSingle).find("field \"program\": expected no placeholder") !=
+        std::string::npos);
+  CHECK(error_with(R"("args":["{repetition}"],)", kSingle).find("field \"args[0]\": expected no placeholder") !=
+        std::string::npos);
+  // Braces that are no placeholder stay as they are outside "command".
+  CHECK(error_with("", R"({"name":"a","launcher":"mpirun","np":[1],"launcher_args":["${HOME}","{x y}"]})") == "");
+}
+
+TEST_CASE("the matrix size is limited before any plan is built, with an override") {
+  // 1e6 repetitions x 100 np values ran out of memory.
+  std::string np = "[1";
+  for (int i = 2; i <= 100; ++i) np += "," + std::to_string(i);
+  np += "]";
+  const auto experiment = parse_experiment(
+      R"({"name":"x","repetitions":100000,"conditions":[{"name":"a","launcher":"mpirun","np":)" + np +
+          "}]}",
+      "exp.json");
+  CHECK_THROWS_WITH_AS(
+      expand_matrix(experiment, {}),
+      "exp.json: field \"repetitions\": expected at most 10000 runs in the matrix (repetitions x "
+      "the np values of all conditions), got 100000 x 100 = 10000000; raise the limit with "
+      "--max-runs N if you mean it",
+      ExperimentError);
+  ExpandOptions options;
+  options.max_runs = 100;
+  auto small = experiment;
+  small.repetitions = 1;
+  CHECK(expand_matrix(small, options).size() == 100);
+  small.repetitions = 2;
+  CHECK_THROWS_AS(expand_matrix(small, options), ExperimentError);
+  options.max_runs = 200;
+  CHECK(expand_matrix(small, options).size() == 200);
+}
+
+TEST_CASE("argument vectors that would multiply without bound are refused from their sizes") {
+  // 20 000 {args} elements x 20 000 trainer arguments = 4e8 strings from a 500 KB file.
+  std::string args = "[\"a\"", command = "[\"x\"";
+  for (int i = 0; i < 20'000; ++i) args += ",\"a\"", command += ",\"{args}\"";
+  args += "]", command += "]";
+  const auto experiment = parse_experiment(
+      R"({"name":"x","args":)" + args +
+          R"(,"conditions":[{"name":"a","launcher":"command","np":[1],"command":)" + command + "}]}",
+      "exp.json");
+  try {
+    expand_matrix(experiment, {});
+    FAIL("expected an ExperimentError");
+  } catch (const ExperimentError& error) {
+    CHECK(std::string(error.what()).find("exp.json: field \"conditions[0]\": expected the argv and "
+                                         "env of one run to hold at most 1048576 bytes") == 0);
+  }
+  // 1000 runs of 0.5 MiB each.
+  const auto wide = parse_experiment(R"({"name":"x","repetitions":1000,"args":[")" +
+                                         std::string(500'000, 'a') + R"("],"conditions":[)" +
+                                         kSingle + "]}",
+                                     "exp.json");
+  CHECK_THROWS_WITH_AS(expand_matrix(wide, {}),
+                       doctest::Contains("expected the argv and env of all runs to hold at most"),
+                       ExperimentError);
+}
+
+TEST_CASE("hostile texts: empty, oversized, invalid UTF-8, huge tokens give one short line") {
+  CHECK(error_of("") == "exp.json: the file is empty; expected a JSON object");
+  CHECK(error_of(" \n\t") == "exp.json: the file is empty; expected a JSON object");
+  CHECK(error_of(std::string(kMaxExperimentFileBytes + 1, ' ')) ==
+        "exp.json: larger than the limit of 4194304 bytes (4 MiB) for an experiment file");
+  for (const std::string& text :
+       {std::string("{\"name\":\"\xff\"}"), "\"" + std::string(1'000'000, 'a'),
+        std::string("{\"\x01\":1}"), "{\"" + std::string(100'000, 'k') + "\":1}",
+        std::string("{\"na\xc3\xa9me\":1}"), std::string("\xef\xbb\xbf{}")}) {
+    const auto message = error_of(text);
+    check_one_line(message);
+    for (unsigned char c : message) CHECK((c >= 0x20 && c < 0x7f));
+  }
+}
+
+TEST_CASE("only a regular file of at most 4 MiB is read: directories, FIFOs and devices are refused") {
+  scalebench::test::TempDir dir;
+  // A directory was "not valid JSON".
+  CHECK_THROWS_WITH_AS(load_experiment(dir.path()),
+                       (dir.path().string() + ": is a directory; expected an experiment file").c_str(),
+                       ExperimentError);
+  // A FIFO blocked for ever waiting for a writer; /dev/zero was read without limit.
+  const auto fifo = dir / "fifo.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::filesystem::path& path : {fifo, std::filesystem::path("/dev/zero"),
+                                            std::filesystem::path("/dev/null")})
+    CHECK_THROWS_WITH_AS(load_experiment(path),
+                         (path.string() + ": is not a regular file (a FIFO, socket or device); "
+                                          "expected an experiment file").c_str(),
+                         ExperimentError);
+  const auto empty = dir / "empty.json";
+  std::ofstream(empty).close();
+  CHECK_THROWS_WITH_AS(load_experiment(empty),
+                       (empty.string() + ": the file is empty; expected a JSON object").c_str(),
+                       ExperimentError);
+  const auto big = dir / "big.json";
+  std::ofstream(big) << std::string(kMaxExperimentFileBytes + 1, ' ');
+  CHECK_THROWS_WITH_AS(load_experiment(big),
+                       (big.string() + ": larger than the limit of 4194304 bytes (4 MiB) for an "
+                                       "experiment file").c_str(),
+                       ExperimentError);
+  const auto good = dir / "good.json";
+  std::ofstream(good) << kValid;
+  CHECK(load_experiment(good).conditions.size() == 3);
+}
+
+TEST_CASE("a repeated np value in the experiment's default np is an error, not an exception from "
+          "nlohmann") {
+  // Found by the fuzz harness: the distinctness check looked up the condition's own "np", which
+  // a condition using the default has not (json::out_of_range escaped).
+  CHECK(error_with(R"("np":[1,1,2],)", R"({"name":"a","launcher":"mpirun"})") ==
+        "exp.json: field \"np\": expected distinct np values, got [1,1,2]");
 }
