@@ -149,7 +149,7 @@ std::vector<std::string> experiment_seeds() {
 
 }  // namespace
 
-TEST_CASE("fuzz: the line parser keeps its invariants on random and mutated lines") {
+TEST_CASE("the line parser keeps its invariants on random and mutated lines") {
   const std::vector<std::string> seeds = {
       "Epoch 1/5", "Epoch 3/3\r", "  Epoch 10/100  ", "[1,0]<stdout>:Epoch 1/2",
       "[ns@1,0]<stderr>: text", "[0]<stdout>:x", "Mon Nov 22 10:00:00 2026[0]<stdout>:Epoch 2/4",
@@ -168,7 +168,7 @@ TEST_CASE("fuzz: the line parser keeps its invariants on random and mutated line
   run_fuzz("line parser", scalebench::fuzz::line_parser_target, Mutator(seed(), seeds, dictionary));
 }
 
-TEST_CASE("fuzz: parse_experiment returns a bounded Experiment or throws ExperimentError") {
+TEST_CASE("parse_experiment returns a bounded Experiment or throws ExperimentError") {
   const std::vector<std::string> dictionary = {
       "{", "}", "[", "]", "\"", ":", ",", "1e400", "-1e400", "0", "-1", "1.5", "9.3e9", "2592000",
       "18446744073709551615", "-9223372036854775809", "100000", "NaN", "true", "null", "\"\\u0000\"",
