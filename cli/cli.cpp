@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/csv_table.hpp"
+#include "cli/query_output.hpp"
 #include "cli/stats_command.hpp"
 #include "db/database.hpp"
 #include "orchestrator/experiment.hpp"
@@ -67,10 +68,22 @@ const std::vector<Entry>& table() {
       {{"query", "run one read-only SQL statement on the results database"},
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
          auto options = std::make_shared<QueryCommand>();
+         auto limits = std::make_shared<db::QueryLimits>();
          app.add_option("sql", options->sql, "One SELECT (or other read-only) statement")->required();
          add_database_option(app, options->database);
-         app.add_flag("--csv", options->csv, "CSV instead of an aligned table");
-         return [options, &out, &err] { return query_command(*options, out, err); };
+         app.add_flag("--csv", options->csv,
+                      "CSV instead of an aligned table (control characters escaped as \\x1b "
+                      "when stdout is a terminal, kept as they are otherwise)");
+         app.add_option("--timeout", limits->timeout_seconds, "Stop the query after SECONDS")
+             ->check(CLI::PositiveNumber)
+             ->capture_default_str();
+         app.add_option("--max-rows", limits->max_rows, "Refuse a result of more than N rows")
+             ->check(CLI::PositiveNumber)
+             ->capture_default_str();
+         app.add_option("--max-memory", limits->max_memory_bytes,
+                        "Memory for SQLite and the result, e.g. 512MiB, 2GiB (default 1GiB)")
+             ->transform(CLI::AsSizeValue(false));
+         return [options, limits, &out, &err] { return query_command(*options, *limits, out, err); };
        }},
       {{"stats", "ANOVA, Tukey and more on a CSV file, the results database or summary statistics"},
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {

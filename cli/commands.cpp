@@ -8,6 +8,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <ostream>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "orchestrator/experiment.hpp"
 #include "orchestrator/runner.hpp"
 #include "plotting/figure.hpp"
+#include "plotting/output_file.hpp"
 #include "plotting/report.hpp"
 
 namespace scalebench::cli {
@@ -185,6 +187,7 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
 int report_command(const ReportCommand& options, std::ostream& out, std::ostream&) {
   const auto exporter = plotting::make_exporter(options.format);  // fail fast on a bad format
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
+  if (options.output) plotting::refuse_database_output(*options.output, options.database);
   const auto table = load_report(database, resolve_experiment(database, options.experiment), options.base);
   const auto text = exporter->render(table);
   if (!options.output) {
@@ -193,9 +196,7 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
   }
   const fs::path path = *options.output;
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  std::ofstream file(path, std::ios::binary);
-  file << text;
-  if (!file) throw plotting::ReportError(fmt::format("{}: cannot write the report", path.string()));
+  plotting::write_file_replacing(path, text);  // never through a symlink planted at `path`
   fmt::print(out, "table: {}\n", path.string());
   return 0;
 }
@@ -203,19 +204,46 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   const auto experiment = resolve_experiment(database, options.experiment);
+  // The experiment's name comes from the database: it names a file, never a path.
+  const std::string stem = plotting::safe_file_name(experiment) + "-scaling";
+  fs::path prefix = fs::path(options.database).parent_path() / stem;
+  if (options.output_prefix) {
+    const std::string& given = *options.output_prefix;
+    if (given.empty()) throw plotting::ReportError("plot: --output is empty");
+    std::error_code error;
+    prefix = given.ends_with('/') || fs::is_directory(given, error) ? fs::path(given) / stem
+                                                                     : fs::path(given);
+  }
+  const auto planned = plotting::figure_files(prefix);
+  for (const auto& file : {planned.svg, planned.png, planned.data, planned.script})
+    plotting::refuse_database_output(file, options.database);
   const auto table = load_report(database, experiment, options.base);
-  const fs::path prefix = options.output_prefix.value_or(
-      (fs::path(options.database).parent_path() / (experiment + "-scaling")).string());
-  if (prefix.has_parent_path()) fs::create_directories(prefix.parent_path());
   const auto files = plotting::plot_scaling(table, prefix);
   fmt::print(out, "figure: {}\nfigure: {}\n", files.png.string(), files.svg.string());
   return 0;
 }
 
-int query_command(const QueryCommand& options, std::ostream& out, std::ostream&) {
+int query_command(const QueryCommand& options, std::ostream& out, std::ostream& err) {
+  return query_command(options, db::QueryLimits{}, out, err);
+}
+
+int query_command(const QueryCommand& options, const db::QueryLimits& limits, std::ostream& out,
+                  std::ostream&) {
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
-  const auto result = database.query_read_only(options.sql);
-  out << (options.csv ? format_csv(result) : format_aligned(result));
+  db::QueryResult result;
+  try {
+    result = database.query_read_only(options.sql, limits);
+  } catch (const db::QueryLimitError& error) {
+    using Limit = db::QueryLimitError::Limit;
+    const char* option = error.limit() == Limit::Time   ? "--timeout SECONDS"
+                         : error.limit() == Limit::Rows ? "--max-rows N"
+                                                        : "--max-memory SIZE";
+    throw db::QueryLimitError(error.limit(), fmt::format("{}; raise it with {}", error.what(), option));
+  }
+  // Trainer output can hold escape sequences: never raw to a terminal. CSV into a file or a pipe
+  // stays byte for byte.
+  const bool to_terminal = &out == &std::cout && ::isatty(STDOUT_FILENO) == 1;
+  out << (options.csv ? format_csv(result, to_terminal) : format_aligned(result));
   return 0;
 }
 

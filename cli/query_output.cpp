@@ -1,10 +1,11 @@
 #include "cli/query_output.hpp"
 
-#include "plotting/format.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+
+#include "plotting/format.hpp"
 
 namespace scalebench::cli {
 namespace {
@@ -15,38 +16,111 @@ std::size_t display_width(std::string_view text) {
       std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
 
+// The code point of the well-formed UTF-8 sequence at s[i] and its length, or length 0.
+std::pair<std::uint32_t, std::size_t> decode_utf8(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  std::size_t n = 0;
+  std::uint32_t cp = 0;
+  if (c < 0x80) return {c, 1};
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2, cp = c & 0x1Fu;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3, cp = c & 0x0Fu;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4, cp = c & 0x07u;
+  } else {
+    return {0, 0};
+  }
+  if (i + n > s.size()) return {0, 0};
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0u) != 0x80u) return {0, 0};
+    cp = (cp << 6) | (b & 0x3Fu);
+  }
+  if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+      (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) {
+    return {0, 0};
+  }
+  return {cp, n};
+}
+
+bool is_terminal_control(std::uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
 }  // namespace
 
+std::string escape_controls(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x20 || byte == 0x7F) {
+      out += fmt::format("\\x{:02x}", byte);
+      ++i;
+      continue;
+    }
+    const auto [cp, n] = decode_utf8(text, i);
+    if (n == 0) {
+      out += fmt::format("\\x{:02x}", byte);
+      ++i;
+    } else if (is_terminal_control(cp)) {
+      out += fmt::format("\\u{:04x}", cp);
+      i += n;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 std::string format_aligned(const db::QueryResult& result) {
+  const auto cell = [](const std::optional<std::string>& value) {
+    return value ? escape_controls(*value) : std::string("NULL");
+  };
+  std::vector<std::string> header;
+  for (const auto& column : result.columns) header.push_back(escape_controls(column));
+  std::vector<std::vector<std::string>> body;
+  for (const auto& row : result.rows) {
+    std::vector<std::string> cells;
+    for (const auto& value : row) cells.push_back(cell(value));
+    body.push_back(std::move(cells));
+  }
+
   std::vector<std::size_t> widths;
-  for (const auto& column : result.columns) widths.push_back(display_width(column));
-  for (const auto& row : result.rows)
-    for (std::size_t i = 0; i < row.size(); ++i)
-      widths[i] = std::max(widths[i], display_width(row[i].value_or("NULL")));
+  for (const auto& column : header) widths.push_back(display_width(column));
+  for (const auto& row : body)
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], display_width(row[i]));
 
   std::string out;
-  const auto append_row = [&](auto cell_of) {
+  const auto append_row = [&](const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < widths.size(); ++i) {
-      const std::string cell = cell_of(i);
-      out += cell;
-      if (i + 1 < widths.size()) out += std::string(widths[i] - display_width(cell) + 2, ' ');
+      out += cells[i];
+      if (i + 1 < widths.size()) out += std::string(widths[i] - display_width(cells[i]) + 2, ' ');
     }
     out += '\n';
   };
-  append_row([&](std::size_t i) { return result.columns[i]; });
-  append_row([&](std::size_t i) { return std::string(widths[i], '-'); });
-  for (const auto& row : result.rows) append_row([&](std::size_t i) { return row[i].value_or("NULL"); });
+  append_row(header);
+  std::vector<std::string> rule;
+  for (const auto width : widths) rule.emplace_back(width, '-');
+  append_row(rule);
+  for (const auto& row : body) append_row(row);
   out += fmt::format("({} row{})\n", result.rows.size(), result.rows.size() == 1 ? "" : "s");
   return out;
 }
 
-std::string format_csv(const db::QueryResult& result) {
+std::string format_csv(const db::QueryResult& result, bool escape) {
+  const auto field = [&](const std::string& text) {
+    return plotting::csv_field(escape ? escape_controls(text) : text);
+  };
   std::string out;
   for (std::size_t i = 0; i < result.columns.size(); ++i)
-    out += (i ? "," : "") + plotting::csv_field(result.columns[i]);
+    out += (i ? "," : "") + field(result.columns[i]);
   out += "\r\n";
   for (const auto& row : result.rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + plotting::csv_field(row[i].value_or(""));
+    for (std::size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + field(row[i].value_or(""));
     out += "\r\n";
   }
   return out;

@@ -2,6 +2,7 @@
 // Schema and its meaning: docs/database.md (a public interface; users query it directly).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -31,6 +32,18 @@ class DatabaseBusy : public DatabaseError {
 class ReadOnlyViolation : public DatabaseError {
  public:
   using DatabaseError::DatabaseError;
+};
+
+// A read-only query that ran past one of its QueryLimits; the message names the limit.
+class QueryLimitError : public DatabaseError {
+ public:
+  enum class Limit { Time, Rows, Memory };
+  QueryLimitError(Limit limit, const std::string& message)
+      : DatabaseError(message), limit_(limit) {}
+  Limit limit() const { return limit_; }
+
+ private:
+  Limit limit_;
 };
 
 inline constexpr int kSchemaVersion = 3;
@@ -132,6 +145,16 @@ struct QueryResult {
   std::vector<std::vector<std::optional<std::string>>> rows;
 };
 
+// Bounds on one read-only query (docs/database.md, "Limits"); a query past one throws
+// QueryLimitError.
+struct QueryLimits {
+  double timeout_seconds = 30;         // wall clock from prepare to the last row
+  std::size_t max_rows = 1'000'000;     // rows in the result
+  // SQLite's own heap use during the query plus the bytes of the result held in memory; also
+  // the largest string or blob a query may build (randomblob, zeroblob, printf, ...).
+  std::size_t max_memory_bytes = std::size_t{1} << 30;
+};
+
 // One epoch joined with its run: the unit the report and statistics work on.
 struct EpochSample {
   std::int64_t run_id = 0;
@@ -212,8 +235,10 @@ class Database {
   // Name of the most recently started experiment, if any.
   std::optional<std::string> latest_experiment() const;
 
-  // Runs one SQL statement that must not modify anything; throws ReadOnlyViolation otherwise.
-  QueryResult query_read_only(const std::string& sql) const;
+  // Runs one SQL statement that must not modify anything; throws ReadOnlyViolation otherwise
+  // (also for a function outside the allow-list of pure SQL functions, naming it), and
+  // QueryLimitError past `limits`. Defined in db/read_only_query.cpp.
+  QueryResult query_read_only(const std::string& sql, const QueryLimits& limits = {}) const;
 
  private:
   Database(sqlite3* handle, std::string path);

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "plotting/format.hpp"
+#include "plotting/output_file.hpp"
 
 namespace scalebench::plotting {
 namespace {
@@ -73,33 +74,34 @@ std::string value_or_missing(const std::optional<double>& value) {
   return value ? format_exact(*value) : "NaN";
 }
 
-// A gnuplot single-quoted string: no escapes are interpreted, a quote is doubled.
+bool is_control(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u < 0x20 || u == 0x7F;
+}
+
+// A gnuplot single-quoted string. Gnuplot 5.4 interprets nothing inside one (no backslash
+// escapes, no `backquote` command substitution, no @macro expansion) except '' for a quote; a
+// line break would end the command and a NUL the line, so control characters become spaces.
 std::string gnuplot_string(std::string_view text) {
   std::string out = "'";
   for (char c : text) {
     if (c == '\'') out += '\'';
-    out += (c == '\n' || c == '\r') ? ' ' : c;
+    out += is_control(c) ? ' ' : c;
   }
   return out + "'";
 }
 
-// Text for a `#` comment line: line breaks would end the comment.
+// Text for a `#` comment line: a line break would end the comment and a trailing backslash would
+// continue it onto the next line (gnuplot joins such lines before it reads the comment).
 std::string one_line(std::string_view text) {
   std::string out(text);
-  std::replace_if(
-      out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  std::replace_if(out.begin(), out.end(), is_control, ' ');
+  if (!out.empty() && out.back() == '\\') out += ' ';
   return out;
 }
 
 std::string read_all(std::istream& in) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) throw ReportError(fmt::format("cannot write {}", path.string()));
 }
 
 }  // namespace
@@ -268,11 +270,19 @@ FigureFiles plot_scaling(const ReportTable& table, const fs::path& output_prefix
   if (error) {
     throw ReportError(fmt::format("cannot create {}: {}", directory.string(), error.message()));
   }
-  write_file(files.data, scaling_data(table));
-  write_file(files.script, scaling_script(table, files));
-
+  // Everything is written and rendered in a private directory beside the targets, then renamed
+  // over them: a symlink planted at one of the fixed names is replaced, never written through.
+  const PrivateTempDir work(directory);
+  const FigureFiles staged = figure_files(work.path() / files.script.stem());
+  write_file_replacing(staged.data, scaling_data(table));
+  write_file_replacing(staged.script, scaling_script(table, files));
+  const auto publish = [&] {
+    replace_file(staged.data, files.data);
+    replace_file(staged.script, files.script);
+  };
   const boost::filesystem::path gnuplot = bp::search_path("gnuplot");
   if (gnuplot.empty()) {
+    publish();
     throw ReportError(fmt::format(
         "gnuplot not found: apt-get install gnuplot-nox (the data and script are in {} and {})",
         files.data.string(), files.script.string()));
@@ -282,7 +292,7 @@ FigureFiles plot_scaling(const ReportTable& table, const fs::path& output_prefix
   std::string messages;
   int exit_code = 0;
   try {
-    bp::child child(gnuplot, files.script.filename().string(), bp::start_dir(directory.string()),
+    bp::child child(gnuplot, files.script.filename().string(), bp::start_dir(work.path().string()),
                     bp::std_in<bp::null, bp::std_out> bp::null, bp::std_err > stderr_stream);
     messages = read_all(stderr_stream);
     child.wait();
@@ -291,14 +301,19 @@ FigureFiles plot_scaling(const ReportTable& table, const fs::path& output_prefix
     throw ReportError(fmt::format("cannot run {}: {}", gnuplot.string(), e.what()));
   }
   if (exit_code != 0) {
+    publish();
     throw ReportError(fmt::format("gnuplot failed (exit code {}) on {}:\n{}", exit_code,
                                   files.script.string(), messages));
   }
-  for (const fs::path& image : {files.svg, files.png}) {
+  for (const fs::path& image : {staged.svg, staged.png}) {
     if (!fs::exists(image) || fs::file_size(image) == 0) {
-      throw ReportError(fmt::format("gnuplot wrote no {}:\n{}", image.string(), messages));
+      throw ReportError(fmt::format("gnuplot wrote no {}:\n{}",
+                                    (directory / image.filename()).string(), messages));
     }
   }
+  publish();
+  replace_file(staged.svg, files.svg);
+  replace_file(staged.png, files.png);
   return files;
 }
 

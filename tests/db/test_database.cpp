@@ -458,36 +458,6 @@ TEST_CASE("files that are not scalebench databases are refused, naming the file"
   }
 }
 
-TEST_CASE("query_read_only renders values as text") {
-  TempDir dir;
-  auto d = db::Database::open((dir / "r.db").string());
-  const auto r = d.query_read_only(
-      "SELECT 42 AS i, 0.1 AS r, 2.5e-7 AS small, 1.0 AS whole, 'héllo' AS t, NULL AS n, "
-      "x'00ff' AS b, zeroblob(100) AS big");
-  REQUIRE(r.columns == std::vector<std::string>{"i", "r", "small", "whole", "t", "n", "b", "big"});
-  REQUIRE(r.rows.size() == 1);
-  const auto& row = r.rows[0];
-  CHECK(row[0] == "42");
-  CHECK(row[1] == "0.1");
-  CHECK(std::stod(*row[2]) == 2.5e-7);
-  CHECK(std::stod(*row[3]) == 1.0);
-  CHECK(row[4] == "héllo");
-  CHECK_FALSE(row[5].has_value());
-  CHECK(row[6] == "X'00FF'");
-  CHECK(row[7] == "<blob 100 bytes>");
-
-  const auto empty = d.query_read_only("SELECT * FROM runs");
-  CHECK(empty.rows.empty());
-  CHECK(empty.columns.size() == 20);
-
-  // Reading helpers stay allowed: table-valued pragmas, schema pragmas, CTEs, trailing comment.
-  CHECK(d.query_read_only("PRAGMA table_info(runs)").rows.size() == 20);
-  CHECK(d.query_read_only("SELECT name FROM pragma_table_info('epochs')").rows.size() == 8);
-  CHECK(scalar(d,
-               "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5) "
-               "SELECT sum(x) FROM c;  -- done") == "15");
-}
-
 TEST_CASE("query_read_only refuses anything that writes and leaves the database unchanged") {
   TempDir dir;
   const auto path = (dir / "r.db").string();
@@ -549,23 +519,6 @@ TEST_CASE("query_read_only refuses anything that writes and leaves the database 
   auto ro = db::Database::open(path, db::OpenMode::ReadOnly);
   CHECK_THROWS_AS(ro.query_read_only("DELETE FROM runs"), db::ReadOnlyViolation);
   CHECK(ro.runs().size() == 2);
-}
-
-TEST_CASE("query_read_only reports SQL errors with SQLite's message and the path") {
-  TempDir dir;
-  auto d = db::Database::open((dir / "r.db").string());
-  const std::string syntax = error_of([&] { d.query_read_only("SELEC * FROM runs"); });
-  CHECK(syntax.find(d.path() + ": ") == 0);
-  CHECK(syntax.find("near \"SELEC\": syntax error") != std::string::npos);
-  const std::string table = error_of([&] { d.query_read_only("SELECT * FROM missing_table"); });
-  CHECK(table.find("no such table: missing_table") != std::string::npos);
-  CHECK_THROWS_AS(d.query_read_only("SELEC 1"), db::DatabaseError);
-  try {
-    d.query_read_only("SELEC 1");
-  } catch (const db::ReadOnlyViolation&) {
-    FAIL("a syntax error is not a read-only violation");
-  } catch (const db::DatabaseError&) {
-  }
 }
 
 TEST_CASE("a reader sees committed runs while the writer keeps its connection open") {

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "plotting/figure.hpp"
 #include "sample_table.hpp"
@@ -208,4 +209,85 @@ TEST_CASE("gnuplot renders the SVG and the PNG") {
   const std::string svg = read_file(files.svg);
   CHECK(svg.find("<svg") != std::string::npos);
   CHECK(svg.find("mnist-cnn: scaling with the number of processes") != std::string::npos);
+}
+
+namespace {
+
+bool have_gnuplot() {
+  return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+// The tiny table with hostile condition and experiment names: quotes, line breaks, a NUL,
+// backquoted commands, a macro, a trailing backslash (which continues a gnuplot line).
+plotting::ReportTable hostile_table(const fs::path& marker) {
+  auto table = tiny_table();
+  const std::string touch = "`touch " + marker.string() + "`";
+  table.experiment = "evil' " + touch + " \\";
+  table.rows[0].condition = "a'b\nset output '" + marker.string() + "'\n" + touch;
+  table.rows[1].condition = std::string("c\0d\r@x \\", 8) + "'; system(\"touch " +
+                            marker.string() + "\") #";
+  return table;
+}
+
+}  // namespace
+
+TEST_CASE("hostile names stay text: every line of the script is one command or comment") {
+  const auto table = hostile_table("/tmp/never");
+  const std::string script = plotting::scaling_script(table, plotting::figure_files("x"));
+  CHECK(script.find('\0') == std::string::npos);
+  CHECK(script.find('\r') == std::string::npos);
+  CHECK(script.find("title 'a''b set output ''/tmp/never'' `touch /tmp/never`' noenhanced") !=
+        std::string::npos);
+  CHECK(script.find("title 'c d @x \\''; system(\"touch /tmp/never\") #' noenhanced") !=
+        std::string::npos);
+  // The comment naming the experiment does not end in a backslash (it would swallow a line).
+  CHECK(script.find("# scalebench scaling figure, experiment evil' `touch /tmp/never` \\ \n") ==
+        0);
+  const std::string data = plotting::scaling_data(table);
+  CHECK(data.find("# index 0: a'b set output '/tmp/never' `touch /tmp/never`\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("gnuplot renders hostile names without running anything") {
+  if (!have_gnuplot()) {
+    MESSAGE("skipped: gnuplot not found (apt-get install gnuplot-nox)");
+    std::exit(test::kSkipReturnCode);
+  }
+  test::TempDir dir;
+  const fs::path marker = dir / "executed";
+  const auto files = plotting::plot_scaling(hostile_table(marker), dir / "fig");
+  CHECK_FALSE(fs::exists(marker));
+  REQUIRE(fs::exists(files.svg));
+  CHECK(fs::file_size(files.png) > 0);
+  const std::string svg = read_file(files.svg);
+  CHECK(svg.find("touch") != std::string::npos);  // drawn as text
+}
+
+TEST_CASE("plot_scaling replaces symlinks planted at its file names, never writes through") {
+  test::TempDir dir;
+  const fs::path prefix = dir / "fig";
+  const auto files = plotting::figure_files(prefix);
+  std::vector<fs::path> victims;
+  for (const auto& path : {files.svg, files.png, files.data, files.script}) {
+    const fs::path victim = dir / ("victim" + path.extension().string());
+    std::ofstream(victim) << "precious";
+    fs::create_symlink(victim, path);
+    victims.push_back(victim);
+  }
+  if (have_gnuplot()) {
+    plotting::plot_scaling(tiny_table(), prefix);
+  } else {
+    // Without gnuplot the data and script are still written, then the error.
+    CHECK_THROWS_AS(plotting::plot_scaling(tiny_table(), prefix), plotting::ReportError);
+  }
+  for (const auto& victim : victims) CHECK(read_file(victim) == "precious");
+  CHECK_FALSE(fs::is_symlink(fs::symlink_status(files.data)));
+  CHECK_FALSE(fs::is_symlink(fs::symlink_status(files.script)));
+  CHECK(read_file(files.script).find("set terminal svg") != std::string::npos);
+  if (have_gnuplot()) {
+    CHECK_FALSE(fs::is_symlink(fs::symlink_status(files.svg)));
+    CHECK(read_file(files.png).substr(1, 3) == "PNG");
+  }
+  // Nothing left over: 4 victims, 4 files.
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 8);
 }

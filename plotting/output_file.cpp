@@ -1,0 +1,144 @@
+#include "plotting/output_file.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <utility>
+
+#include "plotting/report.hpp"
+
+namespace scalebench::plotting {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string errno_text() { return std::strerror(errno); }
+
+fs::path directory_of(const fs::path& target) {
+  const fs::path parent = target.parent_path();
+  return parent.empty() ? fs::path(".") : parent;
+}
+
+// A file descriptor closed on every path out.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+std::string safe_file_name(std::string_view name) {
+  std::string out;
+  for (const char c : name.substr(0, kMaxFileNameStem)) {
+    const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-';
+    out += keep ? c : '_';
+  }
+  if (out.empty()) return "unnamed";
+  if (out.front() == '.') out.front() = '_';
+  return out;
+}
+
+void write_file_replacing(const fs::path& target, std::string_view content) {
+  std::error_code error;
+  if (fs::is_directory(fs::symlink_status(target, error))) {
+    throw ReportError(fmt::format("{}: is a directory", target.string()));
+  }
+  const fs::path directory = directory_of(target);
+  std::random_device entropy;
+  fs::path temp;
+  int fd = -1;
+  // O_EXCL fails on any existing name, a symlink included; O_NOFOLLOW says so twice.
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    temp = directory / fmt::format(".{}.{:08x}.tmp", safe_file_name(target.filename().string()),
+                                   entropy());
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) {
+      throw ReportError(fmt::format("{}: cannot create a file in {}: {}", target.string(),
+                                    directory.string(), errno_text()));
+    }
+  }
+  if (fd < 0) {
+    throw ReportError(fmt::format("{}: cannot create a temporary file beside it", target.string()));
+  }
+  Fd file(fd);
+  const auto give_up = [&](std::string_view what) {
+    const std::string reason = errno_text();
+    ::unlink(temp.c_str());
+    throw ReportError(fmt::format("{}: {}: {}", target.string(), what, reason));
+  };
+  for (std::size_t written = 0; written < content.size();) {
+    const ssize_t n = ::write(file.get(), content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) give_up("cannot write");
+    written += static_cast<std::size_t>(n);
+  }
+  if (::close(file.release()) != 0) give_up("cannot write");
+  if (::rename(temp.c_str(), target.c_str()) != 0) give_up("cannot replace");
+}
+
+void replace_file(const fs::path& from, const fs::path& to) {
+  std::error_code error;
+  if (fs::is_directory(fs::symlink_status(to, error))) {
+    throw ReportError(fmt::format("{}: is a directory", to.string()));
+  }
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    throw ReportError(fmt::format("{}: cannot replace it with {}: {}", to.string(), from.string(),
+                                  errno_text()));
+  }
+}
+
+void refuse_database_output(const fs::path& output, const fs::path& database) {
+  std::error_code error;
+  const fs::path out_resolved = fs::weakly_canonical(fs::absolute(output, error), error);
+  struct stat out_stat {};
+  const bool out_exists = ::stat(output.c_str(), &out_stat) == 0;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    fs::path file = database;
+    file += suffix;
+    std::error_code ignored;
+    const fs::path resolved = fs::weakly_canonical(fs::absolute(file, ignored), ignored);
+    struct stat file_stat {};
+    const bool same_inode = out_exists && ::stat(file.c_str(), &file_stat) == 0 &&
+                            file_stat.st_dev == out_stat.st_dev &&
+                            file_stat.st_ino == out_stat.st_ino;
+    if (same_inode || (!error && !ignored && resolved == out_resolved)) {
+      throw ReportError(fmt::format(
+          "{}: refusing to write there: it is the results database {}{}; choose another output "
+          "path",
+          output.string(), database.string(),
+          *suffix != '\0' ? fmt::format(" (its {} file)", suffix) : std::string()));
+    }
+  }
+}
+
+PrivateTempDir::PrivateTempDir(const fs::path& parent) {
+  std::string pattern = (parent / ".scalebench-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw ReportError(
+        fmt::format("cannot create a temporary directory in {}: {}", parent.string(), errno_text()));
+  }
+  path_ = pattern;
+}
+
+PrivateTempDir::~PrivateTempDir() {
+  std::error_code ignored;
+  fs::remove_all(path_, ignored);
+}
+
+}  // namespace scalebench::plotting

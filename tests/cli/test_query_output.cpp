@@ -1,0 +1,276 @@
+// Tests for cli/query_output.cpp (escaping, the limits' options) and for the output paths of
+// `report` and `plot` in cli/commands.cpp: names from the database, the database itself as the
+// output, planted symlinks, `-o dir/`, missing databases.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "cli/cli.hpp"
+#include "cli/query_output.hpp"
+#include "db/database.hpp"
+#include "test_support.hpp"
+
+using namespace scalebench;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Result invoke(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int status = cli::run_cli(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+bool have_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
+
+// A database with one experiment named `experiment`: a run of two epochs whose first output
+// line is `line`.
+void make_database(const fs::path& path, const std::string& experiment,
+                   const std::string& line = "Epoch 1/2") {
+  auto database = db::Database::open(path.string());
+  db::ExperimentRecord record;
+  record.name = experiment;
+  record.started_at = "2026-11-22T00:00:00.000000Z";
+  const auto id = database.insert_experiment(record);
+  db::RunBundle bundle;
+  bundle.run.experiment_id = id;
+  bundle.run.experiment = experiment;
+  bundle.run.condition = "single";
+  bundle.run.launcher = "single";
+  bundle.run.status = "ok";
+  bundle.run.exit_code = 0;
+  bundle.run.started_at = bundle.run.ended_at = record.started_at;
+  bundle.epochs = {db::EpochRecord{0, 1, 2, 0.5, 1.25, 1.2, {}, {}},
+                   db::EpochRecord{0, 2, 2, 1.75, 1.5, {}, {}, {}}};
+  bundle.lines = {db::LineRecord{0, 0, 0.5, "stdout", {}, line},
+                  db::LineRecord{0, 1, 1.75, "stdout", {}, "Epoch 2/2"}};
+  database.insert_run(bundle);
+}
+
+bool has_raw_control(const std::string& text) {
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n') || u == 0x7F) return true;
+  }
+  return text.find("\xC2\x9B") != std::string::npos;
+}
+
+}  // namespace
+
+// ---- escaping ------------------------------------------------------------------------------------
+
+TEST_CASE("escape_controls shows C0, DEL, C1, bidi overrides and broken UTF-8 as escapes") {
+  CHECK(cli::escape_controls("\x1b[31mred\x1b[0m") == "\\x1b[31mred\\x1b[0m");
+  CHECK(cli::escape_controls(std::string("a\0b", 3)) == "a\\x00b");
+  CHECK(cli::escape_controls("tab\tline\nret\r\x07\x7f") == "tab\\x09line\\x0aret\\x0d\\x07\\x7f");
+  CHECK(cli::escape_controls("\xC2\x9B" "2J") == "\\u009b2J");               // C1 CSI
+  CHECK(cli::escape_controls("x\xE2\x80\xAEy") == "x\\u202ey");               // RIGHT-TO-LEFT OVERRIDE
+  CHECK(cli::escape_controls("\xFF\xC2") == "\\xff\\xc2");                    // not UTF-8
+  CHECK(cli::escape_controls("héllo ✓ C:\\dir") == "héllo ✓ C:\\dir");        // kept as is
+}
+
+TEST_CASE("format_aligned escapes control characters; format_csv only when asked") {
+  db::QueryResult result;
+  result.columns = {"text", "n"};
+  result.rows = {{std::string("\x1b]0;pwned\x07 ok\0!", 15), "1"}, {std::nullopt, "22"}};
+  const std::string table = cli::format_aligned(result);
+  CHECK(table ==
+        "text                      n\n"
+        "------------------------  --\n"
+        "\\x1b]0;pwned\\x07 ok\\x00!  1\n"
+        "NULL                      22\n"
+        "(2 rows)\n");
+  CHECK_FALSE(has_raw_control(table));
+  CHECK(cli::format_csv(result) ==
+        "text,n\r\n" + *result.rows[0][0] + ",1\r\n,22\r\n");
+  CHECK(cli::format_csv(result, true) == "text,n\r\n\\x1b]0;pwned\\x07 ok\\x00!,1\r\n,22\r\n");
+}
+
+TEST_CASE("query: trainer output with escape sequences and NULs reaches the table escaped") {
+  test::TempDir dir;
+  const auto path = dir / "r.db";
+  make_database(path, "demo", "\x1b[2J\x1b]0;owned\x07 epoch \xC2\x9B" "1m");
+  const auto result = invoke({"query", "--db", path.string(),
+                              "SELECT text, CAST(x'41001b42' AS TEXT) || 'end' AS raw FROM lines "
+                              "WHERE seq = 0"});
+  CHECK(result.status == 0);
+  CHECK_FALSE(has_raw_control(result.out));
+  CHECK(result.out.find("\\x1b[2J\\x1b]0;owned\\x07 epoch \\u009b1m") != std::string::npos);
+  CHECK(result.out.find("A\\x00\\x1bBend") != std::string::npos);
+  // --csv into a pipe or file (not a terminal) stays byte for byte.
+  const auto csv = invoke({"query", "--db", path.string(), "--csv",
+                           "SELECT text FROM lines WHERE seq = 0"});
+  CHECK(csv.out.find("\x1b[2J") != std::string::npos);
+}
+
+// ---- limits and functions through the command line ------------------------------------------------
+
+TEST_CASE("query: each limit's error names the option that raises it") {
+  test::TempDir dir;
+  const auto path = (dir / "r.db").string();
+  make_database(path, "demo");
+  const std::string endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) ";
+
+  const auto rows = invoke({"query", "--db", path, "--max-rows", "10", endless + "SELECT x FROM c"});
+  CHECK(rows.status == 1);
+  CHECK(rows.err == "scalebench: error: query: more than 10 rows (the row limit); add a LIMIT "
+                    "clause or raise the limit; raise it with --max-rows N\n");
+
+  const auto time = invoke({"query", "--db", path, "--timeout", "0.2",
+                            endless + "SELECT count(*) FROM c"});
+  CHECK(time.status == 1);
+  CHECK(time.err == "scalebench: error: query: stopped at the time limit of 0.2 s; raise it with "
+                    "--timeout SECONDS\n");
+
+  const auto memory = invoke({"query", "--db", path, "--max-memory", "1MiB",
+                              "SELECT length(zeroblob(2000000))"});
+  CHECK(memory.status == 1);
+  CHECK(memory.err.find("memory limit of 1 MiB") != std::string::npos);
+  CHECK(memory.err.find("raise it with --max-memory SIZE") != std::string::npos);
+  CHECK(invoke({"query", "--db", path, "--max-memory", "4MiB", "SELECT length(zeroblob(2000000))"})
+            .out.find("2000000") != std::string::npos);
+
+  CHECK(invoke({"query", "--db", path, "--timeout", "0", "SELECT 1"}).status == 2);
+  CHECK(invoke({"query", "--db", path, "--max-rows", "-1", "SELECT 1"}).status == 2);
+  CHECK(invoke({"query", "--help"}).out.find("when stdout is a terminal") != std::string::npos);
+
+  const auto tokenizer = invoke({"query", "--db", path, "SELECT hex(fts3_tokenizer('simple'))"});
+  CHECK(tokenizer.status == 1);
+  CHECK(tokenizer.err.find("function fts3_tokenizer() is not allowed") != std::string::npos);
+}
+
+// ---- missing databases ------------------------------------------------------------------------
+
+TEST_CASE("report, stats, plot and query on a missing database: an error naming it, no file") {
+  test::TempDir dir;
+  const auto path = (dir / "missing.db").string();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"report", "--db", path},
+        std::vector<std::string>{"report", "--db", path, "-o", (dir / "t.md").string()},
+        std::vector<std::string>{"stats", "--db", path},
+        std::vector<std::string>{"plot", "--db", path},
+        std::vector<std::string>{"query", "--db", path, "SELECT 1"}}) {
+    CAPTURE(args[0]);
+    const auto result = invoke(args);
+    CHECK(result.status == 1);
+    CHECK(result.err.find(path + ": opening read-only: no such file") != std::string::npos);
+    CHECK_FALSE(fs::exists(path));
+    CHECK(fs::is_empty(dir.path()));
+  }
+}
+
+// ---- the database is never the output ---------------------------------------------------------
+
+TEST_CASE("report -o the database itself (or a name for it) is refused, the database intact") {
+  test::TempDir dir;
+  const auto path = dir / "r.db";
+  make_database(path, "demo");
+  const std::string before = read_file(path);
+  fs::create_symlink(path, dir / "alias.md");
+  for (const fs::path& output : {path, dir / "." / "r.db", dir / "alias.md", dir / "r.db-wal"}) {
+    CAPTURE(output);
+    const auto result = invoke({"report", "--db", path.string(), "-o", output.string()});
+    CHECK(result.status == 1);
+    CHECK(result.err.find("refusing to write there: it is the results database") !=
+          std::string::npos);
+  }
+  CHECK(read_file(path) == before);
+  CHECK(invoke({"query", "--db", path.string(), "--csv", "SELECT count(*) FROM epochs"}).out ==
+        "count(*)\r\n2\r\n");
+
+  // plot whose file names would land on the database.
+  const auto gp_db = dir / "fig.gp";
+  fs::copy_file(path, gp_db);
+  const std::string gp_before = read_file(gp_db);
+  const auto plot = invoke({"plot", "--db", gp_db.string(), "-o", (dir / "fig").string()});
+  CHECK(plot.status == 1);
+  CHECK(plot.err.find("it is the results database") != std::string::npos);
+  CHECK(read_file(gp_db) == gp_before);
+}
+
+TEST_CASE("report -o replaces a symlink planted at the output instead of writing through it") {
+  test::TempDir dir;
+  const auto path = dir / "r.db";
+  make_database(path, "demo");
+  const auto victim = dir / "victim";
+  std::ofstream(victim) << "precious";
+  fs::create_symlink(victim, dir / "table.md");
+  const auto result = invoke({"report", "--db", path.string(), "-o", (dir / "table.md").string()});
+  CHECK(result.status == 0);
+  CHECK(read_file(victim) == "precious");
+  CHECK_FALSE(fs::is_symlink(fs::symlink_status(dir / "table.md")));
+  CHECK(read_file(dir / "table.md").find("single") != std::string::npos);
+}
+
+// ---- plot's file names ------------------------------------------------------------------------
+
+// With gnuplot the four files exist; without it the data and script do (and plot fails).
+void check_figure(const Result& result, const fs::path& prefix) {
+  CAPTURE(result.err);
+  fs::path script = prefix;
+  script += ".gp";
+  CHECK(fs::is_regular_file(script));
+  if (have_gnuplot()) {
+    CHECK(result.status == 0);
+    fs::path svg = prefix;
+    svg += ".svg";
+    CHECK(fs::is_regular_file(svg));
+  } else {
+    CHECK(result.err.find("gnuplot not found") != std::string::npos);
+  }
+}
+
+TEST_CASE("plot -o dir/ and plot -o an existing directory write dir/<experiment>-scaling.*") {
+  test::TempDir dir;
+  const auto path = dir / "r.db";
+  make_database(path, "demo");
+  const auto slash = invoke({"plot", "--db", path.string(), "-o", (dir / "new").string() + "/"});
+  check_figure(slash, dir / "new" / "demo-scaling");
+  CHECK_FALSE(fs::exists(dir / "new" / ".svg"));
+  CHECK_FALSE(fs::exists(dir / "new" / ".gp"));
+
+  fs::create_directory(dir / "existing");
+  const auto existing = invoke({"plot", "--db", path.string(), "-o", (dir / "existing").string()});
+  check_figure(existing, dir / "existing" / "demo-scaling");
+  CHECK_FALSE(fs::exists(dir / "existing.gp"));
+
+  // A plain prefix stays a prefix.
+  const auto prefix = invoke({"plot", "--db", path.string(), "-o", (dir / "fig").string()});
+  check_figure(prefix, dir / "fig");
+}
+
+TEST_CASE("plot: an experiment named ../../x/evil stays in the database's folder") {
+  test::TempDir dir;
+  const auto folder = dir / "a" / "b";
+  fs::create_directories(folder);
+  const auto path = folder / "r.db";
+  make_database(path, "../../x/evil");
+  const auto result = invoke({"plot", "--db", path.string()});
+  check_figure(result, folder / "_._.._x_evil-scaling");
+  CHECK_FALSE(fs::exists(dir / "x"));
+  CHECK_FALSE(fs::exists(dir / "a" / "x"));
+  // The directory holds the database and the figure's files, nothing else.
+  for (const auto& entry : fs::recursive_directory_iterator(dir.path())) {
+    CAPTURE(entry.path());
+    const std::string name = entry.path().filename().string();
+    CHECK((entry.path().parent_path() == folder || entry.path() == folder ||
+           entry.path() == dir / "a"));
+    CHECK((name == "a" || name == "b" || name.rfind("r.db", 0) == 0 ||
+           name.rfind("_._.._x_evil-scaling.", 0) == 0));
+  }
+}

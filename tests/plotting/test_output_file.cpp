@@ -1,0 +1,118 @@
+// Tests for plotting/output_file.cpp: file names from database names, writes that replace a
+// planted symlink instead of following it, and never over the database.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "plotting/output_file.hpp"
+#include "plotting/report.hpp"
+#include "test_support.hpp"
+
+using namespace scalebench;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::size_t entries_in(const fs::path& directory) {
+  return static_cast<std::size_t>(
+      std::distance(fs::directory_iterator(directory), fs::directory_iterator()));
+}
+
+}  // namespace
+
+TEST_CASE("safe_file_name: one harmless path component, never empty, never hidden") {
+  CHECK(plotting::safe_file_name("mnist-cnn_v1.2") == "mnist-cnn_v1.2");
+  CHECK(plotting::safe_file_name("../../x/evil") == "_._.._x_evil");
+  CHECK(plotting::safe_file_name("/etc/passwd") == "_etc_passwd");
+  CHECK(plotting::safe_file_name("..") == "_.");
+  CHECK(plotting::safe_file_name(".") == "_");
+  CHECK(plotting::safe_file_name(".hidden") == "_hidden");
+  CHECK(plotting::safe_file_name("") == "unnamed");
+  CHECK(plotting::safe_file_name("a b\nc\\d'e\"f`g$h") == "a_b_c_d_e_f_g_h");
+  CHECK(plotting::safe_file_name(std::string("a\0b", 3)) == "a_b");
+  CHECK(plotting::safe_file_name("é") == "__");  // two UTF-8 bytes
+  CHECK(plotting::safe_file_name(std::string(300, 'x')).size() == plotting::kMaxFileNameStem);
+}
+
+TEST_CASE("write_file_replacing replaces a planted symlink instead of writing through it") {
+  test::TempDir dir;
+  const fs::path victim = dir / "victim.txt";
+  std::ofstream(victim) << "precious";
+  const fs::path target = dir / "report.md";
+  fs::create_symlink(victim, target);
+
+  plotting::write_file_replacing(target, "| table |\n");
+  CHECK(read_file(victim) == "precious");
+  CHECK_FALSE(fs::is_symlink(fs::symlink_status(target)));
+  CHECK(read_file(target) == "| table |\n");
+  CHECK(entries_in(dir.path()) == 2);  // no temporary file left behind
+
+  // A dangling symlink (to a file the attacker wants created) is replaced the same way.
+  const fs::path created_elsewhere = dir / "would-be-created";
+  fs::remove(target);
+  fs::create_symlink(created_elsewhere, target);
+  plotting::write_file_replacing(target, "again");
+  CHECK_FALSE(fs::exists(created_elsewhere));
+  CHECK(read_file(target) == "again");
+
+  // Over an existing file: replaced whole.
+  plotting::write_file_replacing(target, "x");
+  CHECK(read_file(target) == "x");
+}
+
+TEST_CASE("write_file_replacing names the target when it cannot write") {
+  test::TempDir dir;
+  fs::create_directory(dir / "sub");
+  CHECK_THROWS_WITH_AS(plotting::write_file_replacing(dir / "sub", "x"),
+                       doctest::Contains("sub: is a directory"), plotting::ReportError);
+  CHECK_THROWS_WITH_AS(plotting::write_file_replacing(dir / "missing" / "r.md", "x"),
+                       doctest::Contains("r.md: cannot create a file in"), plotting::ReportError);
+}
+
+TEST_CASE("refuse_database_output: the database by any name, and its -wal and -shm files") {
+  test::TempDir dir;
+  const fs::path database = dir / "r.db";
+  std::ofstream(database) << "SQLite format 3";
+  std::ofstream(dir / "r.db-wal") << "";
+  fs::create_directory(dir / "sub");
+  fs::create_symlink(database, dir / "link.db");
+  fs::create_hard_link(database, dir / "hard.db");
+
+  for (const fs::path& output :
+       {database, dir / "sub" / ".." / "r.db", dir / "link.db", dir / "hard.db",
+        dir / "r.db-wal", dir / "r.db-shm", dir / "r.db-journal"}) {
+    CAPTURE(output);
+    CHECK_THROWS_WITH_AS(plotting::refuse_database_output(output, database),
+                         doctest::Contains("it is the results database"), plotting::ReportError);
+  }
+  // Relative spellings resolve against the working directory.
+  const fs::path old_cwd = fs::current_path();
+  fs::current_path(dir.path());
+  CHECK_THROWS_AS(plotting::refuse_database_output("r.db", database), plotting::ReportError);
+  CHECK_THROWS_AS(plotting::refuse_database_output("./sub/../r.db", "r.db"), plotting::ReportError);
+  CHECK_NOTHROW(plotting::refuse_database_output("r.md", "r.db"));
+  fs::current_path(old_cwd);
+  CHECK_NOTHROW(plotting::refuse_database_output(dir / "report.md", database));
+  CHECK_NOTHROW(plotting::refuse_database_output(dir / "r.db.md", database));
+}
+
+TEST_CASE("PrivateTempDir is private and goes away with its contents") {
+  test::TempDir dir;
+  fs::path path;
+  {
+    plotting::PrivateTempDir work(dir.path());
+    path = work.path();
+    CHECK(path.parent_path() == dir.path());
+    CHECK((fs::status(path).permissions() & fs::perms::all) == fs::perms::owner_all);
+    std::ofstream(path / "file") << "x";
+  }
+  CHECK_FALSE(fs::exists(path));
+}
