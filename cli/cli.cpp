@@ -33,6 +33,17 @@ void add_database_option(CLI::App& app, std::string& database) {
   app.add_option("--db", database, "Results database (SQLite)")->capture_default_str();
 }
 
+// Which stored instances a report, figure or statistic uses (plotting/instances.hpp).
+void add_instance_options(CLI::App& app, std::optional<std::string>& experiment,
+                          std::vector<std::int64_t>& instances, bool& pool) {
+  app.add_option("--experiment", experiment,
+                 "Experiment name (default: the latest instance's); its latest instance is used");
+  app.add_option("--instance", instances,
+                 "An instance id (experiments.id); repeat to pool instances with identical specs");
+  app.add_flag("--pool", pool,
+               "Pool every instance of the experiment (refused unless their specs are identical)");
+}
+
 const std::vector<Entry>& table() {
   static const std::vector<Entry> entries = {
       {{"run", "run every cell of an experiment matrix and store the measurements"},
@@ -41,13 +52,21 @@ const std::vector<Entry>& table() {
          app.add_option("experiment", options->experiment_path, "Experiment file (JSON)")->required();
          add_database_option(app, options->database);
          app.add_flag("--dry-run", options->dry_run, "Print the runs without starting them");
+         app.add_flag("--resume", options->resume,
+                      "Continue the latest instance of the same spec: run only its cells not yet ok");
+         app.add_option("--retries", options->retries,
+                        "Re-run a cell whose run is not ok up to N times (every attempt is stored)")
+             ->capture_default_str();
+         app.add_option("--max-runs", options->max_runs,
+                        "Refuse a matrix of more runs than this (a guard against typos)")
+             ->capture_default_str();
          return [options, &out, &err] { return run_command(*options, out, err); };
        }},
       {{"report", "print the paper-style table: epoch times, Tukey p, images/s, ANOVA"},
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
          auto options = std::make_shared<ReportCommand>();
          add_database_option(app, options->database);
-         app.add_option("--experiment", options->experiment, "Experiment name (default: latest)");
+         add_instance_options(app, options->experiment, options->instances, options->pool);
          app.add_option("--format", options->format, "Output format")
              ->check(CLI::IsMember(plotting::exporter_names()))
              ->capture_default_str();
@@ -59,7 +78,7 @@ const std::vector<Entry>& table() {
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
          auto options = std::make_shared<PlotCommand>();
          add_database_option(app, options->database);
-         app.add_option("--experiment", options->experiment, "Experiment name (default: latest)");
+         add_instance_options(app, options->experiment, options->instances, options->pool);
          app.add_option("--base", options->base, "Base condition label");
          app.add_option("--output,-o", options->output_prefix,
                         "Path prefix for .svg/.png/.dat/.gp (default: next to the database)");
@@ -91,7 +110,7 @@ const std::vector<Entry>& table() {
          app.add_option("--csv", options->csv, "Raw observations, one per line (with a header)");
          app.add_option("--summary", options->summary, "Summary statistics: columns group,n,mean,sd");
          app.add_option("--db", options->database, "Results database (epoch times of ok runs)");
-         app.add_option("--experiment", options->experiment, "With --db: experiment name (default: latest)");
+         add_instance_options(app, options->experiment, options->instances, options->pool);
          app.add_option("--response", options->response, "With --csv: the response column");
          app.add_option("--factor", options->factors,
                         "Factor column, once or twice (with --db: group, condition, launcher, np)");

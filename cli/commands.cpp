@@ -12,6 +12,7 @@
 #include <ostream>
 #include <thread>
 
+#include "cli/csv_table.hpp"
 #include "cli/query_output.hpp"
 #include "db/database.hpp"
 #include "orchestrator/executor.hpp"
@@ -19,6 +20,7 @@
 #include "orchestrator/runner.hpp"
 #include "plotting/figure.hpp"
 #include "plotting/output_file.hpp"
+#include "plotting/instances.hpp"
 #include "plotting/report.hpp"
 
 namespace scalebench::cli {
@@ -46,7 +48,11 @@ std::string host_name() {
 
 class ProgressPrinter final : public orchestrator::RunObserver {
  public:
-  explicit ProgressPrinter(std::ostream& out) : out_(out) {}
+  ProgressPrinter(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
+  void on_side_file(const fs::path& file, const std::string& why) override {
+    fmt::print(err_, "scalebench: the database did not take the run ({}); stored in the side file {}\n",
+               why, file.string());
+  }
   void on_run_start(const orchestrator::RunPlan& plan, std::size_t index, std::size_t total) override {
     fmt::print(out_, "[{}/{}] {} np={} repetition {}: {}\n", index + 1, total, plan.condition,
                plan.np, plan.repetition, orchestrator::shell_join(plan.launch.argv));
@@ -69,8 +75,9 @@ class ProgressPrinter final : public orchestrator::RunObserver {
                            peak);
     }
     if (run.images_per_second) detail += fmt::format(", {:.0f} images/s", *run.images_per_second);
-    fmt::print(out_, "      {} in {:.2f} s: {}{}\n", run.status, run.wall_seconds, detail,
-               run.status == "ok" ? "" : " — " + run.error);
+    fmt::print(out_, "      {}{} in {:.2f} s: {}{}\n", run.status,
+               run.attempt > 1 ? fmt::format(" (attempt {})", run.attempt) : "", run.wall_seconds,
+               detail, run.status == "ok" ? "" : " — " + orchestrator::printable_excerpt(run.error, 2000));
     out_.flush();
   }
 
@@ -78,6 +85,7 @@ class ProgressPrinter final : public orchestrator::RunObserver {
 
  private:
   std::ostream& out_;
+  std::ostream& err_;
   bool saw_allreduce_ = false;
 };
 
@@ -92,23 +100,14 @@ std::string allreduce_query(const std::string& experiment) {
       experiment);
 }
 
-extern "C" void on_interrupt(int) { orchestrator::request_interrupt(); }
-
-std::string resolve_experiment(const db::Database& database, const std::optional<std::string>& name) {
-  if (name) return *name;
-  if (auto latest = database.latest_experiment()) return *latest;
-  throw plotting::ReportError(
-      fmt::format("{}: no experiment stored yet: run `scalebench run EXPERIMENT.json` first",
-                  database.path()));
-}
-
-plotting::ReportTable load_report(const db::Database& database, const std::string& experiment,
+plotting::ReportTable load_report(const db::Database& database, const plotting::InstanceQuery& query,
                                   const std::optional<std::string>& base) {
-  const auto samples = database.epoch_samples(experiment);
+  const auto selection = plotting::select_instances(database, query);
+  const auto& experiment = selection.experiment;
+  const auto samples = database.epoch_samples_of_instances(selection.ids);
+  const auto runs = database.runs_of_instances(selection.ids);
+  const auto failures = plotting::failure_notes(runs);
   if (samples.empty()) {
-    const auto runs = database.runs(experiment);
-    if (runs.empty())
-      throw plotting::ReportError(fmt::format("{}: no experiment named \"{}\"", database.path(), experiment));
     for (const auto& run : runs) {
       if (database.allreduce_results(run.id).empty()) continue;
       throw plotting::ReportError(fmt::format(
@@ -117,11 +116,43 @@ plotting::ReportTable load_report(const db::Database& database, const std::strin
           database.path(), experiment, database.path(), allreduce_query(experiment)));
     }
     throw plotting::ReportError(fmt::format(
-        "{}: experiment \"{}\" has {} runs but no finished epochs: see `scalebench query --db {} "
-        "\"SELECT id, condition, np, status, error FROM runs WHERE experiment = '{}'\"`",
-        database.path(), experiment, runs.size(), database.path(), experiment));
+        "{}: experiment \"{}\" has {} runs but no finished epochs ({}{}): see `scalebench query "
+        "--db {} \"SELECT id, condition, np, status, error FROM runs WHERE experiment_id IN ({})\"`",
+        database.path(), experiment, runs.size(), fmt::join(selection.notes, " "),
+        failures.empty() ? "" : fmt::format(" {}", fmt::join(failures, " ")), database.path(),
+        fmt::join(selection.ids, ", ")));
   }
-  return plotting::build_report(experiment, samples, plotting::ReportOptions{base});
+  auto table = plotting::build_report(experiment, samples, plotting::ReportOptions{base});
+  table.notes.insert(table.notes.begin(), selection.notes.begin(), selection.notes.end());
+  table.notes.insert(table.notes.end(), failures.begin(), failures.end());
+  return table;
+}
+
+// Until the executor provides one: SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE ask the runner
+// to stop (store the current run as interrupted, start nothing new).
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int signal) {
+  g_stop_signal = signal;
+  orchestrator::request_interrupt();
+}
+class StopSignals {
+ public:
+  StopSignals() {
+    for (int signal : kSignals) std::signal(signal, on_stop_signal);
+  }
+  ~StopSignals() {
+    for (int signal : kSignals) std::signal(signal, SIG_DFL);
+  }
+  int stop_signal() const { return g_stop_signal; }
+
+ private:
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+};
+
+std::string describe_matrix(const orchestrator::Instance& instance) {
+  if (!instance.resumed) return fmt::format("{} runs", instance.pending.size());
+  return fmt::format("resuming instance {}: {} of {} cells already ok, {} to run",
+                     instance.record.id, instance.cells_ok, instance.cells, instance.pending.size());
 }
 
 }  // namespace
@@ -129,8 +160,11 @@ plotting::ReportTable load_report(const db::Database& database, const std::strin
 int run_command(const RunCommand& options, std::ostream& out, std::ostream& err) {
   // Validate everything before the database is touched: a bad file writes nothing.
   const auto experiment = orchestrator::load_experiment(options.experiment_path);
-  const auto plans = orchestrator::expand_matrix(
-      experiment, ExpandOptions{default_trainer(), ::geteuid() == 0});
+  if (options.retries < 0 || options.retries > 100)
+    throw InputError(fmt::format("--retries {}: expected 0 to 100", options.retries));
+  ExpandOptions expand{default_trainer(), ::geteuid() == 0};
+  expand.max_runs = options.max_runs;
+  const auto plans = orchestrator::expand_matrix(experiment, expand);
   if (options.dry_run) {
     for (std::size_t i = 0; i < plans.size(); ++i)
       fmt::print(out, "[{}/{}] {} np={} repetition {}: {}\n", i + 1, plans.size(),
@@ -144,26 +178,33 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   context.name = experiment.name;
   context.source_path = options.experiment_path;
   context.spec_json = experiment.spec_json;
-  context.started_at = orchestrator::iso8601_utc(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::system_clock::now().time_since_epoch()).count());
+  context.started_at = orchestrator::now_iso8601_utc();
   context.host = host_name();
   context.cpu_count = static_cast<int>(std::thread::hardware_concurrency());
   context.scalebench_version = SCALEBENCH_VERSION;
 
-  fmt::print(out, "scalebench: experiment \"{}\" ({}): {} runs into {}\n", experiment.name,
-             options.experiment_path, plans.size(), options.database);
-  std::signal(SIGINT, on_interrupt);
-  std::signal(SIGTERM, on_interrupt);
-  orchestrator::ProcessExecutor executor;
-  ProgressPrinter progress(out);
-  const auto outcome =
-      orchestrator::run_experiment(experiment, plans, executor, database, context, &progress);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-
-  fmt::print(out, "scalebench: {} of {} runs ok; results in {}\n", outcome.ok, plans.size(),
+  auto instance = options.resume ? orchestrator::resume_instance(database, context, plans)
+                                 : orchestrator::start_instance(database, context, plans);
+  fmt::print(out, "scalebench: experiment \"{}\" ({}), instance {}: {} into {}\n", experiment.name,
+             options.experiment_path, instance.record.id, describe_matrix(instance),
              options.database);
+  StopSignals stop_signals;
+  orchestrator::ProcessExecutor executor;
+  ProgressPrinter progress(out, err);
+  orchestrator::RunnerOptions runner;
+  runner.retries = options.retries;
+  const auto outcome =
+      orchestrator::run_instance(experiment, instance, executor, database, &progress, runner);
+
+  fmt::print(out, "scalebench: {} of {} cells ok ({} runs this time, {} ok); results in {}\n",
+             outcome.cells_ok, outcome.cells, outcome.runs, outcome.ok, options.database);
+  if (!outcome.side_files.empty()) {
+    fmt::print(err,
+               "scalebench: {} runs could not be written to {} and are in side files (each a "
+               "scalebench database; docs/database.md, \"Side files\"):\n",
+               outcome.side_files.size(), options.database);
+    for (const auto& file : outcome.side_files) fmt::print(err, "  {}\n", file.string());
+  }
   if (progress.saw_allreduce()) {
     fmt::print(out, "next: scalebench query --db {} \"{}\"\n", options.database,
                allreduce_query(experiment.name));
@@ -172,13 +213,18 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
                orchestrator::shell_join({experiment.name}));
   }
   if (outcome.interrupted) {
-    fmt::print(err, "scalebench: interrupted after {} runs; they are stored\n", outcome.runs);
-    return 130;
+    const int signal = stop_signals.stop_signal();
+    fmt::print(err, "scalebench: stopped{} after {} runs; they are stored; `scalebench run --resume "
+                    "{}` runs the rest\n",
+               signal ? fmt::format(" by signal {}", signal) : "", outcome.runs,
+               orchestrator::shell_join({options.experiment_path}));
+    return 128 + (signal ? signal : SIGINT);
   }
-  if (outcome.ok != plans.size()) {
-    fmt::print(err, "scalebench: {} runs did not finish ok: scalebench query --db {} \"SELECT id, "
-                    "condition, np, repetition, status, error FROM runs WHERE status != 'ok'\"\n",
-               plans.size() - outcome.ok, options.database);
+  if (outcome.cells_ok != outcome.cells) {
+    fmt::print(err, "scalebench: {} cells have no ok run: scalebench query --db {} \"SELECT id, "
+                    "condition, np, repetition, attempt, status, error FROM runs WHERE "
+                    "experiment_id = {} AND status != 'ok'\"\n",
+               outcome.cells - outcome.cells_ok, options.database, outcome.experiment_id);
     return 1;
   }
   return 0;
@@ -188,7 +234,8 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
   const auto exporter = plotting::make_exporter(options.format);  // fail fast on a bad format
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   if (options.output) plotting::refuse_database_output(*options.output, options.database);
-  const auto table = load_report(database, resolve_experiment(database, options.experiment), options.base);
+  const auto table = load_report(
+      database, plotting::InstanceQuery{options.experiment, options.instances, options.pool}, options.base);
   const auto text = exporter->render(table);
   if (!options.output) {
     out << text;
@@ -203,7 +250,9 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
 
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
-  const auto experiment = resolve_experiment(database, options.experiment);
+  const auto table = load_report(
+      database, plotting::InstanceQuery{options.experiment, options.instances, options.pool}, options.base);
+  const auto& experiment = table.experiment;
   // The experiment's name comes from the database: it names a file, never a path.
   const std::string stem = plotting::safe_file_name(experiment) + "-scaling";
   fs::path prefix = fs::path(options.database).parent_path() / stem;
@@ -217,7 +266,6 @@ int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   const auto planned = plotting::figure_files(prefix);
   for (const auto& file : {planned.svg, planned.png, planned.data, planned.script})
     plotting::refuse_database_output(file, options.database);
-  const auto table = load_report(database, experiment, options.base);
   const auto files = plotting::plot_scaling(table, prefix);
   fmt::print(out, "figure: {}\nfigure: {}\n", files.png.string(), files.svg.string());
   return 0;

@@ -1,9 +1,11 @@
 // What each subcommand does, once its options are parsed (cli.cpp parses them).
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace scalebench::cli {
 
@@ -13,12 +15,17 @@ struct RunCommand {
   std::string experiment_path;
   std::string database = kDefaultDatabase;
   bool dry_run = false;  // print the matrix, run nothing, write nothing
+  bool resume = false;   // continue the latest instance of the same spec: cells not yet ok only
+  int retries = 0;       // re-runs of a cell whose run is not ok
+  std::size_t max_runs = 10'000;  // refuse bigger matrices (orchestrator::kDefaultMaxRuns)
 };
 int run_command(const RunCommand& options, std::ostream& out, std::ostream& err);
 
 struct ReportCommand {
   std::string database = kDefaultDatabase;
   std::optional<std::string> experiment;  // default: the latest one
+  std::vector<std::int64_t> instances;    // explicit instances (pooled when several)
+  bool pool = false;                      // every instance of the experiment (identical specs)
   std::string format = "markdown";
   std::optional<std::string> base;
   std::optional<std::string> output;      // default: stdout
@@ -28,6 +35,8 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
 struct PlotCommand {
   std::string database = kDefaultDatabase;
   std::optional<std::string> experiment;
+  std::vector<std::int64_t> instances;
+  bool pool = false;
   std::optional<std::string> base;
   std::optional<std::string> output_prefix;  // default: results/<experiment>-scaling
 };

@@ -140,16 +140,18 @@ Observations observations_from_csv(const std::string& path, const std::string& r
 }
 
 Observations observations_from_database(const std::string& path,
-                                        const std::optional<std::string>& experiment,
+                                        const plotting::InstanceQuery& query,
                                         const std::vector<std::string>& factors,
                                         const std::string& unit) {
   if (unit != "run" && unit != "epoch")
     throw InputError(fmt::format("--unit {}: expected \"run\" or \"epoch\"", unit));
   const auto database = db::Database::open(path, db::OpenMode::ReadOnly);
-  const auto name = experiment ? *experiment : database.latest_experiment().value_or("");
-  const auto samples = database.epoch_samples(name);
+  const auto selection = plotting::select_instances(database, query);
+  const auto& name = selection.experiment;
+  const auto samples = database.epoch_samples_of_instances(selection.ids);
   if (samples.empty())
-    throw InputError(fmt::format("{}: no finished epochs for experiment \"{}\"", path, name));
+    throw InputError(fmt::format("{}: no finished epochs for experiment \"{}\" ({})", path, name,
+                                 fmt::join(selection.notes, " ")));
 
   const std::vector<std::string> known = {"group", "condition", "launcher", "np"};
   const std::vector<std::string> chosen = factors.empty() ? std::vector<std::string>{"group"} : factors;
@@ -165,7 +167,11 @@ Observations observations_from_database(const std::string& path,
   };
 
   Observations data;
-  data.source = fmt::format("{} experiment {}", path, name);
+  data.source = fmt::format("{} experiment {} ({})", path, name,
+                            selection.ids.size() == 1 ? fmt::format("instance {}", selection.ids[0])
+                                                      : fmt::format("instances {}", fmt::join(selection.ids, ", ")));
+  for (const auto& note : plotting::failure_notes(database.runs_of_instances(selection.ids)))
+    data.warnings.push_back(note);
   data.response = unit == "run" ? "mean epoch seconds of a run" : "epoch seconds";
   data.unit = unit;
   data.factor_names = chosen;
@@ -315,7 +321,9 @@ int stats_command(const StatsCommand& options, std::ostream& out, std::ostream&)
                                   options.ss_type, options.confidence);
   } else {
     report = analyze_observations(
-        observations_from_database(*options.database, options.experiment, options.factors, options.unit),
+        observations_from_database(*options.database,
+                                   plotting::InstanceQuery{options.experiment, options.instances, options.pool},
+                                   options.factors, options.unit),
         options.ss_type, options.confidence);
   }
   if (options.base) keep_pairs_against(report, *options.base);

@@ -2,6 +2,8 @@
 // results database) or on published summary statistics.
 #pragma once
 
+#include "plotting/instances.hpp"
+
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -16,6 +18,8 @@ struct StatsCommand {
   std::optional<std::string> summary;      // group,n,mean,sd per line
   std::optional<std::string> database;     // the results database
   std::optional<std::string> experiment;   // with --db; default: the latest
+  std::vector<std::int64_t> instances;     // with --db: explicit instances (pooled when several)
+  bool pool = false;                       // with --db: every instance (identical specs)
   std::string response;                    // with --csv: the response column
   std::vector<std::string> factors;        // with --csv/--db: one or two factor columns
   int ss_type = 2;
@@ -39,7 +43,7 @@ struct Observations {
 Observations observations_from_csv(const std::string& path, const std::string& response,
                                    const std::vector<std::string>& factors);
 Observations observations_from_database(const std::string& path,
-                                        const std::optional<std::string>& experiment,
+                                        const plotting::InstanceQuery& query,
                                         const std::vector<std::string>& factors,
                                         const std::string& unit);
 

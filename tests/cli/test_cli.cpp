@@ -113,7 +113,7 @@ TEST_CASE("a malformed experiment file: one clear line, nothing written") {
   const auto result = invoke({"run", experiment.string(), "--db", db_path.string()});
   CHECK(result.status == 1);
   CHECK(result.err == "scalebench: error: " + experiment.string() +
-                          ": field \"conditions[0].np[1]\": expected a positive integer, got -1\n");
+                          ": field \"conditions[0].np[1]\": expected a positive integer (at most 1000000), got -1\n");
   CHECK(!std::filesystem::exists(db_path));
 
   // An existing database is left exactly as it was.

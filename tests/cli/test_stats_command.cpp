@@ -7,6 +7,7 @@
 #include "cli/cli.hpp"
 #include "cli/csv_table.hpp"
 #include "cli/stats_command.hpp"
+#include "plotting/report.hpp"
 #include "db/database.hpp"
 #include "test_support.hpp"
 
@@ -136,7 +137,7 @@ std::string make_results_database(const test::TempDir& dir) {
 TEST_CASE("from the results database: per run by default, per epoch with a warning") {
   test::TempDir dir;
   const auto path = make_results_database(dir);
-  const auto per_run = cli::observations_from_database(path, std::nullopt, {}, "run");
+  const auto per_run = cli::observations_from_database(path, {}, {}, "run");
   CHECK(per_run.unit == "run");
   CHECK(per_run.values == std::vector<double>{11, 13, 6, 6});
   CHECK(per_run.levels[0] == std::vector<std::string>{"mpirun np=1", "mpirun np=1", "mpirun np=2", "mpirun np=2"});
@@ -144,15 +145,15 @@ TEST_CASE("from the results database: per run by default, per epoch with a warni
   const auto report = cli::analyze_observations(per_run, 2, 0.95);
   CHECK(report.anova[1].df == 2);  // 4 runs - 2 groups
 
-  const auto per_epoch = cli::observations_from_database(path, std::string("scaling"), {"np"}, "epoch");
+  const auto per_epoch = cli::observations_from_database(path, plotting::InstanceQuery{std::string("scaling"), {}, false}, {"np"}, "epoch");
   CHECK(per_epoch.values.size() == 12);
   CHECK(per_epoch.levels[0][0] == "1");
   REQUIRE(per_epoch.warnings.size() == 1);
   CHECK(per_epoch.warnings[0].find("pseudo-replication") != std::string::npos);
   CHECK(cli::analyze_observations(per_epoch, 2, 0.95).anova[1].df == 10);
 
-  CHECK_THROWS_AS(cli::observations_from_database(path, std::nullopt, {"model"}, "run"), cli::InputError);
-  CHECK_THROWS_AS(cli::observations_from_database(path, std::string("nope"), {}, "run"), cli::InputError);
+  CHECK_THROWS_AS(cli::observations_from_database(path, {}, {"model"}, "run"), cli::InputError);
+  CHECK_THROWS_AS(cli::observations_from_database(path, plotting::InstanceQuery{std::string("nope"), {}, false}, {}, "run"), plotting::ReportError);
 }
 
 TEST_CASE("two factors: Tukey per factor and per cell with the model's error term, as R's TukeyHSD") {
