@@ -90,8 +90,6 @@ std::string allreduce_query(const std::string& experiment) {
       experiment);
 }
 
-extern "C" void on_interrupt(int) { orchestrator::request_interrupt(); }
-
 std::string resolve_experiment(const db::Database& database, const std::optional<std::string>& name) {
   if (name) return *name;
   if (auto latest = database.latest_experiment()) return *latest;
@@ -151,14 +149,12 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
 
   fmt::print(out, "scalebench: experiment \"{}\" ({}): {} runs into {}\n", experiment.name,
              options.experiment_path, plans.size(), options.database);
-  std::signal(SIGINT, on_interrupt);
-  std::signal(SIGTERM, on_interrupt);
+  // SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE: the current run is stopped and stored, none starts.
+  const orchestrator::StopSignalHandlers stop_handlers;
   orchestrator::ProcessExecutor executor;
   ProgressPrinter progress(out);
   const auto outcome =
       orchestrator::run_experiment(experiment, plans, executor, database, context, &progress);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
 
   fmt::print(out, "scalebench: {} of {} runs ok; results in {}\n", outcome.ok, plans.size(),
              options.database);
