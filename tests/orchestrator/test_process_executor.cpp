@@ -263,3 +263,22 @@ TEST_CASE("a program that cannot be executed is a launch error") {
   int status = 0;
   CHECK(::waitpid(-1, &status, WNOHANG) == -1);
 }
+
+TEST_CASE("FakeExecutor follows the same stop contract: a stop during a run refuses the next launch") {
+  clear_interrupt();
+  FakeExecutor executor([](const LaunchSpec&) {
+    FakeProcess process;
+    process.lines = {{0.5, Stream::Stdout, "Epoch 1/1", false}};
+    process.stop_during_run = SIGTERM;
+    return process;
+  });
+  const auto first = executor.execute(LaunchSpec{{"trainer"}, {}, {}}, [](StampedLine&&) {});
+  CHECK(first.launched);
+  CHECK(first.interrupted);
+  CHECK(stop_signal() == SIGTERM);
+  const auto second = executor.execute(LaunchSpec{{"trainer"}, {}, {}}, [](StampedLine&&) {});
+  clear_interrupt();
+  CHECK(!second.launched);
+  CHECK(second.interrupted);
+  CHECK(executor.launched().size() == 1);
+}
