@@ -128,27 +128,6 @@ plotting::ReportTable load_report(const db::Database& database, const plotting::
   return table;
 }
 
-// Until the executor provides one: SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE ask the runner
-// to stop (store the current run as interrupted, start nothing new).
-volatile std::sig_atomic_t g_stop_signal = 0;
-extern "C" void on_stop_signal(int signal) {
-  g_stop_signal = signal;
-  orchestrator::request_interrupt();
-}
-class StopSignals {
- public:
-  StopSignals() {
-    for (int signal : kSignals) std::signal(signal, on_stop_signal);
-  }
-  ~StopSignals() {
-    for (int signal : kSignals) std::signal(signal, SIG_DFL);
-  }
-  int stop_signal() const { return g_stop_signal; }
-
- private:
-  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
-};
-
 std::string describe_matrix(const orchestrator::Instance& instance) {
   if (!instance.resumed) return fmt::format("{} runs", instance.pending.size());
   return fmt::format("resuming instance {}: {} of {} cells already ok, {} to run",
@@ -188,7 +167,8 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   fmt::print(out, "scalebench: experiment \"{}\" ({}), instance {}: {} into {}\n", experiment.name,
              options.experiment_path, instance.record.id, describe_matrix(instance),
              options.database);
-  StopSignals stop_signals;
+  // SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE: the current run is stopped and stored, none starts.
+  const orchestrator::StopSignalHandlers stop_handlers;
   orchestrator::ProcessExecutor executor;
   ProgressPrinter progress(out, err);
   orchestrator::RunnerOptions runner;
@@ -213,7 +193,7 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
                orchestrator::shell_join({experiment.name}));
   }
   if (outcome.interrupted) {
-    const int signal = stop_signals.stop_signal();
+    const int signal = orchestrator::stop_signal();
     fmt::print(err, "scalebench: stopped{} after {} runs; they are stored; `scalebench run --resume "
                     "{}` runs the rest\n",
                signal ? fmt::format(" by signal {}", signal) : "", outcome.runs,

@@ -2,6 +2,9 @@
 // The runner only sees this interface, so tests drive it with FakeExecutor (no processes).
 #pragma once
 
+#include <signal.h>
+
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -16,7 +19,8 @@ namespace scalebench::orchestrator {
 
 struct LaunchSpec {
   std::vector<std::string> argv;               // argv[0] is the program; no shell involved
-  std::map<std::string, std::string> env;      // added to (or replacing in) the inherited environment
+  std::map<std::string, std::string> env;      // added to (or replacing in) a copy of the
+                                               // orchestrator's environment, for this run alone
   std::optional<std::chrono::milliseconds> timeout;
 };
 
@@ -32,10 +36,13 @@ struct ProcessOutcome {
   std::optional<int> exit_code;   // absent when ended by a signal or never started
   std::optional<int> signal;
   bool timed_out = false;
-  bool interrupted = false;       // the user pressed Ctrl-C (see request_interrupt)
+  bool interrupted = false;       // a stop was asked (Ctrl-C, SIGTERM...; see request_stop)
+  // False when no process ran: launch_error says why, or, with interrupted, a stop had been asked
+  // before the launch (such an outcome is no run: do not store it).
+  bool launched = false;
   std::string launch_error;       // non-empty when the process could not be started
   std::int64_t start_monotonic_ns = 0;
-  std::int64_t end_monotonic_ns = 0;
+  std::int64_t end_monotonic_ns = 0;  // when the process exited (not when its pipes closed)
   std::int64_t start_wall_ns = 0;
   std::int64_t end_wall_ns = 0;
 };
@@ -49,8 +56,14 @@ class Executor {
   virtual ProcessOutcome execute(const LaunchSpec& spec, const LineCallback& on_line) = 0;
 };
 
-// Real processes through Boost.Process: stdout and stderr read as they arrive; on timeout or
-// interrupt the whole process group gets SIGTERM, then SIGKILL after a grace period.
+// Real processes (fork/exec, read through Asio): stdout and stderr read as they arrive; the exit
+// is noticed when it happens (pidfd; polling where the kernel has none). Each run gets its own
+// environment and its own process group. On timeout or stop the group gets SIGTERM, then SIGKILL
+// after the grace period; when the process exits, whatever is left of its group gets SIGKILL, and
+// the pipes are drained of what is already there. If the orchestrator dies (even by kill -9) the
+// group is killed too: PR_SET_PDEATHSIG for the process itself, and a small per-run reaper process
+// that kills the group when its pipe from the orchestrator closes (mpirun's ranks included).
+// Call execute() from the main thread: PR_SET_PDEATHSIG follows the thread that forked.
 class ProcessExecutor final : public Executor {
  public:
   explicit ProcessExecutor(std::chrono::milliseconds kill_grace = std::chrono::seconds(5))
@@ -61,11 +74,33 @@ class ProcessExecutor final : public Executor {
   std::chrono::milliseconds kill_grace_;
 };
 
-// Asks a running ProcessExecutor to stop its process (async-signal-safe; for SIGINT handlers).
-void request_interrupt() noexcept;
+// Stop requests, for signal handlers (async-signal-safe). Once a stop is asked, a running
+// ProcessExecutor stops its process and every later execute() starts nothing (outcome.launched is
+// false). request_stop records the first signal that asked, for an exit status of 128 + signal.
+void request_interrupt() noexcept;  // request_stop(0): a stop asked by no signal
+void request_stop(int signal) noexcept;
 bool interrupt_requested() noexcept;
+int stop_signal() noexcept;    // the signal that first asked for the stop; 0 if none or none asked
+void clear_interrupt() noexcept;  // forget the request (tests; a process that runs again)
 
-// A scripted process for tests: lines at fixed offsets from a fixed start, then an outcome.
+// While alive, SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE call request_stop(signal) instead of
+// ending the process (SIGPIPE: a closed `| head`; the write then fails with EPIPE), so that the
+// current run is stopped and stored. The previous dispositions come back on destruction. Children
+// started by ProcessExecutor get default dispositions and an empty signal mask.
+class StopSignalHandlers {
+ public:
+  static constexpr std::array<int, 5> kSignals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+  StopSignalHandlers();
+  ~StopSignalHandlers();
+  StopSignalHandlers(const StopSignalHandlers&) = delete;
+  StopSignalHandlers& operator=(const StopSignalHandlers&) = delete;
+
+ private:
+  std::array<struct sigaction, kSignals.size()> previous_{};
+};
+
+// A scripted process for tests: lines at fixed offsets from a fixed start, then an outcome. Like
+// ProcessExecutor it launches nothing once a stop was asked (not called, not in launched()).
 struct FakeLine {
   double offset_seconds = 0;
   Stream stream = Stream::Stdout;
@@ -79,6 +114,9 @@ struct FakeProcess {
   bool timed_out = false;
   std::string launch_error;
   double duration_seconds = 0;  // defaults to the last line's offset
+  // Non-zero: this signal asks for a stop during the run (request_stop at its end), so the
+  // outcome is interrupted and later launches are refused, as with ProcessExecutor.
+  int stop_during_run = 0;
 };
 
 class FakeExecutor final : public Executor {

@@ -1,4 +1,7 @@
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -6,19 +9,46 @@
 #include <utility>  // before Boost 1.74's asio, which uses std::exchange without it
 #include <atomic>
 #include <boost/asio.hpp>
-#include <boost/process.hpp>
-#include <boost/process/extend.hpp>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 
 #include "orchestrator/executor.hpp"
+
+extern char** environ;  // NOLINT: POSIX
 
 namespace scalebench::orchestrator {
 namespace {
 
-namespace bp = boost::process;
 namespace asio = boost::asio;
 
+// Plain lock-free atomics: the only state a signal handler touches.
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
 std::atomic<bool> g_interrupt{false};
+std::atomic<int> g_stop_signal{0};
+std::atomic<int> g_wake_write_fd{-1};  // a byte here wakes a running execute() at once
+
+// The read end of the wake pipe, created once and never closed, so that a signal handler never
+// writes to a descriptor number that was closed and reused.
+int wake_read_fd() {
+  static const int fd = [] {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
+    g_wake_write_fd.store(fds[1]);
+    return fds[0];
+  }();
+  return fd;
+}
+
+void drain(int fd) {
+  std::array<char, 256> sink{};
+  while (::read(fd, sink.data(), sink.size()) > 0) {
+  }
+}
+
+extern "C" void on_stop_signal(int signal) { request_stop(signal); }
 
 std::int64_t monotonic_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -31,27 +61,215 @@ std::int64_t wall_now_ns() {
       .count();
 }
 
-// Puts the child in a process group of its own, so that a timeout can stop mpirun together
-// with every rank it started.
-struct NewProcessGroup : bp::extend::handler {
-  template <class Executor>
-  void on_exec_setup(Executor&) const {
-    ::setpgid(0, 0);
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    reset(other.release());
+    return *this;
   }
+  ~UniqueFd() { reset(); }
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// A descriptor number of 3 or more: the child dup2s its pipes onto 0, 1 and 2, which must not
+// already be one of them (where the orchestrator itself runs with a standard stream closed).
+int above_standard(int fd) {
+  if (fd < 0 || fd > 2) return fd;
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  ::close(fd);
+  return moved;
+}
+
+struct Pipe {
+  UniqueFd read, write;
+};
+Pipe make_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return {};
+  return Pipe{UniqueFd(above_standard(fds[0])), UniqueFd(above_standard(fds[1]))};
+}
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+// A bare program name through the orchestrator's PATH, as execvp would (but before fork).
+std::filesystem::path search_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (;;) {
+    const auto colon = dirs.find(':');
+    const auto dir = dirs.substr(0, colon);
+    const auto candidate = std::filesystem::path(dir.empty() ? "." : std::string(dir)) / name;
+    std::error_code ignored;
+    if (std::filesystem::is_regular_file(candidate, ignored) && ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    if (colon == std::string_view::npos) return {};
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
+// Everything the child needs, prepared before fork: after fork only async-signal-safe calls.
+struct ChildSetup {
+  const char* program = nullptr;
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  pid_t parent = 0;
+  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
+  int exec_status_fd = -1;  // close-on-exec: EOF means exec succeeded, else it carries errno
+};
+
+[[noreturn]] void exec_child(const ChildSetup& setup) {
+  ::setpgid(0, 0);  // a group of its own: mpirun and every rank it starts are stopped together
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != setup.parent) ::_exit(127);  // the orchestrator died before prctl
+  // Handlers are reset by exec, but ignored signals stay ignored and the mask is inherited.
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  ::sigemptyset(&default_action.sa_mask);
+  for (int signal = 1; signal < NSIG; ++signal) ::sigaction(signal, &default_action, nullptr);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (::dup2(setup.stdin_fd, 0) < 0 || ::dup2(setup.stdout_fd, 1) < 0 ||
+      ::dup2(setup.stderr_fd, 2) < 0) {
+    const int error = errno;
+    (void)!::write(setup.exec_status_fd, &error, sizeof error);
+    ::_exit(127);
+  }
+  ::execve(setup.program, setup.argv, setup.envp);
+  const int error = errno;
+  (void)!::write(setup.exec_status_fd, &error, sizeof error);
+  ::_exit(127);
+}
+
+// The per-run reaper: out of the run's process group and the orchestrator's, deaf to the stop
+// signals, it blocks on a pipe whose only write end the orchestrator holds. EOF (the orchestrator
+// closed it at the end of the run, or died) kills the run's whole group.
+[[noreturn]] void reaper(int read_fd, pid_t group) {
+  ::setpgid(0, 0);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigemptyset(&ignore.sa_mask);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU,
+                     SIGUSR1, SIGUSR2, SIGALRM})
+    ::sigaction(signal, &ignore, nullptr);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Hold nothing of the orchestrator's: its stdout, the trainer's pipes, the wake pipe.
+  if (::dup2(read_fd, 0) < 0) ::_exit(1);
+  if (::close_range(1, ~0U, 0) != 0)
+    for (int fd = 1; fd < 65536; ++fd) ::close(fd);
+  char byte = 0;
+  for (;;) {
+    const ssize_t n = ::read(0, &byte, 1);
+    if (n == 0 || (n < 0 && errno != EINTR)) break;
+  }
+  ::kill(-group, SIGKILL);
+  ::_exit(0);
+}
+
+pid_t wait_for(pid_t pid, int* status) {
+  for (;;) {
+    const pid_t got = ::waitpid(pid, status, 0);
+    if (got >= 0 || errno != EINTR) return got;
+  }
+}
+
+// The launched process, its group and its reaper; the destructor kills and reaps both, also
+// when a line callback throws.
+class RunningChild {
+ public:
+  RunningChild(pid_t pid, pid_t reaper, UniqueFd reaper_pipe)
+      : pid_(pid), reaper_(reaper), reaper_pipe_(std::move(reaper_pipe)) {}
+  RunningChild(const RunningChild&) = delete;
+  RunningChild& operator=(const RunningChild&) = delete;
+  ~RunningChild() {
+    if (pid_ > 0) finish();
+  }
+  pid_t pid() const { return pid_; }
+
+  // Kills what is left of the group (the zombie leader keeps its id reserved until reaped), lets
+  // the reaper go and reaps it, then reaps the process: its wait status.
+  int finish() {
+    ::kill(-pid_, SIGKILL);
+    reaper_pipe_.reset();
+    int status = 0;
+    if (reaper_ > 0) wait_for(reaper_, &status);
+    status = 0;
+    wait_for(pid_, &status);
+    pid_ = -1;
+    return status;
+  }
+
+ private:
+  pid_t pid_;
+  pid_t reaper_;
+  UniqueFd reaper_pipe_;
 };
 
 struct PipeReader {
-  bp::async_pipe pipe;
+  asio::posix::stream_descriptor pipe;
   Stream stream;
   std::array<char, 1 << 16> buffer{};
   LineSplitter splitter;
   bool open = true;
 };
 
+// A deadline past any clock's range would overflow steady_clock: such a timeout is no timeout.
+std::optional<std::chrono::milliseconds> usable_timeout(std::optional<std::chrono::milliseconds> t) {
+  if (t && *t > std::chrono::hours(24 * 365 * 100)) return std::nullopt;
+  return t;
+}
+
+constexpr auto kExitPollInterval = std::chrono::milliseconds(2);  // only without pidfd_open
+constexpr auto kDrainQuiet = std::chrono::milliseconds(100);  // after exit: pipes empty this long
+constexpr auto kDrainLimit = std::chrono::seconds(1);  // after exit: writers outside the group
+
 }  // namespace
 
-void request_interrupt() noexcept { g_interrupt.store(true); }
+void request_stop(int signal) noexcept {
+  int none = 0;
+  g_stop_signal.compare_exchange_strong(none, signal);
+  g_interrupt.store(true);
+  const int fd = g_wake_write_fd.load();
+  if (fd >= 0) {
+    const int saved_errno = errno;
+    const char byte = 1;
+    (void)!::write(fd, &byte, 1);
+    errno = saved_errno;
+  }
+}
+void request_interrupt() noexcept { request_stop(0); }
 bool interrupt_requested() noexcept { return g_interrupt.load(); }
+int stop_signal() noexcept { return g_stop_signal.load(); }
+void clear_interrupt() noexcept {
+  g_interrupt.store(false);
+  g_stop_signal.store(0);
+}
+
+StopSignalHandlers::StopSignalHandlers() {
+  wake_read_fd();  // the wake pipe exists before any handler may write to it
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  ::sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;  // database and terminal writes go on; execute() is woken by pipe
+  for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &action, &previous_[i]);
+}
+
+StopSignalHandlers::~StopSignalHandlers() {
+  for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &previous_[i], nullptr);
+}
 
 ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallback& on_line) {
   ProcessOutcome outcome;
@@ -67,39 +285,119 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
     outcome.launch_error = "empty command line";
     return finish_now();
   }
-  boost::filesystem::path program = spec.argv[0];
-  if (program.filename() == program) program = bp::search_path(spec.argv[0]);
-  if (program.empty() || !boost::filesystem::exists(program)) {
+  std::filesystem::path program = spec.argv[0];
+  if (program.filename() == program) program = search_path(spec.argv[0]);
+  if (program.empty() || !std::filesystem::exists(program)) {
     outcome.launch_error = "program not found: " + spec.argv[0];
     return finish_now();
   }
 
-  asio::io_context io;
-  PipeReader out{bp::async_pipe(io), Stream::Stdout, {}, {}, true};
-  PipeReader err{bp::async_pipe(io), Stream::Stderr, {}, {}, true};
-  auto environment = boost::this_process::environment();
-  for (const auto& [key, value] : spec.env) environment[key] = value;
+  // This run's environment: a copy of the orchestrator's with the spec's entries, never setenv.
+  std::vector<std::string> environment;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string_view text(*entry);
+    const auto key = text.substr(0, text.find('='));
+    if (!spec.env.count(std::string(key))) environment.emplace_back(text);
+  }
+  for (const auto& [key, value] : spec.env) environment.push_back(key + "=" + value);
+  std::vector<char*> envp;
+  for (auto& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args(spec.argv);
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const std::string program_text = program.string();
 
-  std::error_code launch_error;
-  bp::child child(bp::exe = program, bp::args = std::vector<std::string>(spec.argv.begin() + 1,
-                                                                        spec.argv.end()),
-                  bp::std_out > out.pipe, bp::std_err > err.pipe, bp::std_in < bp::null,
-                  environment, NewProcessGroup{}, launch_error);
-  outcome.start_monotonic_ns = monotonic_now_ns();
-  outcome.start_wall_ns = wall_now_ns();
-  if (launch_error) {
-    outcome.launch_error = "cannot start " + program.string() + ": " + launch_error.message();
+  const int wake_fd = wake_read_fd();
+  if (wake_fd >= 0) drain(wake_fd);  // bytes of stops asked before: the flag below tells
+  if (g_interrupt.load()) {
+    outcome.interrupted = true;  // a stop was asked: start nothing more
     return finish_now();
   }
-  const pid_t group = child.id();
+
+  Pipe out_pipe = make_pipe(), err_pipe = make_pipe(), status_pipe = make_pipe(),
+       reaper_pipe = make_pipe();
+  UniqueFd null_fd(above_standard(::open("/dev/null", O_RDONLY | O_CLOEXEC)));
+  if (out_pipe.read.get() < 0 || err_pipe.read.get() < 0 || status_pipe.read.get() < 0 ||
+      reaper_pipe.read.get() < 0 || null_fd.get() < 0) {
+    outcome.launch_error = "cannot start " + program_text + ": " + errno_text(errno);
+    return finish_now();
+  }
+  const ChildSetup setup{program_text.c_str(), argv.data(), envp.data(), ::getpid(),
+                         null_fd.get(), out_pipe.write.get(), err_pipe.write.get(),
+                         status_pipe.write.get()};
+
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    outcome.launch_error = "cannot start " + program_text + ": " + errno_text(errno);
+    return finish_now();
+  }
+  if (pid == 0) exec_child(setup);
+  outcome.start_monotonic_ns = monotonic_now_ns();
+  outcome.start_wall_ns = wall_now_ns();
+  ::setpgid(pid, pid);  // also here, so that the group exists before any kill(-pid)
+  out_pipe.write.reset();
+  err_pipe.write.reset();
+  status_pipe.write.reset();
+  null_fd.reset();
+
+  const pid_t reaper_pid = ::fork();
+  if (reaper_pid == 0) reaper(reaper_pipe.read.get(), pid);
+  const int reaper_errno = errno;
+  reaper_pipe.read.reset();
+  RunningChild child(pid, reaper_pid, std::move(reaper_pipe.write));
+  if (reaper_pid < 0) {
+    outcome.launch_error = "cannot start the reaper for " + program_text + ": " + errno_text(reaper_errno);
+    child.finish();
+    return finish_now();
+  }
+
+  int exec_error = 0;
+  ssize_t got = 0;
+  do got = ::read(status_pipe.read.get(), &exec_error, sizeof exec_error);
+  while (got < 0 && errno == EINTR);
+  if (got > 0) {
+    outcome.launch_error = "cannot start " + program_text + ": " + errno_text(exec_error);
+    child.finish();
+    return finish_now();
+  }
+  status_pipe.read.reset();
+  outcome.launched = true;
+
+  asio::io_context io;
+  PipeReader out{asio::posix::stream_descriptor(io, out_pipe.read.release()), Stream::Stdout, {}, {}, true};
+  PipeReader err{asio::posix::stream_descriptor(io, err_pipe.read.release()), Stream::Stderr, {}, {}, true};
+  asio::posix::stream_descriptor wake(io);
+  if (const int own = wake_fd >= 0 ? ::fcntl(wake_fd, F_DUPFD_CLOEXEC, 3) : -1; own >= 0)
+    wake.assign(own);
+
+  bool exited = false;
+  std::int64_t exit_mono = 0, exit_wall = 0;
+  std::int64_t last_data_mono = 0;
+  bool term_sent = false;
+  asio::steady_timer deadline(io), grace(io), exit_poll(io), drain_quiet(io), drain_limit(io);
+
+  const auto close_pipes = [&] {
+    boost::system::error_code ignored;
+    out.pipe.close(ignored);
+    err.pipe.close(ignored);
+  };
+  const auto after_pipe_closed = [&] {
+    if (!out.open && !err.open) {
+      drain_quiet.cancel();
+      drain_limit.cancel();
+    }
+  };
 
   std::vector<std::string> lines;
   std::function<void(PipeReader&)> read_more = [&](PipeReader& reader) {
     reader.pipe.async_read_some(
         asio::buffer(reader.buffer), [&](const boost::system::error_code& error, std::size_t n) {
-          // Every line completed by this chunk arrived now: stamp before doing anything else.
-          const auto mono = monotonic_now_ns();
-          const auto wall = wall_now_ns();
+          // Every line completed by this chunk arrived now: stamp before doing anything else. A
+          // chunk read after the exit was noticed was written before it: stamped at the exit.
+          const auto mono = exited ? exit_mono : monotonic_now_ns();
+          const auto wall = exited ? exit_wall : wall_now_ns();
           lines.clear();
           reader.splitter.feed(std::string_view(reader.buffer.data(), n), lines);
           for (auto& text : lines) on_line(StampedLine{mono, wall, reader.stream, std::move(text)});
@@ -107,61 +405,122 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
             reader.open = false;
             if (auto rest = reader.splitter.finish())
               on_line(StampedLine{mono, wall, reader.stream, std::move(*rest), true});
+            boost::system::error_code ignored;
+            reader.pipe.close(ignored);
+            after_pipe_closed();
             return;
           }
+          last_data_mono = monotonic_now_ns();
           read_more(reader);
         });
   };
-  read_more(out);
-  read_more(err);
 
-  // A watchdog polls the child: deadline, Ctrl-C, and descendants that keep the pipes open
-  // after the child itself has exited.
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = spec.timeout ? std::optional(Clock::now() + *spec.timeout) : std::nullopt;
-  std::optional<Clock::time_point> term_sent;
-  std::optional<Clock::time_point> exited_at;
-  bool kill_sent = false;
-  asio::steady_timer timer(io);
-  std::function<void()> watch = [&] {
-    timer.expires_after(std::chrono::milliseconds(50));
-    timer.async_wait([&](const boost::system::error_code&) {
-      const auto now = Clock::now();
-      std::error_code ignored;
-      const bool running = !exited_at && child.running(ignored);
-      if (!running && !exited_at) exited_at = now;
-      if (running && !term_sent) {
-        const bool timed_out = deadline && now >= *deadline;
-        if (timed_out || g_interrupt.load()) {
-          outcome.timed_out = timed_out;
-          outcome.interrupted = !timed_out;
-          ::kill(-group, SIGTERM);
-          term_sent = now;
-        }
-      }
-      if (term_sent && !kill_sent && now - *term_sent >= kill_grace_) {
-        ::kill(-group, SIGKILL);
-        kill_sent = true;
-      }
-      if (exited_at && (out.open || err.open) && now - *exited_at >= std::chrono::seconds(2)) {
-        // Grandchildren still hold the pipes: stop them and stop reading.
-        ::kill(-group, SIGKILL);
-        boost::system::error_code close_error;
-        out.pipe.close(close_error);
-        err.pipe.close(close_error);
-      }
-      if (running || out.open || err.open) watch();
+  const auto stop_group = [&](bool timed_out) {
+    if (exited || term_sent) return;
+    outcome.timed_out = timed_out;
+    outcome.interrupted = !timed_out;
+    ::kill(-pid, SIGTERM);
+    term_sent = true;
+    grace.expires_after(kill_grace_);
+    grace.async_wait([&](const boost::system::error_code& error) {
+      if (!error && !exited) ::kill(-pid, SIGKILL);
     });
   };
-  watch();
+
+  // After the exit: the quiet timer closes the pipes once nothing came for kDrainQuiet (what was
+  // in them is read by then), the limit closes them whatever writers outside the group do.
+  std::function<void()> wait_quiet = [&] {
+    drain_quiet.expires_after(kDrainQuiet);
+    drain_quiet.async_wait([&](const boost::system::error_code& error) {
+      if (error || (!out.open && !err.open)) return;
+      if (monotonic_now_ns() - last_data_mono < std::chrono::nanoseconds(kDrainQuiet).count()) {
+        wait_quiet();
+        return;
+      }
+      close_pipes();
+    });
+  };
+
+  const auto on_exit = [&] {
+    if (exited) return;
+    exited = true;
+    exit_mono = monotonic_now_ns();
+    exit_wall = wall_now_ns();
+    // Children that outlive it (a background `sleep`, ranks left behind) go now; killed, they
+    // close their ends of the pipes, which ends the reads below once drained.
+    ::kill(-pid, SIGKILL);
+    deadline.cancel();
+    grace.cancel();
+    exit_poll.cancel();
+    boost::system::error_code ignored;
+    wake.cancel(ignored);
+    if (!out.open && !err.open) return;
+    last_data_mono = exit_mono;
+    wait_quiet();
+    drain_limit.expires_after(kDrainLimit);
+    drain_limit.async_wait([&](const boost::system::error_code& error) {
+      if (!error) close_pipes();
+    });
+  };
+
+  // The exit, noticed when it happens: a pidfd becomes readable when the process ends.
+  asio::posix::stream_descriptor pidfd(io);
+  std::function<void()> poll_exit;
+#ifdef SYS_pidfd_open
+  const int raw_pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (raw_pidfd >= 0) {
+    ::fcntl(raw_pidfd, F_SETFD, FD_CLOEXEC);
+    pidfd.assign(raw_pidfd);
+  }
+#endif
+  if (pidfd.is_open()) {
+    pidfd.async_wait(asio::posix::stream_descriptor::wait_read,
+                     [&](const boost::system::error_code&) { on_exit(); });
+  } else {
+    // No pidfd_open (Linux before 5.3): poll without reaping, so the group id stays reserved.
+    poll_exit = [&] {
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          info.si_pid == pid) {
+        on_exit();
+        return;
+      }
+      exit_poll.expires_after(kExitPollInterval);
+      exit_poll.async_wait([&](const boost::system::error_code& error) {
+        if (!error) poll_exit();
+      });
+    };
+    poll_exit();
+  }
+
+  if (const auto timeout = usable_timeout(spec.timeout)) {
+    deadline.expires_after(*timeout);
+    deadline.async_wait([&](const boost::system::error_code& error) {
+      if (!error) stop_group(true);
+    });
+  }
+  std::function<void()> watch_stop = [&] {
+    wake.async_wait(asio::posix::stream_descriptor::wait_read,
+                    [&](const boost::system::error_code& error) {
+                      if (error || exited) return;
+                      drain(wake.native_handle());
+                      if (g_interrupt.load()) stop_group(false);
+                      if (!term_sent) watch_stop();
+                    });
+  };
+  if (wake.is_open()) watch_stop();
+  if (g_interrupt.load()) stop_group(false);  // asked between the check above and now
+
+  read_more(out);
+  read_more(err);
   io.run();
 
-  std::error_code wait_error;
-  child.wait(wait_error);
-  const int status = child.native_exit_code();
+  const int status = child.finish();
   if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
-  return finish_now();
+  outcome.end_monotonic_ns = exit_mono;
+  outcome.end_wall_ns = exit_wall;
+  return outcome;
 }
 
 }  // namespace scalebench::orchestrator

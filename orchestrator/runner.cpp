@@ -199,6 +199,13 @@ ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance,
         if (!analyzer) analyzer.emplace(base_ns = line.monotonic_ns, plan.tags);
         database.stage_line(analyzer->add(line));
       });
+      // A stop that arrived between the check above and the launch: no process ran, so there
+      // is no run to store (it would read as a bogus "interrupted" run of this cell).
+      if (!outcome.launched && outcome.interrupted) {
+        database.discard_staged_lines();
+        result.interrupted = true;
+        break;
+      }
       if (!analyzer) analyzer.emplace(base_ns = outcome.start_monotonic_ns, plan.tags);
       RunAnalysis analysis = analyzer->finish();
       const double shift = static_cast<double>(base_ns - outcome.start_monotonic_ns) * 1e-9;

@@ -1,6 +1,7 @@
 // The runner under hostile output, failures, a busy database, resume and retries (issue "Results
 // you can trust"): through the fake executor and a real database file, plus one real process.
 #include <doctest/doctest.h>
+#include <csignal>
 #include <fmt/format.h>
 #include <sqlite3.h>
 #include <sys/resource.h>
@@ -196,6 +197,73 @@ TEST_CASE("a database locked by another process: retried, then the run goes to a
   CHECK(side.lines(side_runs[0].id).size() == 3);
   CHECK(side.experiments()[0].spec_json == experiment.spec_json);
   CHECK(database.runs().empty());
+}
+
+namespace {
+// Asks for a stop on its N-th call, just before handing the launch to the fake: the window
+// between the runner's own check and the launch.
+class StopBeforeLaunch final : public Executor {
+ public:
+  StopBeforeLaunch(int stop_on_call, FakeExecutor::Script script)
+      : stop_on_call_(stop_on_call), fake_(std::move(script)) {}
+  ProcessOutcome execute(const LaunchSpec& spec, const LineCallback& on_line) override {
+    if (++calls_ == stop_on_call_) request_stop(SIGTERM);
+    return fake_.execute(spec, on_line);
+  }
+  const FakeExecutor& fake() const { return fake_; }
+
+ private:
+  int stop_on_call_;
+  int calls_ = 0;
+  FakeExecutor fake_;
+};
+}  // namespace
+
+TEST_CASE("a stop during a run stores that run as interrupted and launches nothing after it") {
+  clear_interrupt();
+  test::TempDir dir;
+  auto database = db::Database::open((dir / "r.db").string());
+  const auto experiment = parse_experiment(kTwoConditions, "t.json");
+  const auto plans = expand_matrix(experiment, {"scalebench-train", false});
+  int call = 0;
+  FakeExecutor executor([&](const LaunchSpec&) {
+    auto process = good_run();
+    if (++call == 2) process.stop_during_run = SIGINT;
+    return process;
+  });
+  const auto outcome = run_experiment(experiment, plans, executor, database,
+                                      context_for(experiment));
+  const int signal = stop_signal();
+  clear_interrupt();
+  CHECK(outcome.interrupted);
+  CHECK(signal == SIGINT);
+  CHECK(executor.launched().size() == 2);
+  const auto runs = database.runs_of_instances({outcome.experiment_id});
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].status == "ok");
+  CHECK(runs[1].status == "interrupted");
+  CHECK(database.experiments()[0].end_reason == "interrupted");
+}
+
+TEST_CASE("a stop between the runner's check and the launch stores no run for the cell") {
+  clear_interrupt();
+  test::TempDir dir;
+  auto database = db::Database::open((dir / "r.db").string());
+  const auto experiment = parse_experiment(kTwoConditions, "t.json");
+  const auto plans = expand_matrix(experiment, {"scalebench-train", false});
+  StopBeforeLaunch executor(3, [](const LaunchSpec&) { return good_run(); });
+  const auto outcome = run_experiment(experiment, plans, executor, database,
+                                      context_for(experiment));
+  clear_interrupt();
+  CHECK(outcome.interrupted);
+  CHECK(outcome.runs == 2);
+  CHECK(executor.fake().launched().size() == 2);
+  const auto runs = database.runs_of_instances({outcome.experiment_id});
+  REQUIRE(runs.size() == 2);  // the refused third launch is no run: no bogus "interrupted" row
+  CHECK(count_status(runs, "ok") == 2);
+  // --resume then runs exactly the two cells that never ran.
+  auto instance = resume_instance(database, context_for(experiment), plans);
+  CHECK(instance.pending.size() == 2);
 }
 
 TEST_CASE("a run printing two million lines leaves the orchestrator's memory flat") {
