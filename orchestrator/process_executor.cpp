@@ -126,12 +126,21 @@ struct ChildSetup {
   pid_t parent = 0;
   int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
   int exec_status_fd = -1;  // close-on-exec: EOF means exec succeeded, else it carries errno
+  // The child execs only after a byte here: the orchestrator sends it once the reaper runs, so
+  // that nothing the program starts can outlive an orchestrator killed between the two forks.
+  int go_read_fd = -1, go_write_fd = -1;
 };
 
 [[noreturn]] void exec_child(const ChildSetup& setup) {
   ::setpgid(0, 0);  // a group of its own: mpirun and every rank it starts are stopped together
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != setup.parent) ::_exit(127);  // the orchestrator died before prctl
+  ::close(setup.go_write_fd);  // so that the orchestrator's death reads as EOF below
+  char go = 0;
+  ssize_t got = 0;
+  do got = ::read(setup.go_read_fd, &go, 1);
+  while (got < 0 && errno == EINTR);
+  if (got != 1) ::_exit(127);  // the orchestrator died, or gave up, before the reaper ran
   // Handlers are reset by exec, but ignored signals stay ignored and the mask is inherited.
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
@@ -317,16 +326,16 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
   }
 
   Pipe out_pipe = make_pipe(), err_pipe = make_pipe(), status_pipe = make_pipe(),
-       reaper_pipe = make_pipe();
+       reaper_pipe = make_pipe(), go_pipe = make_pipe();
   UniqueFd null_fd(above_standard(::open("/dev/null", O_RDONLY | O_CLOEXEC)));
   if (out_pipe.read.get() < 0 || err_pipe.read.get() < 0 || status_pipe.read.get() < 0 ||
-      reaper_pipe.read.get() < 0 || null_fd.get() < 0) {
+      reaper_pipe.read.get() < 0 || go_pipe.read.get() < 0 || null_fd.get() < 0) {
     outcome.launch_error = "cannot start " + program_text + ": " + errno_text(errno);
     return finish_now();
   }
   const ChildSetup setup{program_text.c_str(), argv.data(), envp.data(), ::getpid(),
                          null_fd.get(), out_pipe.write.get(), err_pipe.write.get(),
-                         status_pipe.write.get()};
+                         status_pipe.write.get(), go_pipe.read.get(), go_pipe.write.get()};
 
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -341,6 +350,7 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
   err_pipe.write.reset();
   status_pipe.write.reset();
   null_fd.reset();
+  go_pipe.read.reset();
 
   const pid_t reaper_pid = ::fork();
   if (reaper_pid == 0) reaper(reaper_pipe.read.get(), pid);
@@ -349,9 +359,16 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
   RunningChild child(pid, reaper_pid, std::move(reaper_pipe.write));
   if (reaper_pid < 0) {
     outcome.launch_error = "cannot start the reaper for " + program_text + ": " + errno_text(reaper_errno);
+    go_pipe.write.reset();  // EOF: the child exits without exec
     child.finish();
     return finish_now();
   }
+  // The reaper holds the group now: let the child exec.
+  const char go = 1;
+  ssize_t sent = 0;
+  do sent = ::write(go_pipe.write.get(), &go, 1);
+  while (sent < 0 && errno == EINTR);
+  go_pipe.write.reset();
 
   int exec_error = 0;
   ssize_t got = 0;

@@ -285,6 +285,10 @@ TEST_CASE("a run printing two million lines leaves the orchestrator's memory fla
   CHECK(database.lines(runs[0].id).size() == 2'000'000);
   const long grown_mib = (after.ru_maxrss - before.ru_maxrss) / 1024;  // ru_maxrss is in KiB
   MESSAGE("peak resident memory grew by ", grown_mib, " MiB for 2 million lines (~130 MB of text)");
+#if !defined(__SANITIZE_ADDRESS__)
+  // Not under AddressSanitizer, whose quarantine keeps freed memory resident (765 MiB here, 18
+  // with quarantine_size_mb=0); the normal build checks the bound.
   CHECK(grown_mib < 64);  // the old code held every line: about 300 MiB here
+#endif
   CHECK(outcome.runs == 1);
 }
