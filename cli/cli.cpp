@@ -13,9 +13,9 @@
 #include "cli/stats_command.hpp"
 #include "db/database.hpp"
 #include "orchestrator/experiment.hpp"
-#include "orchestrator/suggest.hpp"
 #include "plotting/report.hpp"
 #include "stats/anova.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::cli {
 namespace {
@@ -171,7 +171,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     std::vector<std::string> names;
     for (const auto& e : entries) names.emplace_back(e.command.name);
     names.emplace_back("help");
-    const auto suggestion = orchestrator::closest_match(args[0], names);
+    const auto suggestion = util::closest_match(args[0], names);
     fmt::print(err, "scalebench: unknown command '{}'{}; `scalebench help` lists them\n", args[0],
                suggestion ? fmt::format(", did you mean '{}'?", *suggestion) : "");
     return 2;
@@ -192,20 +192,12 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   try {
     return action();
-  } catch (const orchestrator::ExperimentError& error) {
+  } catch (const std::exception& error) {
+    // Every typed error derives from scalebench::Error (util/error.hpp); the standard library's
+    // own (a filesystem error, say) read the same: one line, exit 1, never std::terminate.
     fmt::print(err, "scalebench: error: {}\n", error.what());
-  } catch (const db::DatabaseError& error) {
-    fmt::print(err, "scalebench: error: {}\n", error.what());
-  } catch (const plotting::ReportError& error) {
-    fmt::print(err, "scalebench: error: {}\n", error.what());
-  } catch (const InputError& error) {
-    fmt::print(err, "scalebench: error: {}\n", error.what());
-  } catch (const stats::StatsError& error) {
-    fmt::print(err, "scalebench: error: statistics: {}\n", error.what());
-  } catch (const std::filesystem::filesystem_error& error) {
-    fmt::print(err, "scalebench: error: {}\n", error.what());
+    return 1;
   }
-  return 1;
 }
 
 }  // namespace scalebench::cli

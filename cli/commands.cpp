@@ -75,9 +75,9 @@ class ProgressPrinter final : public orchestrator::RunObserver {
                            peak);
     }
     if (run.images_per_second) detail += fmt::format(", {:.0f} images/s", *run.images_per_second);
-    fmt::print(out_, "      {}{} in {:.2f} s: {}{}\n", run.status,
+    fmt::print(out_, "      {}{} in {:.2f} s: {}{}\n", db::to_string(run.status),
                run.attempt > 1 ? fmt::format(" (attempt {})", run.attempt) : "", run.wall_seconds,
-               detail, run.status == "ok" ? "" : " — " + orchestrator::printable_excerpt(run.error, 2000));
+               detail, run.status == db::RunStatus::Ok ? "" : " — " + orchestrator::printable_excerpt(run.error, 2000));
     out_.flush();
   }
 

@@ -8,16 +8,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "orchestrator/suggest.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::cli {
 namespace {
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
+using util::trim;
 
 }  // namespace
 
@@ -92,7 +88,7 @@ CsvTable read_csv(const std::filesystem::path& path) {
 std::vector<std::string> CsvTable::column(std::string_view name) const {
   const auto found = std::find(header.begin(), header.end(), name);
   if (found == header.end()) {
-    const auto suggestion = orchestrator::closest_match(name, header);
+    const auto suggestion = util::closest_match(name, header);
     throw InputError(fmt::format("{}: no column \"{}\"{}; columns: {}", source.string(), name,
                                  suggestion ? fmt::format(" (did you mean \"{}\"?)", *suggestion) : "",
                                  fmt::join(header, ", ")));

@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <stdexcept>
+
+#include "util/error.hpp"
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,9 +12,9 @@
 namespace scalebench::cli {
 
 // Bad input data: the message names the file, the line and the column.
-class InputError : public std::runtime_error {
+class InputError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 struct CsvTable {

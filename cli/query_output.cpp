@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "plotting/format.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::cli {
 namespace {
@@ -16,33 +17,7 @@ std::size_t display_width(std::string_view text) {
       std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
 
-// The code point of the well-formed UTF-8 sequence at s[i] and its length, or length 0.
-std::pair<std::uint32_t, std::size_t> decode_utf8(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t n = 0;
-  std::uint32_t cp = 0;
-  if (c < 0x80) return {c, 1};
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2, cp = c & 0x1Fu;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3, cp = c & 0x0Fu;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4, cp = c & 0x07u;
-  } else {
-    return {0, 0};
-  }
-  if (i + n > s.size()) return {0, 0};
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0u) != 0x80u) return {0, 0};
-    cp = (cp << 6) | (b & 0x3Fu);
-  }
-  if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-      (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) {
-    return {0, 0};
-  }
-  return {cp, n};
-}
+using util::decode_utf8;
 
 bool is_terminal_control(std::uint32_t cp) {
   return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||

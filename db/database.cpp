@@ -14,12 +14,37 @@
 #include <utility>
 
 #include "db/schema.hpp"
+#include "util/text.hpp"
 
 #ifndef SCALEBENCH_DB_VERSION_STRING
 #define SCALEBENCH_DB_VERSION_STRING "unknown"
 #endif
 
 namespace scalebench::db {
+
+// ---- run status ----------------------------------------------------------------------------
+
+std::string_view to_string(RunStatus status) {
+  switch (status) {
+    case RunStatus::Ok: return "ok";
+    case RunStatus::Failed: return "failed";
+    case RunStatus::Timeout: return "timeout";
+    case RunStatus::Incomplete: return "incomplete";
+    case RunStatus::Interrupted: return "interrupted";
+  }
+  // Not one of the enumerators: the schema's CHECK refuses it when stored.
+  return "invalid";
+}
+
+RunStatus parse_run_status(std::string_view text) {
+  for (auto status : {RunStatus::Ok, RunStatus::Failed, RunStatus::Timeout, RunStatus::Incomplete,
+                      RunStatus::Interrupted}) {
+    if (to_string(status) == text) return status;
+  }
+  throw DatabaseError(fmt::format(
+      "runs.status \"{}\" is none of ok, failed, timeout, incomplete, interrupted", text));
+}
+
 namespace {
 
 // Generous: another process may be storing a run of millions of lines. A write still busy after
@@ -36,60 +61,6 @@ constexpr int kBusyTimeoutMs = 60'000;
 
 void exec(sqlite3* db, const std::string& path, const char* sql, std::string_view what) {
   if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) fail(db, path, what);
-}
-
-// ---- UTF-8: the caller sanitises, this is the last line of defence -----------------------------
-
-// Length of the well-formed UTF-8 sequence starting at s[i], or 0 if it is not one.
-std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  std::uint32_t cp = 0;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2, cp = c & 0x1Fu;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3, cp = c & 0x0Fu;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4, cp = c & 0x07u;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0u) != 0x80u) return 0;
-    cp = (cp << 6) | (b & 0x3Fu);
-  }
-  if (n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return 0;  // overlong, surrogate
-  if (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return 0;
-  return n;
-}
-
-bool is_valid_utf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = utf8_sequence_length(s, i);
-    if (n == 0) return false;
-    i += n;
-  }
-  return true;
-}
-
-// Each byte that does not start a well-formed sequence becomes U+FFFD.
-std::string repair_utf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 8);
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = utf8_sequence_length(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(s.substr(i, n));
-      i += n;
-    }
-  }
-  return out;
 }
 
 // ---- RAII statement ----------------------------------------------------------------------------
@@ -113,11 +84,11 @@ class Statement {
   }
   void bind(int index, double value) { check(sqlite3_bind_double(stmt_, index, value)); }
   void bind(int index, std::string_view value) {
-    if (is_valid_utf8(value)) {
+    if (util::is_valid_utf8(value)) {
       check(sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
                                 SQLITE_UTF8));
     } else {
-      const std::string repaired = repair_utf8(value);
+      const std::string repaired = util::repair_utf8(value);  // the caller sanitises: last defence
       check(sqlite3_bind_text64(stmt_, index, repaired.data(), repaired.size(), SQLITE_TRANSIENT,
                                 SQLITE_UTF8));
     }
@@ -354,7 +325,7 @@ RunRecord read_run(const Statement& st) {
   r.np = st.integer(5);
   r.repetition = st.integer(6);
   r.command_line = st.text(7);
-  r.status = st.text(8);
+  r.status = parse_run_status(st.text(8));
   r.exit_code = st.optional_int(9);
   r.signal = st.optional_int(10);
   r.error = st.text(11);
@@ -654,7 +625,7 @@ std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) 
   run.bind(5, r.np);
   run.bind(6, r.repetition);
   run.bind(7, r.command_line);
-  run.bind(8, r.status);
+  run.bind(8, to_string(r.status));
   run.bind(9, r.exit_code);
   run.bind(10, r.signal);
   run.bind(11, r.error);

@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+
+#include "util/error.hpp"
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,9 +18,9 @@ struct sqlite3;
 namespace scalebench::db {
 
 // Raised for every database failure; the message names the file and the SQLite error.
-class DatabaseError : public std::runtime_error {
+class DatabaseError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 // The database stayed locked by another process for longer than the busy timeout: the same
@@ -70,6 +72,13 @@ struct ExperimentRecord {
 };
 
 // One launched process (one cell of the matrix: condition x np x repetition).
+// How a run ended; stored as the text of runs.status (docs/database.md), whose CHECK admits
+// exactly these.
+enum class RunStatus { Ok, Failed, Timeout, Incomplete, Interrupted };
+std::string_view to_string(RunStatus status);
+// The status for runs.status text; throws DatabaseError for any other text.
+RunStatus parse_run_status(std::string_view text);
+
 struct RunRecord {
   std::int64_t id = 0;             // assigned by insert_run
   std::int64_t experiment_id = 0;
@@ -79,7 +88,7 @@ struct RunRecord {
   int np = 1;
   int repetition = 1;              // 1-based
   std::string command_line;        // argv joined with shell quoting, for humans
-  std::string status;              // ok | failed | timeout | incomplete | interrupted
+  RunStatus status = RunStatus::Ok;
   std::optional<int> exit_code;    // absent when killed by a signal
   std::optional<int> signal;       // the signal that ended it, if any
   std::string error;               // why status is not ok; empty when ok

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "db/database.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::db {
 namespace {
@@ -305,12 +306,7 @@ std::string format_bytes(std::size_t bytes) {
   fail(db, path, what);
 }
 
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r\n\f\v");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r\n\f\v");
-  return s.substr(first, last - first + 1);
-}
+using util::trim;
 
 std::optional<std::string> render_value(sqlite3_stmt* stmt, int col) {
   switch (sqlite3_column_type(stmt, col)) {

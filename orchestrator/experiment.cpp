@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "orchestrator/suggest.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::orchestrator {
 namespace {
@@ -254,7 +254,7 @@ class Reader {
     if (!value_.is_object()) fail("an object");
     for (const auto& [key, unused] : value_.items()) {
       if (std::find(known_keys.begin(), known_keys.end(), key) != known_keys.end()) continue;
-      const auto suggestion = key.size() <= 100 ? closest_match(key, known_keys) : std::nullopt;
+      const auto suggestion = key.size() <= 100 ? util::closest_match(key, known_keys) : std::nullopt;
       throw ExperimentError(fmt::format(
           "{}: field \"{}\": unknown field{}; known fields here: {}", file_.string(),
           shown_path(path_step(where_, key)),

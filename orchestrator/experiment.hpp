@@ -6,6 +6,8 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+
+#include "util/error.hpp"
 #include <string>
 #include <vector>
 
@@ -14,9 +16,9 @@
 namespace scalebench::orchestrator {
 
 // A malformed experiment file. The message names the file, the field and what was expected.
-class ExperimentError : public std::runtime_error {
+class ExperimentError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 enum class Launcher { Single, Mpirun, Srun, Command };

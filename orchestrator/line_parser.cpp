@@ -7,15 +7,12 @@
 
 #include <fmt/format.h>
 
+#include "util/text.hpp"
+
 namespace scalebench::orchestrator {
 namespace {
 
-std::string_view trim(std::string_view text) {
-  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-  return text;
-}
+using util::trim;
 
 bool is_digits(std::string_view text) {
   if (text.empty()) return false;
@@ -253,44 +250,7 @@ std::optional<double> parse_average_bus_bandwidth(std::string_view payload) {
 
 std::string sanitize_utf8(std::string_view bytes) {
   if (!bytes.empty() && bytes.back() == '\r') bytes.remove_suffix(1);
-  std::string out;
-  out.reserve(bytes.size());
-  constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
-  std::size_t i = 0;
-  while (i < bytes.size()) {
-    const auto byte = static_cast<std::uint8_t>(bytes[i]);
-    std::size_t length = 0;
-    std::uint32_t min_code = 0;
-    if (byte < 0x80) {
-      out.push_back(static_cast<char>(byte));
-      ++i;
-      continue;
-    } else if ((byte & 0xE0) == 0xC0) {
-      length = 2, min_code = 0x80;
-    } else if ((byte & 0xF0) == 0xE0) {
-      length = 3, min_code = 0x800;
-    } else if ((byte & 0xF8) == 0xF0) {
-      length = 4, min_code = 0x10000;
-    }
-    bool valid = length != 0 && i + length <= bytes.size();
-    std::uint32_t code = length ? byte & (0x7F >> length) : 0;
-    for (std::size_t k = 1; valid && k < length; ++k) {
-      const auto next = static_cast<std::uint8_t>(bytes[i + k]);
-      if ((next & 0xC0) != 0x80) valid = false;
-      code = (code << 6) | (next & 0x3F);
-    }
-    // Reject overlong forms, surrogates and code points past U+10FFFF.
-    if (valid && (code < min_code || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF))
-      valid = false;
-    if (valid) {
-      out.append(bytes.substr(i, length));
-      i += length;
-    } else {
-      out.append(kReplacement);
-      ++i;
-    }
-  }
-  return out;
+  return util::repair_utf8(bytes);
 }
 
 void LineSplitter::append(std::string_view part) {

@@ -49,28 +49,28 @@ db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
 
   // The first reason wins: a run that timed out also has missing epochs, but "timeout" says why.
   if (!outcome.launch_error.empty()) {
-    run.status = "failed";
+    run.status = db::RunStatus::Failed;
     run.error = outcome.launch_error;
   } else if (outcome.interrupted) {
-    run.status = "interrupted";
+    run.status = db::RunStatus::Interrupted;
     run.error = "interrupted: scalebench was asked to stop";
   } else if (outcome.timed_out) {
-    run.status = "timeout";
+    run.status = db::RunStatus::Timeout;
     run.error = fmt::format("no exit within {:g} s; the process group was terminated",
                             experiment.timeout_seconds.value_or(0));
   } else if (outcome.signal) {
-    run.status = "failed";
+    run.status = db::RunStatus::Failed;
     run.error = fmt::format("killed by signal {}", *outcome.signal);
   } else if (outcome.exit_code.value_or(-1) != 0) {
-    run.status = "failed";
+    run.status = db::RunStatus::Failed;
     run.error = fmt::format("exit code {}", outcome.exit_code.value_or(-1));
   } else if (!analysis.problems.empty()) {
-    run.status = "incomplete";
+    run.status = db::RunStatus::Incomplete;
     run.error = fmt::format("{}", fmt::join(analysis.problems, "; "));
   } else {
-    run.status = "ok";
+    run.status = db::RunStatus::Ok;
   }
-  if (run.status != "ok" && !analysis.failure_reason.empty()) {
+  if (run.status != db::RunStatus::Ok && !analysis.failure_reason.empty()) {
     // What stderr said went wrong (the trainer's last words, or mpirun's own message).
     run.error += fmt::format(" (stderr: {})", printable_excerpt(analysis.failure_reason));
   }
@@ -122,7 +122,7 @@ Instance resume_instance(db::Database& database, const db::ExperimentRecord& con
   for (const auto& run : database.runs_of_instances({record->id})) {
     const CellKey key{run.condition, run.np, run.repetition};
     instance.attempts[key] = std::max(instance.attempts[key], run.attempt);
-    if (run.status == "ok") ok[key] = true;
+    if (run.status == db::RunStatus::Ok) ok[key] = true;
   }
   for (const auto& plan : plans) {
     if (ok.contains(cell_of(plan))) ++instance.cells_ok;
@@ -217,7 +217,7 @@ ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance,
       bundle.run.attempt = ++attempts;
       store_run(database, instance, bundle, index, options, observer, result);
       ++result.runs;
-      const bool ok = bundle.run.status == "ok";
+      const bool ok = bundle.run.status == db::RunStatus::Ok;
       if (ok) ++result.ok, ++result.cells_ok;
       if (observer) observer->on_run_end(bundle, index, total);
       if (outcome.interrupted) result.interrupted = true;

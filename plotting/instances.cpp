@@ -23,7 +23,7 @@ std::string describe(const db::ExperimentRecord& instance, const std::vector<db:
   for (const auto& run : runs) {
     if (run.experiment_id != instance.id) continue;
     ++count;
-    if (run.status == "ok") ++ok;
+    if (run.status == db::RunStatus::Ok) ++ok;
   }
   return fmt::format("instance {} (started {}, {}; {} of {} runs ok{})", instance.id,
                      instance.started_at, how_it_ended(instance), ok, count,
@@ -128,8 +128,8 @@ std::vector<std::string> failure_notes(const std::vector<db::RunRecord>& runs) {
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == label; });
     if (it == groups.end()) it = groups.insert(groups.end(), {label, Counts{}});
     ++it->second.total;
-    if (run.status == "ok") ++it->second.ok;
-    else ++it->second.by_status[run.status];
+    if (run.status == db::RunStatus::Ok) ++it->second.ok;
+    else ++it->second.by_status[std::string(db::to_string(run.status))];
   }
   std::vector<std::string> notes;
   for (const auto& [label, counts] : groups) {

@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+
+#include "util/error.hpp"
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,9 +18,9 @@
 namespace scalebench::plotting {
 
 // Input the report cannot be built or rendered from; the message says what to do.
-class ReportError : public std::runtime_error {
+class ReportError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 // One row of the table: the epochs of all runs with the same condition, launcher and np.

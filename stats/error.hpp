@@ -3,12 +3,14 @@
 
 #include <stdexcept>
 
+#include "util/error.hpp"
+
 namespace scalebench::stats {
 
 // Input that no statistic can be computed from (fewer than two groups, an empty group, ...).
-class StatsError : public std::invalid_argument {
+class StatsError : public Error {
  public:
-  using std::invalid_argument::invalid_argument;
+  using Error::Error;
 };
 
 }  // namespace scalebench::stats

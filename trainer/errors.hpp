@@ -4,12 +4,14 @@
 
 #include <stdexcept>
 
+#include "util/error.hpp"
+
 namespace scalebench::trainer {
 
 // Base of every error the trainer reports to the user.
-class TrainerError : public std::runtime_error {
+class TrainerError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 // A bad command line or an inconsistent combination of options.

@@ -38,7 +38,7 @@ void make_database(const std::string& path) {
   bundle.run.experiment = "demo";
   bundle.run.condition = "single";
   bundle.run.launcher = "single";
-  bundle.run.status = "ok";
+  bundle.run.status = db::RunStatus::Ok;
   bundle.run.exit_code = 0;
   bundle.run.started_at = bundle.run.ended_at = experiment.started_at;
   bundle.epochs = {db::EpochRecord{0, 1, 2, 0.5, 1.25, 1.2, {}, {}},
@@ -132,4 +132,41 @@ TEST_CASE("report and plot on a missing experiment name fail clearly") {
   CHECK(result.status == 1);
   CHECK(result.err.find("no experiment named \"nope\"") != std::string::npos);
   CHECK(invoke({"report", "--db", path, "--format", "xml"}).status == 2);
+}
+
+// One error root: the CLI's single catch relies on it.
+#include <type_traits>
+
+#include "cli/csv_table.hpp"
+#include "orchestrator/experiment.hpp"
+#include "plotting/report.hpp"
+#include "stats/error.hpp"
+
+static_assert(std::is_base_of_v<Error, db::DatabaseError>);
+static_assert(std::is_base_of_v<Error, db::DatabaseBusy>);
+static_assert(std::is_base_of_v<Error, db::QueryLimitError>);
+static_assert(std::is_base_of_v<Error, orchestrator::ExperimentError>);
+static_assert(std::is_base_of_v<Error, stats::StatsError>);
+static_assert(std::is_base_of_v<Error, plotting::ReportError>);
+static_assert(std::is_base_of_v<Error, cli::InputError>);
+
+TEST_CASE("an error from each module reads as one line and exit 1") {
+  test::TempDir dir;
+  const auto bad_json = (dir / "bad.json").string();
+  std::ofstream(bad_json) << "{\"name\": ";
+  const auto csv = (dir / "one.csv").string();
+  std::ofstream(csv) << "y,g\n1,a\n2,a\n";
+  const std::vector<std::vector<std::string>> commands{
+      {"run", bad_json, "--db", (dir / "r.db").string()},                  // ExperimentError
+      {"report", "--db", (dir / "missing.db").string()},                    // DatabaseError
+      {"stats", "--csv", csv, "--response", "y", "--factor", "g"},          // StatsError: one group
+      {"stats", "--csv", csv, "--response", "nope", "--factor", "g"}};      // InputError
+  for (const auto& args : commands) {
+    CAPTURE(args[0]);
+    std::ostringstream out, err;
+    CHECK(cli::run_cli(args, out, err) == 1);
+    const auto text = err.str();
+    CHECK(text.rfind("scalebench: error: ", 0) == 0);
+    CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+  }
 }

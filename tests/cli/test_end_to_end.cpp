@@ -45,7 +45,7 @@ TEST_CASE("scalebench run: real mpirun with 2 ranks, then report and plot") {
   const auto runs = database.runs("e2e");
   REQUIRE(runs.size() == 3);
   for (const auto& run : runs) {
-    CHECK(run.status == "ok");
+    CHECK(run.status == db::RunStatus::Ok);
     const auto epochs = database.epochs(run.id);
     REQUIRE(epochs.size() == 3);
     for (const auto& epoch : epochs) {
@@ -102,7 +102,7 @@ TEST_CASE("scalebench run: the allreduce benchmark under real mpirun -np 2, its 
   const auto database = db::Database::open(db_path, db::OpenMode::ReadOnly);
   const auto runs = database.runs("ar");
   REQUIRE(runs.size() == 1);
-  CHECK(runs[0].status == "ok");
+  CHECK(runs[0].status == db::RunStatus::Ok);
   const auto rows = database.allreduce_results(runs[0].id);
   REQUIRE(rows.size() == 5);  // 8 B to 32 KiB by 8
   CHECK(rows.front().bytes == 8);

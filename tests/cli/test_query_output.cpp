@@ -52,7 +52,7 @@ void make_database(const fs::path& path, const std::string& experiment,
   bundle.run.experiment = experiment;
   bundle.run.condition = "single";
   bundle.run.launcher = "single";
-  bundle.run.status = "ok";
+  bundle.run.status = db::RunStatus::Ok;
   bundle.run.exit_code = 0;
   bundle.run.started_at = bundle.run.ended_at = record.started_at;
   bundle.epochs = {db::EpochRecord{0, 1, 2, 0.5, 1.25, 1.2, {}, {}},

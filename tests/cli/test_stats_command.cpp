@@ -123,7 +123,7 @@ std::string make_results_database(const test::TempDir& dir) {
       bundle.run.launcher = "mpirun";
       bundle.run.np = np;
       bundle.run.repetition = repetition;
-      bundle.run.status = "ok";
+      bundle.run.status = db::RunStatus::Ok;
       for (int e = 0; e < 3; ++e)
         bundle.epochs.push_back({0, e + 1, 3, e * 10.0, epoch_times[np - 1][repetition - 1][e], {}, {}, {}});
       database.insert_run(bundle);

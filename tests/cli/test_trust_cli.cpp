@@ -87,7 +87,7 @@ TEST_CASE("run --resume runs only the cells that are not ok, into the same insta
   CHECK(runs.size() == 9);
   int ok = 0;
   for (const auto& run : runs) {
-    if (run.status != "ok") continue;
+    if (run.status != db::RunStatus::Ok) continue;
     ++ok;
     if (run.condition == "fast") CHECK(run.attempt == 2);
   }

@@ -42,7 +42,7 @@ db::RunBundle make_run(std::int64_t experiment_id, const std::string& experiment
   r.np = np;
   r.repetition = repetition;
   r.command_line = "mpirun -np 2 'scalebench-train' model=mlp";
-  r.status = "ok";
+  r.status = db::RunStatus::Ok;
   r.exit_code = 0;
   r.started_at = "2024-05-01T12:00:01.000001Z";
   r.ended_at = "2024-05-01T12:00:09.500000Z";
@@ -178,7 +178,7 @@ TEST_CASE(
 
   // A failed run: killed by a signal, no optional measurements, an epoch without its end.
   db::RunBundle bare = make_run(exp_id, "scaling", "mlp", 4, 1, 1);
-  bare.run.status = "failed";
+  bare.run.status = db::RunStatus::Failed;
   bare.run.exit_code.reset();
   bare.run.signal = 9;
   bare.run.error = "killed by signal 9 (SIGKILL)";
@@ -215,7 +215,7 @@ TEST_CASE(
   CHECK(a.np == 2);
   CHECK(a.repetition == 1);
   CHECK(a.command_line == full.run.command_line);
-  CHECK(a.status == "ok");
+  CHECK(a.status == db::RunStatus::Ok);
   CHECK(a.exit_code == 0);
   CHECK_FALSE(a.signal.has_value());
   CHECK(a.error.empty());
@@ -228,7 +228,7 @@ TEST_CASE(
 
   const db::RunRecord& b = runs[1];
   CHECK(b.id == bare_id);
-  CHECK(b.status == "failed");
+  CHECK(b.status == db::RunStatus::Failed);
   CHECK_FALSE(b.exit_code.has_value());
   CHECK(b.signal == 9);
   CHECK(b.error == bare.run.error);
@@ -291,7 +291,7 @@ TEST_CASE("epoch_samples keeps timed epochs of ok runs, in run then epoch order"
   const auto other = d.insert_experiment(make_experiment("other"));
   const auto ok1 = d.insert_run(make_run(exp, "e", "mlp", 1, 1, 3));
   db::RunBundle failed = make_run(exp, "e", "mlp", 2, 1, 2);
-  failed.run.status = "failed";
+  failed.run.status = db::RunStatus::Failed;
   d.insert_run(failed);
   db::RunBundle partial = make_run(exp, "e", "cnn", 2, 1, 2);
   partial.epochs[1].duration_seconds.reset();  // end of epoch 2 never seen
@@ -339,8 +339,12 @@ TEST_CASE("insert_run is atomic: a failure half-way leaves no run, epoch or line
   CHECK_THROWS_AS(d.insert_run(bad_stream), db::DatabaseError);
 
   db::RunBundle bad_status = make_run(exp, "e", "mlp", 2, 1);
-  bad_status.run.status = "great";
+  bad_status.run.status = static_cast<db::RunStatus>(42);  // no enumerator: the CHECK refuses it
   CHECK_THROWS_AS(d.insert_run(bad_status), db::DatabaseError);
+  CHECK(db::parse_run_status("interrupted") == db::RunStatus::Interrupted);
+  CHECK_THROWS_WITH_AS(db::parse_run_status("great"),
+                       "runs.status \"great\" is none of ok, failed, timeout, incomplete, interrupted",
+                       db::DatabaseError);
 
   db::RunBundle no_experiment = make_run(999, "e", "mlp", 2, 1);
   CHECK_THROWS_AS(d.insert_run(no_experiment), db::DatabaseError);  // foreign key
@@ -587,7 +591,7 @@ TEST_CASE("the example queries in docs/database.md run through query_read_only")
   const auto exp = d.insert_experiment(make_experiment("scaling"));
   for (int np : {1, 2, 4}) d.insert_run(make_run(exp, "scaling", "mlp", np, 1));
   db::RunBundle failed = make_run(exp, "scaling", "mlp", 8, 1, 1);
-  failed.run.status = "failed";
+  failed.run.status = db::RunStatus::Failed;
   d.insert_run(failed);
   for (const auto& sql : queries) {
     CAPTURE(sql);

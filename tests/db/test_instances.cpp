@@ -37,7 +37,7 @@ db::RunBundle ok_run(std::int64_t instance, const std::string& condition, int re
   b.run.launcher = "single";
   b.run.repetition = repetition;
   b.run.command_line = "x";
-  b.run.status = "ok";
+  b.run.status = db::RunStatus::Ok;
   b.run.started_at = b.run.ended_at = "2026-11-24T10:00:01Z";
   b.run.wall_seconds = 1;
   b.run.env_json = R"({"OMP_NUM_THREADS":"2"})";

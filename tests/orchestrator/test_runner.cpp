@@ -76,7 +76,7 @@ TEST_CASE("the whole matrix runs through the fake executor into the database") {
   const auto runs = database.runs("fake");
   REQUIRE(runs.size() == 6);
   for (const auto& run : runs) {
-    CHECK(run.status == "ok");
+    CHECK(run.status == db::RunStatus::Ok);
     CHECK(run.exit_code == 0);
     CHECK(run.train_images == 600);
     const double epoch = 2.0 / run.np;
@@ -132,13 +132,13 @@ TEST_CASE("failed, crashed and hanging runs are stored with their status and lin
   CHECK(outcome.ok == 0);
   const auto runs = database.runs("bad");
   REQUIRE(runs.size() == 4);
-  CHECK(runs[0].status == "failed");
+  CHECK(runs[0].status == db::RunStatus::Failed);
   CHECK(runs[0].error == "exit code 1 (stderr: out of memory)");
-  CHECK(runs[1].status == "timeout");
+  CHECK(runs[1].status == db::RunStatus::Timeout);
   CHECK(runs[1].signal == 15);
-  CHECK(runs[2].status == "incomplete");
+  CHECK(runs[2].status == db::RunStatus::Incomplete);
   CHECK(runs[2].error == "no `Training done:` line, so the last epoch has no end");
-  CHECK(runs[3].status == "failed");
+  CHECK(runs[3].status == db::RunStatus::Failed);
   CHECK(runs[3].error == "program not found: scalebench-train");
   CHECK(database.lines(runs[0].id).size() == 2);
   CHECK(database.epoch_samples("bad").empty());  // only ok runs feed the statistics
@@ -188,7 +188,7 @@ TEST_CASE("an allreduce benchmark experiment stores its rows through the fake ex
         "--min-bytes 8 --step-factor 4");
   for (const auto& run : runs) {
     CAPTURE(run.np);
-    CHECK(run.status == "ok");
+    CHECK(run.status == db::RunStatus::Ok);
     CHECK(run.error.empty());
     CHECK_FALSE(run.images_per_second);
     CHECK(database.epochs(run.id).empty());

@@ -45,7 +45,7 @@ const char* kTwoConditions = R"({"name":"trust","repetitions":2,"conditions":[
   {"name":"a","launcher":"single","env":{"OMP_NUM_THREADS":"1"}},
   {"name":"b","launcher":"single"}]})";
 
-std::size_t count_status(const std::vector<db::RunRecord>& runs, const std::string& status) {
+std::size_t count_status(const std::vector<db::RunRecord>& runs, db::RunStatus status) {
   return static_cast<std::size_t>(
       std::count_if(runs.begin(), runs.end(), [&](const auto& r) { return r.status == status; }));
 }
@@ -86,14 +86,14 @@ TEST_CASE("runs whose lines used to abort the matrix are stored, and the matrix 
   CHECK(outcome.runs == 5);
   const auto runs = database.runs("hostile");
   REQUIRE(runs.size() == 5);
-  CHECK(runs[0].status == "incomplete");
+  CHECK(runs[0].status == db::RunStatus::Incomplete);
   CHECK(runs[0].error.find("out of order") != std::string::npos);
-  CHECK(runs[1].status == "incomplete");
-  CHECK(runs[2].status == "incomplete");
+  CHECK(runs[1].status == db::RunStatus::Incomplete);
+  CHECK(runs[2].status == db::RunStatus::Incomplete);
   CHECK(runs[2].error.find("99999999 missing") != std::string::npos);
-  CHECK(runs[3].status == "failed");
+  CHECK(runs[3].status == db::RunStatus::Failed);
   CHECK(runs[3].error == "exit code 3 (stderr: \\x1b]0;pwned\\x07\xEF\xBF\xBD\xEF\xBF\xBD\\x00)");
-  CHECK(runs[4].status == "ok");
+  CHECK(runs[4].status == db::RunStatus::Ok);
   const auto instance = database.experiment(outcome.experiment_id);
   CHECK(instance->end_reason == "finished");
   CHECK(instance->cells == 5);
@@ -135,9 +135,9 @@ TEST_CASE("--retries re-runs a failed cell, storing every attempt; --resume runs
   CHECK(first.cells_ok == 2);
   CHECK(first.runs == 1 + 1 + 2 + 1 + 2);  // a: fail+ok, b: fail+fail, a: ok, b: fail+fail
   auto runs = database.runs_of_instances({first.experiment_id});
-  CHECK(count_status(runs, "ok") == 2);
+  CHECK(count_status(runs, db::RunStatus::Ok) == 2);
   CHECK(runs[1].attempt == 2);
-  CHECK(runs[1].status == "ok");
+  CHECK(runs[1].status == db::RunStatus::Ok);
 
   // Resume with a fixed b: only b's two cells run, as attempt 3, into the same instance.
   FakeExecutor fixed([](const LaunchSpec&) { return good_run(); });
@@ -149,7 +149,7 @@ TEST_CASE("--retries re-runs a failed cell, storing every attempt; --resume runs
   CHECK(second.cells_ok == 4);
   CHECK(fixed.launched().size() == 2);
   runs = database.runs_of_instances({first.experiment_id});
-  CHECK(count_status(runs, "ok") == 4);
+  CHECK(count_status(runs, db::RunStatus::Ok) == 4);
   CHECK(runs.back().attempt == 3);
   CHECK(database.experiments().size() == 1);
 
@@ -193,7 +193,7 @@ TEST_CASE("a database locked by another process: retried, then the run goes to a
   const auto side = db::Database::open(outcome.side_files[0].string(), db::OpenMode::ReadOnly);
   const auto side_runs = side.runs();
   REQUIRE(side_runs.size() == 1);
-  CHECK(side_runs[0].status == "ok");
+  CHECK(side_runs[0].status == db::RunStatus::Ok);
   CHECK(side.lines(side_runs[0].id).size() == 3);
   CHECK(side.experiments()[0].spec_json == experiment.spec_json);
   CHECK(database.runs().empty());
@@ -240,8 +240,8 @@ TEST_CASE("a stop during a run stores that run as interrupted and launches nothi
   CHECK(executor.launched().size() == 2);
   const auto runs = database.runs_of_instances({outcome.experiment_id});
   REQUIRE(runs.size() == 2);
-  CHECK(runs[0].status == "ok");
-  CHECK(runs[1].status == "interrupted");
+  CHECK(runs[0].status == db::RunStatus::Ok);
+  CHECK(runs[1].status == db::RunStatus::Interrupted);
   CHECK(database.experiments()[0].end_reason == "interrupted");
 }
 
@@ -260,7 +260,7 @@ TEST_CASE("a stop between the runner's check and the launch stores no run for th
   CHECK(executor.fake().launched().size() == 2);
   const auto runs = database.runs_of_instances({outcome.experiment_id});
   REQUIRE(runs.size() == 2);  // the refused third launch is no run: no bogus "interrupted" row
-  CHECK(count_status(runs, "ok") == 2);
+  CHECK(count_status(runs, db::RunStatus::Ok) == 2);
   // --resume then runs exactly the two cells that never ran.
   auto instance = resume_instance(database, context_for(experiment), plans);
   CHECK(instance.pending.size() == 2);

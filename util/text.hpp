@@ -1,0 +1,32 @@
+// Small text helpers every module needs: trimming, UTF-8 checking and repair, "did you mean".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace scalebench::util {
+
+// Without leading and trailing ASCII white space (space, \t, \r, \n, \f, \v).
+std::string_view trim(std::string_view text);
+
+// The code point of the well-formed UTF-8 sequence at text[i] and its length in bytes, or
+// {0, 0} when none starts there (overlong forms, surrogates and code points past U+10FFFF are
+// not well-formed; RFC 3629, section 4). Requires i < text.size().
+std::pair<std::uint32_t, std::size_t> decode_utf8(std::string_view text, std::size_t i);
+bool is_valid_utf8(std::string_view text);
+// Each byte that does not start a well-formed sequence becomes U+FFFD (the W3C/WHATWG
+// "maximal subpart" practice, one replacement per bad byte); valid text comes back unchanged.
+std::string repair_utf8(std::string_view text);
+
+// Levenshtein distance.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+// The closest candidate within a distance that still looks like a typo, if any.
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates);
+
+}  // namespace scalebench::util
