@@ -75,23 +75,30 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option(
       "--backend", o.backend,
       fmt::format("Compute backend; this build has: {}", fmt::join(available_backends(), ", ")));
+  // "on" or "off" into an OnOff (CLI11's transformers would also take 0 and 1).
+  const auto add_on_off = [&app](const std::string& name, OnOff& value, const std::string& help) {
+    return app
+        .add_option_function<std::string>(
+            name, [&value](const std::string& text) { value = text == "on" ? OnOff::On : OnOff::Off; },
+            help)
+        ->check(CLI::IsMember({"on", "off"}))
+        ->default_str(value == OnOff::On ? "on" : "off");
+  };
   app.add_option("--precision", o.precision,
                  "fp32, or bf16: convolutions and matrix products in bfloat16 with fp32 "
                  "parameters and accumulation (cuda backend)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
-  app.add_option("--cuda-graph", o.cuda_graph,
-                 "Capture each training step in a CUDA graph and replay it (cuda backend, "
-                 "--overlap off)")
-      ->check(CLI::IsMember({"on", "off"}));
+  add_on_off("--cuda-graph", o.cuda_graph,
+             "Capture each training step in a CUDA graph and replay it (cuda backend, "
+             "--overlap off)");
   app.add_flag("--deterministic", o.deterministic,
                "Only convolution algorithms that give the same bits every run (cuda backend; "
                "the cpu backend always does)");
   app.add_option("--fusion-mb", o.fusion_mb,
                  "Gradient allreduce bucket size in MiB (Horovod's fusion threshold)")
       ->check(CLI::Range(1e-6, kMaxFusionMb));
-  app.add_option("--overlap", o.overlap,
-                 "Allreduce finished buckets during backward (on) or all after it (off)")
-      ->check(CLI::IsMember({"on", "off"}));
+  add_on_off("--overlap", o.overlap,
+             "Allreduce finished buckets during backward (on) or all after it (off)");
 
   // The allreduce benchmark (nccl-tests' all_reduce_perf -b -e -f -n -w).
   const auto size = [](const char* option) {
@@ -157,18 +164,16 @@ void validate(const TrainOptions& o) {
   if (!(o.fusion_mb > 0.0 && o.fusion_mb <= kMaxFusionMb)) {
     throw UsageError(fmt::format("--fusion-mb must be in (0, {}]", kMaxFusionMb));
   }
-  if (o.overlap != "on" && o.overlap != "off") throw UsageError("--overlap is on or off");
   if (o.precision != "fp32" && o.precision != "bf16") {
     throw UsageError("--precision is fp32 or bf16");
   }
   if (o.precision == "bf16" && o.backend != "cuda") {
     throw UsageError("--precision bf16 needs --backend cuda (the cpu backend trains in fp32)");
   }
-  if (o.cuda_graph != "on" && o.cuda_graph != "off") throw UsageError("--cuda-graph is on or off");
-  if (o.cuda_graph == "on" && o.backend != "cuda") {
+  if (o.cuda_graph == OnOff::On && o.backend != "cuda") {
     throw UsageError("--cuda-graph on needs --backend cuda");
   }
-  if (o.cuda_graph == "on" && o.overlap == "on") {
+  if (o.cuda_graph == OnOff::On && o.overlap == OnOff::On) {
     throw UsageError(
         "--cuda-graph on needs --overlap off (the overlapped allreduce cannot be captured with "
         "the step)");

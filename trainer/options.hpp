@@ -13,6 +13,9 @@ namespace scalebench::trainer {
 // Where Debian's dataset-fashion-mnist puts its files; the other file datasets need --data-dir.
 inline constexpr const char* kDefaultDataDir = "/usr/share/datasets/fashion-mnist";
 
+// A switch given on the command line as "on" or "off".
+enum class OnOff { Off, On };
+
 struct TrainOptions {
   std::string model = "mlp";
   std::vector<int> hidden{128};
@@ -36,14 +39,14 @@ struct TrainOptions {
   int threads = 1;
   std::string backend = "cpu";
   std::string precision = "fp32";  // fp32 | bf16 (mixed precision, cuda backend only)
-  std::string cuda_graph = "off";  // on: replay each step as a CUDA graph (cuda backend only)
+  OnOff cuda_graph = OnOff::Off;  // on: replay each step as a CUDA graph (cuda backend only)
   bool deterministic = false;      // cuda: deterministic cuDNN algorithms only
   // Gradient allreduce: bucket size in MiB (Horovod's 64 MiB fusion threshold) and whether
   // buckets are reduced during backward ("on") or after it ("off"). Off by default: on the 2-core
   // machine overlap gained nothing for mnist_cnn and cost 17% with 1 MiB buckets
   // (bench/README.md, scaling_vs_ddp.sh).
   double fusion_mb = 64.0;
-  std::string overlap = "off";
+  OnOff overlap = OnOff::Off;
   // --benchmark allreduce: time allreduces instead of training (trainer/allreduce_bench.hpp,
   // docs/allreduce-benchmark.md). The settings below apply to it alone; unset means nccl-tests'
   // default (8 B to 128 MiB, factor 2, 20 timed after 5 warm-up iterations).

@@ -135,7 +135,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   spec.classes = train_set.classes;
   spec.seed = o.seed;
   spec.precision = o.precision;
-  spec.cuda_graph = o.cuda_graph == "on";
+  spec.cuda_graph = o.cuda_graph == OnOff::On;
   spec.deterministic = o.deterministic;
   OptimizerOptions sgd;
   sgd.lr = o.lr * np;
@@ -150,10 +150,10 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   }
   // A device model reduces on its device (NCCL); a host model's gradients go through MPI.
   std::unique_ptr<GradientAllreduce> reducer =
-      model->make_gradient_allreduce(dist::process_group(), fusion_bytes(o), o.overlap == "on");
+      model->make_gradient_allreduce(dist::process_group(), fusion_bytes(o), o.overlap == OnOff::On);
   if (!reducer) {
     reducer = std::make_unique<dist::GradientReducer>(model->gradients(), fusion_bytes(o),
-                                                      o.overlap == "on");
+                                                      o.overlap == OnOff::On);
   }
   if (reducer->overlap()) {
     model->set_gradients_ready(
