@@ -9,6 +9,7 @@ packages=(
   libboost-dev libboost-filesystem-dev   # Boost.Process, Boost.Asio, Boost.Math (headers), Boost.Filesystem
   libsqlite3-dev sqlite3
   libfmt-dev nlohmann-json3-dev libcli11-dev doctest-dev
+  clang-format-14                        # the format gate (scripts/check-format.sh), pinned to 14
   libopenmpi-dev openmpi-bin
   libdnnl-dev ocl-icd-opencl-dev zlib1g-dev   # dnnl-config.cmake calls find_package(OpenCL): only a Recommends
   gnuplot-nox
