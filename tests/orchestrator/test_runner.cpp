@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "orchestrator/runner.hpp"
+#include "runner_support.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
@@ -47,17 +48,7 @@ FakeProcess scripted_trainer(const LaunchSpec& spec) {
   return process;
 }
 
-db::ExperimentRecord context_for(const Experiment& experiment) {
-  db::ExperimentRecord record;
-  record.name = experiment.name;
-  record.source_path = "fake.json";
-  record.spec_json = experiment.spec_json;
-  record.started_at = "2026-11-22T00:00:00.000000Z";
-  record.host = "test";
-  record.cpu_count = 2;
-  record.scalebench_version = "test";
-  return record;
-}
+using test::context_for;
 
 }  // namespace
 

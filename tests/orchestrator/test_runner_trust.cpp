@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "orchestrator/runner.hpp"
+#include "runner_support.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
@@ -14,17 +15,7 @@ using namespace scalebench::orchestrator;
 
 namespace {
 
-db::ExperimentRecord context_for(const Experiment& experiment) {
-  db::ExperimentRecord record;
-  record.name = experiment.name;
-  record.source_path = "trust.json";
-  record.spec_json = experiment.spec_json;
-  record.started_at = "2026-11-24T00:00:00.000000Z";
-  record.host = "test";
-  record.cpu_count = 2;
-  record.scalebench_version = "test";
-  return record;
-}
+using test::context_for;
 
 FakeProcess good_run() {
   FakeProcess process;
