@@ -11,10 +11,13 @@
 
 #include "db/database.hpp"
 #include "db/schema.hpp"
+#include "db_support.hpp"
 #include "test_support.hpp"
 
 namespace db = scalebench::db;
 using scalebench::test::TempDir;
+using scalebench::test::error_of;
+using scalebench::test::scalar;
 
 namespace {
 
@@ -77,12 +80,6 @@ db::RunBundle make_run(std::int64_t experiment_id, const std::string& experiment
   return b;
 }
 
-std::string scalar(const db::Database& d, const std::string& sql) {
-  const db::QueryResult r = d.query_read_only(sql);
-  REQUIRE(r.rows.size() == 1);
-  REQUIRE(r.rows[0].size() == 1);
-  return r.rows[0][0].value_or("NULL");
-}
 
 // Everything stored, as text, to compare before and after refused queries.
 std::string snapshot(const db::Database& d) {
@@ -135,14 +132,6 @@ std::string raw_scalar(const std::filesystem::path& path, const std::string& sql
   return value;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const db::DatabaseError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 }  // namespace
 

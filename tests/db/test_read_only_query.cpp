@@ -9,28 +9,17 @@
 #include <vector>
 
 #include "db/database.hpp"
+#include "db_support.hpp"
 #include "test_support.hpp"
 
 namespace db = scalebench::db;
 using scalebench::test::TempDir;
+using scalebench::test::error_of;
+using scalebench::test::scalar;
 
 namespace {
 
-std::string scalar(const db::Database& d, const std::string& sql) {
-  const db::QueryResult r = d.query_read_only(sql);
-  REQUIRE(r.rows.size() == 1);
-  REQUIRE(r.rows[0].size() == 1);
-  return r.rows[0][0].value_or("NULL");
-}
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const db::DatabaseError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 // The limit a query stopped at, and its message; fails the test if it did not stop at one.
 std::pair<db::QueryLimitError::Limit, std::string> limit_hit(const db::Database& d,
