@@ -37,7 +37,7 @@
 #        --overlap off and on, one line per model:
 #          MODEL np=N precision=fp32 overlap_off=X img/s overlap_on=Y img/s on/off=R   (fp32 only)
 #        FUSION_MB=M: --fusion-mb for those runs (the default 64 MiB makes mnist_cnn one bucket)
-# exit: 0 done; 77 skipped: no GPU, or no cuda backend that can train (scripts/require-gpu.sh
+# exit: 0 done; 77 skipped: no GPU, or no cuda backend that can train (scripts/gpu/require-gpu.sh
 #       says which); 1 an error (a run failed or hung: the run's last lines are printed; a
 #       failed --cuda-graph on run stops only the graph runs of that model and precision).
 set -euo pipefail
@@ -65,7 +65,7 @@ done
 # shellcheck disable=SC2034
 common_checks=trainer
 source "$here/common.sh"
-source "$here/../scripts/require-gpu.sh"
+source "$here/../scripts/gpu/require-gpu.sh"
 gpu_status=0
 require_gpu "$train" || gpu_status=$?
 if ((gpu_status == 77)); then

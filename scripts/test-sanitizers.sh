@@ -13,7 +13,7 @@
 # - The cli end-to-end cases launch scalebench-train under mpirun: when the normal build
 #   (BUILD_DIR, default ./build) has the trainer, it is linked into build-asan so that those cases
 #   run (a sanitized orchestrator driving an uninstrumented trainer); otherwise they are skipped
-#   (exit 77).
+#   (SKIPPED).
 # - Cost on a 2-core machine (GCC 12, RelWithDebInfo): a cold build (no ccache) took 6.9 and 9.6
 #   minutes under a load of 2-3 from other jobs (540 s of CPU, so about 4.5 minutes idle); the 172
 #   test cases take 5-10 s. Re-running with nothing changed: under a second of build.

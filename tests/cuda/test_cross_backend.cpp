@@ -5,7 +5,7 @@
 // running statistics must agree. Each layer sits between a convolution (so its input gradient
 // is checked through that convolution's weight gradient) and a dense classifier.
 //
-// Skipped (exit 77) where no GPU is present. TF32 is switched off (NVIDIA_TF32_OVERRIDE=0) so
+// Skipped (SCALEBENCH_SKIP) where no GPU is present. TF32 is switched off (NVIDIA_TF32_OVERRIDE=0) so
 // the comparison is fp32 against fp32; training runs keep cuDNN's default, as PyTorch does.
 #include <doctest/doctest.h>
 
@@ -30,12 +30,10 @@ using cpu::Graph;
 
 namespace {
 
-void require_gpu() {
+std::optional<std::string> why_no_gpu() {
   setenv("NVIDIA_TF32_OVERRIDE", "0", 1);  // before cuBLAS/cuDNN start
-  if (cuda::device_count() == 0) {
-    MESSAGE("skipped: no GPU found");
-    std::exit(scalebench::test::kSkipReturnCode);
-  }
+  if (cuda::device_count() > 0) return std::nullopt;
+  return "no GPU found";
 }
 
 // Largest |a − b| relative to the largest |a| (an absolute floor for all-zero tensors).
@@ -97,7 +95,6 @@ void compare_networks(std::unique_ptr<cpu::Network> reference,
                       std::unique_ptr<cpu::Network> description, const OptimizerOptions& optimizer,
                       std::size_t batch, int classes, Tolerance tol = {},
                       cuda::Precision precision = cuda::Precision::fp32) {
-  require_gpu();
   cpu::Network& cpu_net = *reference;
   const cpu::Network& layout = *description;
   const std::vector<float> initial(cpu_net.parameters().begin(), cpu_net.parameters().end());
@@ -177,6 +174,7 @@ void compare_layer(int in_channels, const std::function<int(Graph&, int)>& add_l
 }  // namespace
 
 TEST_CASE("cuda vs cpu: conv2d 3x3 with bias and fused relu") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
     cpu::Conv2dOptions o = cpu::conv2d(8, 6, 3, 1, 1);
     o.relu = true;
@@ -185,6 +183,7 @@ TEST_CASE("cuda vs cpu: conv2d 3x3 with bias and fused relu") {
 }
 
 TEST_CASE("cuda vs cpu: conv2d 5x5 stride 2, no bias, He init") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
     cpu::Conv2dOptions o = cpu::conv2d(8, 4, 5, 2, 2);
     o.bias = false;
@@ -194,12 +193,14 @@ TEST_CASE("cuda vs cpu: conv2d 5x5 stride 2, no bias, He init") {
 }
 
 TEST_CASE("cuda vs cpu: depthwise conv2d (groups = channels)") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
     return g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 8, 3, 1, 1, 8));
   });
 }
 
 TEST_CASE("cuda vs cpu: conv2d 1x1 and 7x1 (asymmetric kernel)") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
     int y = g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 4, 1));
     cpu::Conv2dOptions o = cpu::conv2d(4, 4, 1);
@@ -210,6 +211,7 @@ TEST_CASE("cuda vs cpu: conv2d 1x1 and 7x1 (asymmetric kernel)") {
 }
 
 TEST_CASE("cuda vs cpu: max pooling 2x2/2 and 3x3/2 padded") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(2, [](Graph& g, int x) {
     cpu::Pool2dOptions o;
     int y = g.add_layer<cpu::Pool2d>(x, o);
@@ -220,6 +222,7 @@ TEST_CASE("cuda vs cpu: max pooling 2x2/2 and 3x3/2 padded") {
 }
 
 TEST_CASE("cuda vs cpu: average pooling with and without padding in the count") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(2, [](Graph& g, int x) {
     cpu::Pool2dOptions o;
     o.kind = cpu::PoolKind::average;
@@ -234,10 +237,12 @@ TEST_CASE("cuda vs cpu: average pooling with and without padding in the count") 
 }
 
 TEST_CASE("cuda vs cpu: global average pooling") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(2, [](Graph& g, int x) { return g.add_layer<cpu::GlobalAvgPool>(x); });
 }
 
 TEST_CASE("cuda vs cpu: batch norm, and batch norm with fused relu (eps 1e-3)") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
     int y = g.add_layer<cpu::BatchNorm>(x, 8);
     return g.add_layer<cpu::BatchNorm>(y, 8, 1e-3f, 0.1f, true);
@@ -245,6 +250,7 @@ TEST_CASE("cuda vs cpu: batch norm, and batch norm with fused relu (eps 1e-3)") 
 }
 
 TEST_CASE("cuda vs cpu: relu, relu6 and tanh") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
     int y = g.add_layer<cpu::Eltwise>(x, cpu::Activation::tanh);
     y = g.add_layer<cpu::Eltwise>(y, cpu::Activation::relu6);
@@ -253,10 +259,12 @@ TEST_CASE("cuda vs cpu: relu, relu6 and tanh") {
 }
 
 TEST_CASE("cuda vs cpu: dropout drops the same elements (the CPU's hash)") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) { return g.add_layer<cpu::Dropout>(x, 0.5f, 1234u); });
 }
 
 TEST_CASE("cuda vs cpu: residual add (x + f(x), and x + x)") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
     int f = g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 8, 3, 1, 1));
     int sum = g.add(f, x);
@@ -265,6 +273,7 @@ TEST_CASE("cuda vs cpu: residual add (x + f(x), and x + x)") {
 }
 
 TEST_CASE("cuda vs cpu: channel concat of three branches") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
     int a = g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 3, 1));
     int b = g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 5, 3, 1, 1));
@@ -278,6 +287,7 @@ TEST_CASE("cuda vs cpu: channel concat of three branches") {
 }
 
 TEST_CASE("cuda vs cpu: every optimizer, with weight decay, on an MLP") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   for (const std::string name : {"sgd", "momentum", "nesterov", "adadelta", "rmsprop", "adam",
                                  "radam"}) {
     CAPTURE(name);
@@ -323,21 +333,35 @@ void compare_model(const std::string& name, int channels, int size, std::size_t 
 
 }  // namespace
 
-TEST_CASE("cuda vs cpu: mnist_cnn") { compare_model("mnist_cnn", 1, 28, 8, 10); }
-TEST_CASE("cuda vs cpu: lenet5") { compare_model("lenet5", 1, 28, 8, 10); }
-TEST_CASE("cuda vs cpu: resnet50 at 3x32x32") { compare_model("resnet50", 3, 32, 4, 10); }
-TEST_CASE("cuda vs cpu: mobilenet_v2 at 3x32x32") { compare_model("mobilenet_v2", 3, 32, 4, 10); }
-TEST_CASE("cuda vs cpu: inception_v3 at 3x75x75") { compare_model("inception_v3", 3, 75, 2, 10); }
-TEST_CASE("cuda vs cpu: vgg16 at 3x32x32") { compare_model("vgg16", 3, 32, 2, 10); }
+TEST_CASE("cuda vs cpu: mnist_cnn") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
+ compare_model("mnist_cnn", 1, 28, 8, 10); }
+TEST_CASE("cuda vs cpu: lenet5") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
+ compare_model("lenet5", 1, 28, 8, 10); }
+TEST_CASE("cuda vs cpu: resnet50 at 3x32x32") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
+ compare_model("resnet50", 3, 32, 4, 10); }
+TEST_CASE("cuda vs cpu: mobilenet_v2 at 3x32x32") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
+ compare_model("mobilenet_v2", 3, 32, 4, 10); }
+TEST_CASE("cuda vs cpu: inception_v3 at 3x75x75") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
+ compare_model("inception_v3", 3, 75, 2, 10); }
+TEST_CASE("cuda vs cpu: vgg16 at 3x32x32") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
+ compare_model("vgg16", 3, 32, 2, 10); }
 TEST_CASE("cuda bf16 vs cpu fp32: mnist_cnn, within bf16's rounding") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_model("mnist_cnn", 1, 28, 8, 10, cuda::Precision::bf16);
 }
 TEST_CASE("cuda bf16 vs cpu fp32: resnet50 at 3x32x32, within bf16's rounding") {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_model("resnet50", 3, 32, 4, 10, cuda::Precision::bf16);
 }
 
 TEST_CASE("nccl: one-rank allreduce benchmark sums and times") {
-  require_gpu();
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   ProcessGroup group;  // one process: rank 0 of 1, no broadcast needed
   auto bench = cuda::make_nccl_allreduce_benchmark(group);
   CHECK(bench->name() == "nccl");
@@ -349,7 +373,7 @@ TEST_CASE("nccl: one-rank allreduce benchmark sums and times") {
 }
 
 TEST_CASE("nccl: the bucketed, overlapped gradient allreduce on one rank leaves the gradients") {
-  require_gpu();
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   // The mean over one rank is the gradient itself, so events, streams, buckets launched during
   // backward and the wait before the optimizer must leave exactly what backward computed.
   ModelSpec spec;
@@ -386,7 +410,7 @@ TEST_CASE("nccl: the bucketed, overlapped gradient allreduce on one rank leaves 
 }
 
 TEST_CASE("cuda graph: replayed steps train exactly as queued ones (new dropout masks each step)") {
-  require_gpu();
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   // mnist_cnn has two dropout layers: a graph that froze the first step's keys would drop the
   // same elements every step and part from the eager run at the second replay.
   ModelSpec spec;

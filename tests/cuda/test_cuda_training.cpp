@@ -1,6 +1,6 @@
 // The cuda backend through the trainer's own loop (trainer/trainer.cpp): it learns, it follows
 // the CPU backend's loss curve, and under mpirun on two GPUs NCCL's bucketed, overlapped
-// allreduce gives the same numbers as one blocking allreduce. Skipped (exit 77) without a GPU,
+// allreduce gives the same numbers as one blocking allreduce. Skipped (SCALEBENCH_SKIP) without a GPU,
 // and the two-rank case without two GPUs or mpirun.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
@@ -20,13 +20,11 @@ using namespace scalebench::trainer;
 
 namespace {
 
-void require_gpus(int count) {
+std::optional<std::string> why_too_few_gpus(int count) {
   setenv("NVIDIA_TF32_OVERRIDE", "0", 1);  // fp32 against the CPU's fp32
   const int found = cuda::device_count();
-  if (found < count) {
-    MESSAGE("skipped: " << count << " GPU(s) needed, " << found << " found");
-    std::exit(test::kSkipReturnCode);
-  }
+  if (found >= count) return std::nullopt;
+  return std::to_string(count) + " GPU(s) needed, " + std::to_string(found) + " found";
 }
 
 TrainOptions small_cnn(const std::string& backend) {
@@ -65,7 +63,7 @@ int run_shell(const std::string& command, std::vector<std::string>& out) {
 }  // namespace
 
 TEST_CASE("cuda training: mnist_cnn learns, and follows the CPU backend's loss") {
-  require_gpus(1);
+  SCALEBENCH_SKIP_IF(why_too_few_gpus(1));
   const TrainOptions gpu_options = small_cnn("cuda");
   const DataSplit data = load_data(gpu_options);
   std::vector<std::string> lines;
@@ -85,7 +83,7 @@ TEST_CASE("cuda training: mnist_cnn learns, and follows the CPU backend's loss")
 }
 
 TEST_CASE("cuda training: bf16 mixed precision learns as well as fp32") {
-  require_gpus(1);
+  SCALEBENCH_SKIP_IF(why_too_few_gpus(1));
   TrainOptions o = small_cnn("cuda");
   const DataSplit data = load_data(o);
   const TrainingSummary fp32 = train(o, data, [](std::string_view) {});
@@ -100,11 +98,10 @@ TEST_CASE("cuda training: bf16 mixed precision learns as well as fp32") {
 }
 
 TEST_CASE("cuda training: mpirun -np 2 on two GPUs, NCCL buckets and overlap change no digit") {
-  require_gpus(2);
+  SCALEBENCH_SKIP_IF(why_too_few_gpus(2));
   std::vector<std::string> ignored;
   if (run_shell("command -v mpirun >/dev/null", ignored) != 0) {
-    MESSAGE("skipped: mpirun not found");
-    std::exit(test::kSkipReturnCode);
+    SCALEBENCH_SKIP("mpirun not found");
   }
   // Two ranks: each element's mean is (a + b)/2 whichever bucket carries it and whenever it is
   // sent, so every configuration must print the same losses and accuracies, bit for bit.

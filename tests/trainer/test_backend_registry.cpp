@@ -39,8 +39,7 @@ TEST_CASE("an unknown backend is an error listing the available ones") {
 TEST_CASE("cuda: without a GPU, making a model fails with a clear error, not a crash") {
   const Backend* cuda = try_find_backend("cuda");
   if (cuda != nullptr && cuda->device_count() > 0) {
-    MESSAGE("skipped: a GPU is present (tests/trainer/test_cuda_*.cpp train on it)");
-    std::exit(scalebench::test::kSkipReturnCode);
+    SCALEBENCH_SKIP("a GPU is present (tests/cuda/ train on it)");
   }
   try {
     find_backend("cuda").make_model(ModelSpec{}, SgdOptions{});

@@ -173,8 +173,7 @@ TEST_CASE("a missing Fashion-MNIST directory says how to get it") {
 TEST_CASE("the installed Fashion-MNIST has the documented sizes") {
   const fs::path dir = "/usr/share/datasets/fashion-mnist";
   if (!fs::exists(dir / "train-images-idx3-ubyte.gz")) {
-    MESSAGE("skipped: Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)");
-    std::exit(scalebench::test::kSkipReturnCode);
+    SCALEBENCH_SKIP("Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)");
   }
   const DataSplit split = load_fashion_mnist(dir);
   CHECK(split.train.size() == 60000);

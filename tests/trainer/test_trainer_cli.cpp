@@ -153,8 +153,7 @@ TEST_CASE("--help lists every option") {
 
 TEST_CASE("mpirun -np 2: rank 0 alone prints, np=2 in the header, the loss goes down") {
   if (!have_mpirun()) {
-    MESSAGE("skipped: mpirun not found");
-    std::exit(test::kSkipReturnCode);
+    SCALEBENCH_SKIP("mpirun not found");
   }
   const Result r =
       run_shell(kMpirun2 + "--tag-output " + trainer() + kSmallSynthetic + " --epochs 3 --lr 0.02");
@@ -190,8 +189,7 @@ TEST_CASE("mpirun -np 2: rank 0 alone prints, np=2 in the header, the loss goes 
 
 TEST_CASE("mpirun -np 2: the same seed prints the same loss curve, another seed another one") {
   if (!have_mpirun()) {
-    MESSAGE("skipped: mpirun not found");
-    std::exit(test::kSkipReturnCode);
+    SCALEBENCH_SKIP("mpirun not found");
   }
   // Two ranks' allreduce is a single addition, which is commutative, so nothing but the seed may
   // change the curve (the synthetic data, the initial weights, the shuffles, the dropout masks).
@@ -223,8 +221,7 @@ TEST_CASE("one process with --threads 2 prints the same loss curve run to run") 
 
 TEST_CASE("mpirun -np 2: bucket size and overlap do not change a single loss digit") {
   if (!have_mpirun()) {
-    MESSAGE("skipped: mpirun not found");
-    std::exit(test::kSkipReturnCode);
+    SCALEBENCH_SKIP("mpirun not found");
   }
   // With two ranks each element's sum is a + b whichever bucket carries it and whenever it is
   // sent, so every configuration must print the same losses and accuracies, bit for bit. The MLP's
@@ -327,8 +324,7 @@ TEST_CASE("--benchmark allreduce alone: the table of one process without MPI") {
 
 TEST_CASE("mpirun -np 2 --benchmark allreduce: MPI sums right at every size, rank 0 prints") {
   if (!have_mpirun()) {
-    MESSAGE("skipped: mpirun not found");
-    std::exit(test::kSkipReturnCode);
+    SCALEBENCH_SKIP("mpirun not found");
   }
   const Result r = run_shell(kCleanEnv + kMpirun2 + trainer() +
                              " --benchmark allreduce --min-bytes 4 --max-bytes 1M --step-factor 8"

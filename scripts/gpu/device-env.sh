@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced THERE (a lent GPU machine) after scripts/device-build.sh unpacked the Debian packages:
+# Sourced THERE (a lent GPU machine) after scripts/gpu/device-build.sh unpacked the Debian packages:
 # library, program and Open MPI paths for the unpacked prefix, and the cuDNN/NCCL roots
 # (CUDA's own under /usr/local/cuda, else the image's Python wheels).
 : "${SB_DEPS:=/opt/scalebench-deps}"

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Run THERE (a lent GPU machine, through the `device` tool, as root, no network), with
-# .device-debs carried (scripts/device-debs.sh): unpacks the Debian packages under
+# .device-debs carried (scripts/gpu/device-debs.sh): unpacks the Debian packages under
 # $SB_DEPS (default /opt/scalebench-deps), points the build at them and at cuDNN/NCCL (CUDA's
 # own, or the nvidia-cudnn-cu13 / nvidia-nccl-cu13 wheels of the image's Python), then configures
-# and builds ./build with ninja. Source scripts/device-env.sh in the same command before
+# and builds ./build with ninja. Source scripts/gpu/device-env.sh in the same command before
 # running anything built (it sets the library and Open MPI paths).
 #
 # NOT YET RUN ON A DEVICE (written 2026-11-23 without one): expect to fix paths on first use.
 # It prints what it finds, so a failed call still says why.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 : "${SB_DEPS:=/opt/scalebench-deps}"
 ls .device-debs/*.deb >/dev/null 2>&1 || { echo "device-build: no .device-debs/*.deb (carry it)" >&2; exit 1; }
 mkdir -p "$SB_DEPS"
@@ -23,8 +23,8 @@ if [ -d "$SB_DEPS/usr/share/datasets/fashion-mnist" ] && [ ! -e /usr/share/datas
   mkdir -p /usr/share/datasets
   ln -s "$SB_DEPS/usr/share/datasets/fashion-mnist" /usr/share/datasets/fashion-mnist
 fi
-# shellcheck source=scripts/device-env.sh
-source scripts/device-env.sh
+# shellcheck source=scripts/gpu/device-env.sh
+source scripts/gpu/device-env.sh
 echo "device-build: nvcc $(command -v nvcc || echo none), cuDNN root ${SCALEBENCH_CUDNN_ROOT:-none}, NCCL root ${SCALEBENCH_NCCL_ROOT:-none}"
 nvidia-smi -L || true
 # shellcheck disable=SC2086  # CMAKE_ARGS: several arguments, split on purpose

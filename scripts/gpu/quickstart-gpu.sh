@@ -4,11 +4,11 @@
 # ./results. Exits with 77 ("skipped") and one line saying why when there is no GPU, no CUDA
 # toolkit to build the backend with, or a build whose cuda backend cannot train: the first two
 # are checked before installing or building anything, the last with a 2-step probe before the
-# experiment (scripts/require-gpu.sh).
+# experiment (scripts/gpu/require-gpu.sh).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-# shellcheck source=scripts/require-gpu.sh
-source scripts/require-gpu.sh
+cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/gpu/require-gpu.sh
+source scripts/gpu/require-gpu.sh
 status=0
 gpu_precheck || status=$?
 if ((status == 0)) && [[ ! -x /usr/local/cuda/bin/nvcc ]] && ! command -v nvcc >/dev/null; then

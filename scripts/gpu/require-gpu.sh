@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Is there a GPU that scalebench-train --backend cuda can train on? Sourced by
-# scripts/quickstart-gpu.sh and bench/gpu_vs_pytorch.sh (gpu_precheck, require_gpu), or run on
+# scripts/gpu/quickstart-gpu.sh and bench/gpu_vs_pytorch.sh (gpu_precheck, require_gpu), or run on
 # its own:
-#   bash scripts/require-gpu.sh [build/scalebench-train]
+#   bash scripts/gpu/require-gpu.sh [build/scalebench-train]
 # Exit codes (automake's and ctest's convention for "skipped"):
 #   0   a GPU is there and the trainer trained 2 steps of mnist_cnn on it
 #   77  skipped: no GPU (nvidia-smi -L lists none, or the trainer finds none), or this build of
@@ -83,7 +83,7 @@ require_gpu() {
 
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
   set -uo pipefail
-  require_gpu "${1:-$(cd "$(dirname "$0")/.." && pwd)/build/scalebench-train}"
+  require_gpu "${1:-$(cd "$(dirname "$0")/../.." && pwd)/build/scalebench-train}"
   status=$?
   ((status == 0)) && echo "GPU ok: scalebench-train --backend cuda trains${gpu_count:+ (nvidia-smi lists $gpu_count GPU(s))}"
   exit $status

@@ -12,23 +12,19 @@ using namespace scalebench::trainer;
 
 namespace {
 
-const Backend& cuda_backend_or_skip() {
+// Why the cuda cases cannot run here, if they cannot.
+std::optional<std::string> why_no_cuda() {
   const Backend* cuda = try_find_backend("cuda");
-  if (cuda == nullptr) {
-    MESSAGE("skipped: this build has no cuda backend");
-    std::exit(scalebench::test::kSkipReturnCode);
-  }
-  if (cuda->device_count() == 0) {
-    MESSAGE("skipped: no GPU found");
-    std::exit(scalebench::test::kSkipReturnCode);
-  }
-  return *cuda;
+  if (cuda == nullptr) return "this build has no cuda backend";
+  if (cuda->device_count() == 0) return "no GPU found";
+  return std::nullopt;
 }
 
 }  // namespace
 
 TEST_CASE("cuda scale kernel multiplies on the GPU") {
-  const Backend& cuda = cuda_backend_or_skip();
+  SCALEBENCH_SKIP_IF(why_no_cuda());
+  const Backend& cuda = *try_find_backend("cuda");
   MESSAGE(cuda.description());
   std::vector<float> x(100003);  // not a multiple of the block size
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 1000) - 500.0f;

@@ -1,29 +1,29 @@
 #!/usr/bin/env bash
 # The first checks on a lent GPU machine, one `device` call per step (each call gets at most 10
 # minutes and the machine starts bare, so every step builds first). Run HERE first:
-#   bash scripts/device-debs.sh                          # once: .device-debs/ (56 MiB)
+#   bash scripts/gpu/device-debs.sh                          # once: .device-debs/ (56 MiB)
 # then through the device tool, with carry [".device-debs"], one of:
-#   bash scripts/gpu-check.sh tests        # build; ctest -R cuda (the cross-backend tests)
-#   bash scripts/gpu-check.sh bench        # build; bench/gpu_vs_pytorch.sh, short rounds
-#   bash scripts/gpu-check.sh quickstart   # build; experiments/quickstart-gpu.json + report
-#   bash scripts/gpu-check.sh allreduce    # build; scalebench-train --benchmark allreduce (NCCL)
+#   bash scripts/gpu/gpu-check.sh tests        # build; ctest -R cuda (the cross-backend tests)
+#   bash scripts/gpu/gpu-check.sh bench        # build; bench/gpu_vs_pytorch.sh, short rounds
+#   bash scripts/gpu/gpu-check.sh quickstart   # build; experiments/quickstart-gpu.json + report
+#   bash scripts/gpu/gpu-check.sh allreduce    # build; scalebench-train --benchmark allreduce (NCCL)
 # Logs (and the quickstart's database) go to $OUT, which the device tool brings back.
 #
 # NOT YET RUN ON A DEVICE (written 2026-11-23 without one; see docs/trainer-cuda.md).
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
 step=${1:?usage: gpu-check.sh tests|bench|quickstart|allreduce}
 { nvidia-smi || true; } > "$out/nvidia-smi.txt" 2>&1
-if ! bash scripts/device-build.sh > "$out/build.log" 2>&1; then
+if ! bash scripts/gpu/device-build.sh > "$out/build.log" 2>&1; then
   tail -40 "$out/build.log"
   echo "gpu-check: the build failed (build.log)" >&2
   exit 1
 fi
 grep -E "scalebench: CUDA backend" "$out/build.log"
-# shellcheck source=scripts/device-env.sh
-source scripts/device-env.sh
+# shellcheck source=scripts/gpu/device-env.sh
+source scripts/gpu/device-env.sh
 case "$step" in
   tests)
     (cd build && timeout 480 ctest -R "cuda" -j 4 --output-on-failure) 2>&1 | tee "$out/ctest-cuda.log" | tail -60

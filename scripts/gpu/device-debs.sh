@@ -2,16 +2,16 @@
 # Run HERE (the Debian 12 development machine, with apt): downloads into .device-debs/ the Debian
 # packages that building and running scalebench needs, for a lent GPU machine (the `device`
 # tool), which has CUDA, cmake, ninja, gcc and PyTorch but no Debian dev packages and no network.
-# scripts/device-build.sh unpacks them there, under a prefix of their own (never over /).
+# scripts/gpu/device-build.sh unpacks them there, under a prefix of their own (never over /).
 #
 # Left out on purpose: packages such an image already has (libc6, libstdc++6, libgcc-s1,
 # libgomp1, libatomic1, zlib1g, ...), and gnuplot (its shared libraries come from 53 packages,
 # by ldd; plots are made here, from the database that comes back). FASHION_MNIST=0 leaves out the 30 MB data set
 # (experiments/quickstart-gpu.json needs it; the tests and bench/gpu_vs_pytorch.sh do not).
 #
-# usage: bash scripts/device-debs.sh        then name .device-debs in the device call's `carry`
+# usage: bash scripts/gpu/device-debs.sh        then name .device-debs in the device call's `carry`
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 dir=.device-debs
 packages=(
   # build: headers, CMake package files, static parts
