@@ -8,13 +8,9 @@
 #include <ostream>
 
 #include "cli/commands.hpp"
-#include "cli/csv_table.hpp"
-#include "cli/query_output.hpp"
 #include "cli/stats_command.hpp"
 #include "db/database.hpp"
-#include "orchestrator/experiment.hpp"
 #include "plotting/report.hpp"
-#include "stats/anova.hpp"
 #include "util/text.hpp"
 
 namespace scalebench::cli {

@@ -12,16 +12,14 @@
 #include <ostream>
 #include <thread>
 
-#include "cli/csv_table.hpp"
-#include "cli/query_output.hpp"
 #include "db/database.hpp"
 #include "orchestrator/executor.hpp"
 #include "orchestrator/experiment.hpp"
 #include "orchestrator/runner.hpp"
 #include "plotting/figure.hpp"
 #include "plotting/output_file.hpp"
-#include "plotting/instances.hpp"
-#include "plotting/report.hpp"
+#include "plotting/query_output.hpp"
+#include "plotting/report_source.hpp"
 
 namespace scalebench::cli {
 namespace {
@@ -89,45 +87,6 @@ class ProgressPrinter final : public orchestrator::RunObserver {
   bool saw_allreduce_ = false;
 };
 
-// The query that shows an allreduce benchmark experiment: mean time and bandwidth per size.
-// Experiment names hold no quotes (orchestrator/experiment.cpp), so it can go in double quotes.
-std::string allreduce_query(const std::string& experiment) {
-  return fmt::format(
-      "SELECT condition, np, bytes, round(avg(time_us), 3) AS time_us, "
-      "round(avg(algbw_gbs), 4) AS algbw_gbs, round(avg(busbw_gbs), 4) AS busbw_gbs, "
-      "sum(wrong) AS wrong FROM allreduce_times WHERE experiment = '{}' AND status = 'ok' "
-      "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-      experiment);
-}
-
-plotting::ReportTable load_report(const db::Database& database, const plotting::InstanceQuery& query,
-                                  const std::optional<std::string>& base) {
-  const auto selection = plotting::select_instances(database, query);
-  const auto& experiment = selection.experiment;
-  const auto samples = database.epoch_samples_of_instances(selection.ids);
-  const auto runs = database.runs_of_instances(selection.ids);
-  const auto failures = plotting::failure_notes(runs);
-  if (samples.empty()) {
-    for (const auto& run : runs) {
-      if (database.allreduce_results(run.id).empty()) continue;
-      throw plotting::ReportError(fmt::format(
-          "{}: experiment \"{}\" is an allreduce benchmark: it has no epochs to report; its "
-          "rows are in the allreduce_times view: scalebench query --db {} \"{}\"",
-          database.path(), experiment, database.path(), allreduce_query(experiment)));
-    }
-    throw plotting::ReportError(fmt::format(
-        "{}: experiment \"{}\" has {} runs but no finished epochs ({}{}): see `scalebench query "
-        "--db {} \"SELECT id, condition, np, status, error FROM runs WHERE experiment_id IN ({})\"`",
-        database.path(), experiment, runs.size(), fmt::join(selection.notes, " "),
-        failures.empty() ? "" : fmt::format(" {}", fmt::join(failures, " ")), database.path(),
-        fmt::join(selection.ids, ", ")));
-  }
-  auto table = plotting::build_report(experiment, samples, plotting::ReportOptions{base});
-  table.notes.insert(table.notes.begin(), selection.notes.begin(), selection.notes.end());
-  table.notes.insert(table.notes.end(), failures.begin(), failures.end());
-  return table;
-}
-
 std::string describe_matrix(const orchestrator::Instance& instance) {
   if (!instance.resumed) return fmt::format("{} runs", instance.pending.size());
   return fmt::format("resuming instance {}: {} of {} cells already ok, {} to run",
@@ -140,7 +99,7 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   // Validate everything before the database is touched: a bad file writes nothing.
   const auto experiment = orchestrator::load_experiment(options.experiment_path);
   if (options.retries < 0 || options.retries > 100)
-    throw InputError(fmt::format("--retries {}: expected 0 to 100", options.retries));
+    throw Error(fmt::format("--retries {}: expected 0 to 100", options.retries));
   ExpandOptions expand{default_trainer(), ::geteuid() == 0};
   expand.max_runs = options.max_runs;
   const auto plans = orchestrator::expand_matrix(experiment, expand);
@@ -187,7 +146,7 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   }
   if (progress.saw_allreduce()) {
     fmt::print(out, "next: scalebench query --db {} \"{}\"\n", options.database,
-               allreduce_query(experiment.name));
+               plotting::allreduce_query(experiment.name));
   } else {
     fmt::print(out, "next: scalebench report --db {} --experiment {}\n", options.database,
                orchestrator::shell_join({experiment.name}));
@@ -214,7 +173,7 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
   const auto exporter = plotting::make_exporter(options.format);  // fail fast on a bad format
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   if (options.output) plotting::refuse_database_output(*options.output, options.database);
-  const auto table = load_report(
+  const auto table = plotting::load_report(
       database, plotting::InstanceQuery{options.experiment, options.instances, options.pool}, options.base);
   const auto text = exporter->render(table);
   if (!options.output) {
@@ -230,19 +189,10 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
 
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
-  const auto table = load_report(
+  const auto table = plotting::load_report(
       database, plotting::InstanceQuery{options.experiment, options.instances, options.pool}, options.base);
-  const auto& experiment = table.experiment;
-  // The experiment's name comes from the database: it names a file, never a path.
-  const std::string stem = plotting::safe_file_name(experiment) + "-scaling";
-  fs::path prefix = fs::path(options.database).parent_path() / stem;
-  if (options.output_prefix) {
-    const std::string& given = *options.output_prefix;
-    if (given.empty()) throw plotting::ReportError("plot: --output is empty");
-    std::error_code error;
-    prefix = given.ends_with('/') || fs::is_directory(given, error) ? fs::path(given) / stem
-                                                                     : fs::path(given);
-  }
+  const auto prefix =
+      plotting::figure_prefix(options.database, table.experiment, options.output_prefix);
   const auto planned = plotting::figure_files(prefix);
   for (const auto& file : {planned.svg, planned.png, planned.data, planned.script})
     plotting::refuse_database_output(file, options.database);
@@ -271,7 +221,7 @@ int query_command(const QueryCommand& options, const db::QueryLimits& limits, st
   // Trainer output can hold escape sequences: never raw to a terminal. CSV into a file or a pipe
   // stays byte for byte.
   const bool to_terminal = &out == &std::cout && ::isatty(STDOUT_FILENO) == 1;
-  out << (options.csv ? format_csv(result, to_terminal) : format_aligned(result));
+  out << (options.csv ? plotting::format_csv(result, to_terminal) : plotting::format_aligned(result));
   return 0;
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "db/database.hpp"
+
 namespace scalebench::cli {
 
 inline constexpr const char* kDefaultDatabase = "results/scalebench.db";
@@ -48,5 +50,9 @@ struct QueryCommand {
   bool csv = false;
 };
 int query_command(const QueryCommand& options, std::ostream& out, std::ostream& err);
+// The same with limits other than the defaults (the one above runs this with db::QueryLimits{}).
+// A limit error names the option that raises it.
+int query_command(const QueryCommand& options, const db::QueryLimits& limits, std::ostream& out,
+                  std::ostream& err);
 
 }  // namespace scalebench::cli

@@ -2,331 +2,34 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <map>
 #include <ostream>
-#include <set>
 
-#include "cli/csv_table.hpp"
-#include "db/database.hpp"
-#include "plotting/report.hpp"
-#include "stats/anova.hpp"
-#include "stats/descriptive.hpp"
-#include "stats/effect_size.hpp"
-#include "stats/factorial_anova.hpp"
-#include "stats/games_howell.hpp"
-#include "stats/group_descriptives.hpp"
-#include "stats/kruskal_wallis.hpp"
-#include "stats/levene.hpp"
-#include "stats/summary_statistics.hpp"
-#include "stats/welch_anova.hpp"
-#include "stats/tukey.hpp"
+#include "plotting/analysis.hpp"
+#include "plotting/csv_table.hpp"
 
 namespace scalebench::cli {
-namespace {
-
-// Levels in order of first appearance, and the values of each.
-struct Grouping {
-  std::vector<std::string> levels;
-  std::vector<std::vector<double>> groups;
-};
-
-Grouping group_by(const std::vector<double>& values, const std::vector<std::string>& levels) {
-  Grouping grouping;
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const auto [it, inserted] = index.try_emplace(levels[i], grouping.levels.size());
-    if (inserted) {
-      grouping.levels.push_back(levels[i]);
-      grouping.groups.emplace_back();
-    }
-    grouping.groups[it->second].push_back(values[i]);
-  }
-  return grouping;
-}
-
-std::string ss_type_name(int type) {
-  switch (type) {
-    case 1: return "I";
-    case 2: return "II";
-    case 3: return "III";
-  }
-  throw InputError(fmt::format("--ss-type {}: expected 1, 2 or 3", type));
-}
-
-void add_tukey(plotting::StatsReport& report, const std::string& factor, const Grouping& grouping,
-               double confidence) {
-  if (grouping.groups.size() < 2) return;
-  for (const auto& pair : stats::tukey_hsd(grouping.groups, confidence)) {
-    // R prints the pair (a, b) as "b-a" with diff = mean(b) - mean(a).
-    report.tukey.push_back({factor, grouping.levels[pair.b], grouping.levels[pair.a], pair.diff,
-                            pair.lower, pair.upper, pair.p_adjusted});
-  }
-}
-
-void add_group_rows(plotting::StatsReport& report, const std::string& factor, const Grouping& grouping,
-                    double confidence) {
-  const auto described = stats::describe_groups(grouping.groups, confidence);
-  for (std::size_t g = 0; g < grouping.levels.size(); ++g) {
-    const auto& d = described[g];
-    plotting::StatsGroupRow row{factor, grouping.levels[g], static_cast<double>(d.n), d.mean, d.sd, {}, {}};
-    if (d.ci) row.ci_lower = d.ci->lower, row.ci_upper = d.ci->upper;
-    report.groups.push_back(row);
-  }
-}
-
-// The one-factor extras: tests that do not assume equal variances or normality, and the
-// Games-Howell pairs for unequal variances.
-void add_one_factor_robust(plotting::StatsReport& report, const std::string& factor,
-                           const Grouping& grouping, double confidence) {
-  const auto attempt = [&](const char* what, auto&& compute) {
-    try {
-      compute();
-    } catch (const stats::StatsError& error) {
-      report.warnings.push_back(fmt::format("{} not computed: {}", what, error.what()));
-    }
-  };
-  attempt("Welch's ANOVA", [&] {
-    const auto w = stats::welch_anova(grouping.groups);
-    report.tests.push_back({"Welch ANOVA", factor, w.f, "F", w.df_between, w.df_within, w.p});
-  });
-  attempt("Kruskal-Wallis", [&] {
-    const auto kw = stats::kruskal_wallis(grouping.groups);
-    report.tests.push_back({"Kruskal-Wallis", factor, kw.h, "H", kw.df, {}, kw.p});
-  });
-  attempt("Levene's test", [&] {
-    const auto l = stats::levene_test(grouping.groups);
-    report.tests.push_back({"Levene (mean)", factor, l.f, "F", l.df_between, l.df_within, l.p});
-  });
-  attempt("Brown-Forsythe test", [&] {
-    const auto bf = stats::brown_forsythe_test(grouping.groups);
-    report.tests.push_back({"Brown-Forsythe (median)", factor, bf.f, "F", bf.df_between, bf.df_within, bf.p});
-  });
-  attempt("Games-Howell", [&] {
-    for (const auto& pair : stats::games_howell(grouping.groups, confidence))
-      report.games_howell.push_back({factor, grouping.levels[pair.b], grouping.levels[pair.a], pair.diff,
-                                     pair.lower, pair.upper, pair.p_adjusted});
-  });
-}
-
-// R's TukeyHSD on a two-way model: each factor's (and each cell's) means compared with the
-// model's residual mean square and d.f.
-void add_model_tukey(plotting::StatsReport& report, const std::string& factor, const Grouping& grouping,
-                     double ms_residual, double df_residual, double confidence) {
-  std::vector<double> means, sizes;
-  for (const auto& group : grouping.groups) {
-    means.push_back(stats::mean(group));
-    sizes.push_back(static_cast<double>(group.size()));
-  }
-  for (const auto& pair : stats::tukey_hsd_from_means(means, sizes, ms_residual, df_residual, confidence))
-    report.tukey.push_back({factor, grouping.levels[pair.b], grouping.levels[pair.a], pair.diff, pair.lower,
-                            pair.upper, pair.p_adjusted});
-}
-
-}  // namespace
-
-Observations observations_from_csv(const std::string& path, const std::string& response,
-                                   const std::vector<std::string>& factors) {
-  const auto table = read_csv(path);
-  Observations data;
-  data.source = path;
-  data.response = response;
-  data.values = table.numeric_column(response);
-  for (const auto& factor : factors) {
-    data.factor_names.push_back(factor);
-    data.levels.push_back(table.column(factor));
-  }
-  return data;
-}
-
-Observations observations_from_database(const std::string& path,
-                                        const plotting::InstanceQuery& query,
-                                        const std::vector<std::string>& factors,
-                                        const std::string& unit) {
-  if (unit != "run" && unit != "epoch")
-    throw InputError(fmt::format("--unit {}: expected \"run\" or \"epoch\"", unit));
-  const auto database = db::Database::open(path, db::OpenMode::ReadOnly);
-  const auto selection = plotting::select_instances(database, query);
-  const auto& name = selection.experiment;
-  const auto samples = database.epoch_samples_of_instances(selection.ids);
-  if (samples.empty())
-    throw InputError(fmt::format("{}: no finished epochs for experiment \"{}\" ({})", path, name,
-                                 fmt::join(selection.notes, " ")));
-
-  const std::vector<std::string> known = {"group", "condition", "launcher", "np"};
-  const std::vector<std::string> chosen = factors.empty() ? std::vector<std::string>{"group"} : factors;
-  for (const auto& factor : chosen)
-    if (std::find(known.begin(), known.end(), factor) == known.end())
-      throw InputError(fmt::format("--factor {}: with --db a factor is one of group (condition and "
-                                   "np, as in the report), condition, launcher, np", factor));
-  const auto level_of = [](const db::EpochSample& s, const std::string& factor) -> std::string {
-    if (factor == "condition") return s.condition;
-    if (factor == "launcher") return s.launcher;
-    if (factor == "np") return std::to_string(s.np);
-    return plotting::group_label(s.condition, s.launcher, s.np);
-  };
-
-  Observations data;
-  data.source = fmt::format("{} experiment {} ({})", path, name,
-                            selection.ids.size() == 1 ? fmt::format("instance {}", selection.ids[0])
-                                                      : fmt::format("instances {}", fmt::join(selection.ids, ", ")));
-  for (const auto& note : plotting::failure_notes(database.runs_of_instances(selection.ids)))
-    data.warnings.push_back(note);
-  data.response = unit == "run" ? "mean epoch seconds of a run" : "epoch seconds";
-  data.unit = unit;
-  data.factor_names = chosen;
-  data.levels.resize(chosen.size());
-  if (unit == "epoch") {
-    for (const auto& s : samples) {
-      data.values.push_back(s.duration_seconds);
-      for (std::size_t f = 0; f < chosen.size(); ++f) data.levels[f].push_back(level_of(s, chosen[f]));
-    }
-    data.warnings.push_back(
-        "the epochs of one run are used as independent observations (as the reference study did); "
-        "they are not independent (pseudo-replication), so the degrees of freedom are inflated and "
-        "the p-values too small. `--unit run` analyses one mean per run instead.");
-    return data;
-  }
-  // One observation per run: the mean of its epochs (samples come ordered by run, then epoch).
-  std::size_t begin = 0;
-  while (begin < samples.size()) {
-    std::size_t end = begin;
-    double sum = 0;
-    while (end < samples.size() && samples[end].run_id == samples[begin].run_id) sum += samples[end++].duration_seconds;
-    data.values.push_back(sum / static_cast<double>(end - begin));
-    for (std::size_t f = 0; f < chosen.size(); ++f) data.levels[f].push_back(level_of(samples[begin], chosen[f]));
-    begin = end;
-  }
-  return data;
-}
-
-plotting::StatsReport analyze_observations(const Observations& data, int ss_type, double confidence) {
-  if (data.factor_names.empty() || data.factor_names.size() > 2)
-    throw InputError(fmt::format("{} factors given: expected one or two --factor", data.factor_names.size()));
-  plotting::StatsReport report;
-  report.source = data.source;
-  report.response = data.response;
-  report.factors = data.factor_names;
-  report.ss_type = ss_type_name(ss_type);
-  report.unit = data.unit;
-  report.confidence = confidence;
-  report.warnings = data.warnings;
-
-  if (data.factor_names.size() == 1) {
-    // One factor: the direct one-way sums (every SS type agrees) are a few ulps closer than QR.
-    const auto grouping = group_by(data.values, data.levels[0]);
-    const auto anova = stats::one_way_anova(grouping.groups);
-    const auto effect = stats::effect_sizes(anova);
-    report.anova.push_back({data.factor_names[0], anova.df_between, anova.ss_between, anova.ms_between,
-                            anova.f, anova.p, effect.eta_sq, effect.partial_eta_sq, effect.omega_sq});
-    report.anova.push_back({"Residuals", anova.df_within, anova.ss_within, anova.ms_within, {}, {}, {}, {}, {}});
-    add_group_rows(report, data.factor_names[0], grouping, confidence);
-    add_tukey(report, data.factor_names[0], grouping, confidence);
-    add_one_factor_robust(report, data.factor_names[0], grouping, confidence);
-    return report;
-  }
-  const auto anova = stats::factorial_anova(data.values, data.levels, data.factor_names,
-                                            static_cast<stats::SsType>(ss_type));
-  for (const auto& term : anova.terms) {
-    if (term.term == "Residuals") {
-      report.anova.push_back({term.term, term.df, term.ss, term.ms, {}, {}, {}, {}, {}});
-    } else {
-      report.anova.push_back({term.term, term.df, term.ss, term.ms, term.f, term.p, term.eta_sq,
-                              term.partial_eta_sq, term.omega_sq});
-    }
-  }
-  const auto& residual = anova.terms.back();
-  std::vector<std::string> cells;
-  for (std::size_t i = 0; i < data.values.size(); ++i) cells.push_back(data.levels[0][i] + ":" + data.levels[1][i]);
-  const std::string interaction = data.factor_names[0] + ":" + data.factor_names[1];
-  for (std::size_t f = 0; f < 2; ++f) {
-    const auto grouping = group_by(data.values, data.levels[f]);
-    add_group_rows(report, data.factor_names[f], grouping, confidence);
-    add_model_tukey(report, data.factor_names[f], grouping, residual.ms, residual.df, confidence);
-  }
-  add_model_tukey(report, interaction, group_by(data.values, cells), residual.ms, residual.df, confidence);
-  report.warnings.push_back(
-      "Tukey comparisons for two factors use each factor's observed level means with the model's "
-      "residual mean square; for unbalanced designs R's TukeyHSD uses model-projected means instead");
-  return report;
-}
-
-plotting::StatsReport analyze_summary_file(const std::string& path, double confidence) {
-  const auto table = read_csv(path);
-  const auto names = table.column("group");
-  const auto n = table.numeric_column("n");
-  const auto means = table.numeric_column("mean");
-  const auto sds = table.numeric_column("sd");
-  std::vector<stats::GroupSummary> groups;
-  for (std::size_t i = 0; i < names.size(); ++i) groups.push_back({names[i], n[i], means[i], sds[i]});
-
-  plotting::StatsReport report;
-  report.source = path;
-  report.response = "mean (from summary statistics)";
-  report.factors = {"group"};
-  report.ss_type = "I";  // one factor: every type gives the same sums of squares
-  report.confidence = confidence;
-  const auto anova = stats::one_way_anova_from_summary(groups);
-  const auto effect = stats::effect_sizes(anova);
-  report.anova.push_back({"group", anova.df_between, anova.ss_between, anova.ms_between, anova.f,
-                          anova.p, effect.eta_sq, effect.partial_eta_sq, effect.omega_sq});
-  report.anova.push_back({"Residuals", anova.df_within, anova.ss_within, anova.ms_within, {}, {}, {}, {}, {}});
-  for (const auto& g : groups) report.groups.push_back({"group", g.name, g.n, g.mean, g.sd, {}, {}});
-  for (const auto& pair : stats::tukey_hsd_from_summary(groups, confidence))
-    report.tukey.push_back({"group", names[pair.b], names[pair.a], pair.diff, pair.lower, pair.upper,
-                            pair.p_adjusted});
-  const auto welch = stats::welch_anova_from_summary(groups);
-  report.tests.push_back({"Welch ANOVA", "group", welch.f, "F", welch.df_between, welch.df_within, welch.p});
-  report.warnings.push_back(
-      "summary statistics: the analysis assumes the sd column is the sample SD (n - 1) of each group");
-  return report;
-}
-
-void keep_pairs_against(plotting::StatsReport& report, const std::string& base) {
-  const auto filter = [&](std::vector<plotting::StatsPairRow>& pairs) {
-    std::vector<plotting::StatsPairRow> kept;
-    for (auto pair : pairs) {
-      if (pair.a == base) {  // a-b with a the base: flip to other-base
-        std::swap(pair.a, pair.b);
-        pair.diff = -pair.diff;
-        const double lower = -pair.upr;
-        pair.upr = -pair.lwr;
-        pair.lwr = lower;
-      }
-      if (pair.b == base) kept.push_back(pair);
-    }
-    pairs = std::move(kept);
-  };
-  filter(report.tukey);
-  filter(report.games_howell);
-  if (report.tukey.empty())
-    throw InputError(fmt::format("--base {}: no such level among the compared groups", base));
-  report.warnings.push_back(fmt::format(
-      "pairs against {} only; their p-values are those of the all-pairs Tukey family (conservative "
-      "for comparisons against one base; Dunnett's test would be less so)", base));
-}
 
 int stats_command(const StatsCommand& options, std::ostream& out, std::ostream&) {
   const int sources = (options.csv ? 1 : 0) + (options.summary ? 1 : 0) + (options.database ? 1 : 0);
-  if (sources != 1) throw InputError("give exactly one of --csv FILE, --summary FILE, --db PATH");
+  if (sources != 1) throw plotting::InputError("give exactly one of --csv FILE, --summary FILE, --db PATH");
   if (!(options.confidence > 0 && options.confidence < 1))
-    throw InputError(fmt::format("--confidence {}: expected a number between 0 and 1", options.confidence));
+    throw plotting::InputError(fmt::format("--confidence {}: expected a number between 0 and 1", options.confidence));
   plotting::StatsReport report;
   if (options.summary) {
-    report = analyze_summary_file(*options.summary, options.confidence);
+    report = plotting::analyze_summary_file(*options.summary, options.confidence);
   } else if (options.csv) {
-    if (options.response.empty()) throw InputError("--csv needs --response COLUMN");
-    if (options.factors.empty()) throw InputError("--csv needs --factor COLUMN (once or twice)");
-    report = analyze_observations(observations_from_csv(*options.csv, options.response, options.factors),
+    if (options.response.empty()) throw plotting::InputError("--csv needs --response COLUMN");
+    if (options.factors.empty()) throw plotting::InputError("--csv needs --factor COLUMN (once or twice)");
+    report = plotting::analyze_observations(plotting::observations_from_csv(*options.csv, options.response, options.factors),
                                   options.ss_type, options.confidence);
   } else {
-    report = analyze_observations(
-        observations_from_database(*options.database,
+    report = plotting::analyze_observations(
+        plotting::observations_from_database(*options.database,
                                    plotting::InstanceQuery{options.experiment, options.instances, options.pool},
                                    options.factors, options.unit),
         options.ss_type, options.confidence);
   }
-  if (options.base) keep_pairs_against(report, *options.base);
+  if (options.base) plotting::keep_pairs_against(report, *options.base);
   out << (options.json ? plotting::render_stats_json(report) : plotting::render_stats_text(report));
   return 0;
 }

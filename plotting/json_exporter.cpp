@@ -1,18 +1,11 @@
-#include <nlohmann/json.hpp>
-
 #include "plotting/exporters.hpp"
+#include "plotting/json.hpp"
 
 namespace scalebench::plotting {
 namespace {
 
-using Json = nlohmann::ordered_json;  // keys in the order written here, a stable layout
-
 // Bumped when a key is renamed or removed (adding keys does not bump it).
 constexpr int kJsonFormatVersion = 1;
-
-Json optional_number(const std::optional<double>& value) {
-  return value ? Json(*value) : Json(nullptr);
-}
 
 }  // namespace
 
@@ -51,8 +44,7 @@ std::string JsonExporter::render(const ReportTable& table) const {
       {"anova", anova},
       {"notes", table.notes},
   };
-  // nlohmann writes non-finite numbers (F = inf) as null, keeping the output valid JSON.
-  return document.dump(2) + "\n";
+  return dump_json(document);  // F = inf is written as null
 }
 
 }  // namespace scalebench::plotting

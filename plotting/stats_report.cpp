@@ -6,53 +6,18 @@
 #include <cmath>
 
 #include "plotting/format.hpp"
+#include "plotting/json.hpp"
 
 namespace scalebench::plotting {
 namespace {
 
 // JSON number with 17 significant digits (round-trips every double); not a number -> null.
-std::string json_number(double value) {
-  if (!std::isfinite(value)) return "null";
-  return fmt::format("{:.17g}", value);
-}
-std::string json_number(const std::optional<double>& value) {
-  return value ? json_number(*value) : "null";
-}
-
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        else out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_strings(const std::vector<std::string>& values) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + json_string(values[i]);
-  return out + "]";
-}
-
-std::string json_pairs(const std::vector<StatsPairRow>& pairs) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const auto& p = pairs[i];
-    out += fmt::format("{}\n    {{\"factor\": {}, \"a\": {}, \"b\": {}, \"diff\": {}, \"lwr\": {}, "
-                       "\"upr\": {}, \"p_adj\": {}}}",
-                       i ? "," : "", json_string(p.factor), json_string(p.a), json_string(p.b),
-                       json_number(p.diff), json_number(p.lwr), json_number(p.upr),
-                       json_number(p.p_adj));
-  }
-  return out + (pairs.empty() ? "]" : "\n  ]");
+Json pairs_json(const std::vector<StatsPairRow>& pairs) {
+  Json out = Json::array();
+  for (const auto& p : pairs)
+    out.push_back({{"factor", p.factor}, {"a", p.a}, {"b", p.b}, {"diff", p.diff},
+                   {"lwr", p.lwr}, {"upr", p.upr}, {"p_adj", p.p_adj}});
+  return out;
 }
 
 // Significant digits for the text tables: enough to compare with R's printout.
@@ -141,48 +106,42 @@ std::string render_stats_text(const StatsReport& report) {
 }
 
 std::string render_stats_json(const StatsReport& report) {
-  std::string out = "{\n";
-  out += fmt::format("  \"source\": {},\n  \"response\": {},\n  \"factors\": {},\n", json_string(report.source),
-                     json_string(report.response), json_strings(report.factors));
-  out += fmt::format("  \"ss_type\": {},\n  \"unit\": {},\n  \"confidence\": {},\n",
-                     json_string(report.ss_type), report.unit ? json_string(*report.unit) : "null",
-                     json_number(report.confidence));
-  out += "  \"anova\": [";
-  for (std::size_t i = 0; i < report.anova.size(); ++i) {
-    const auto& r = report.anova[i];
-    out += fmt::format("{}\n    {{\"term\": {}, \"df\": {}, \"ss\": {}, \"ms\": {}", i ? "," : "",
-                       json_string(r.term), json_number(r.df), json_number(r.ss), json_number(r.ms));
-    if (r.f) out += fmt::format(", \"F\": {}, \"p\": {}", json_number(r.f), json_number(r.p));
-    if (r.eta_sq)
-      out += fmt::format(", \"eta_sq\": {}, \"partial_eta_sq\": {}, \"omega_sq\": {}",
-                         json_number(r.eta_sq), json_number(r.partial_eta_sq), json_number(r.omega_sq));
-    out += "}";
+  Json anova = Json::array();
+  for (const auto& r : report.anova) {
+    Json row = {{"term", r.term}, {"df", r.df}, {"ss", r.ss}, {"ms", r.ms}};
+    if (r.f) row["F"] = *r.f, row["p"] = optional_number(r.p);
+    if (r.eta_sq) {
+      row["eta_sq"] = *r.eta_sq;
+      row["partial_eta_sq"] = optional_number(r.partial_eta_sq);
+      row["omega_sq"] = optional_number(r.omega_sq);
+    }
+    anova.push_back(std::move(row));
   }
-  out += report.anova.empty() ? "],\n" : "\n  ],\n";
-  out += "  \"tukey\": " + json_pairs(report.tukey) + ",\n";
-  out += "  \"games_howell\": " + json_pairs(report.games_howell) + ",\n";
-  out += "  \"tests\": [";
-  for (std::size_t i = 0; i < report.tests.size(); ++i) {
-    const auto& t = report.tests[i];
-    out += fmt::format("{}\n    {{\"test\": {}, \"factor\": {}, \"statistic\": {}, \"statistic_name\": {}, "
-                       "\"df1\": {}, \"df2\": {}, \"p\": {}}}",
-                       i ? "," : "", json_string(t.test), json_string(t.factor), json_number(t.statistic),
-                       json_string(t.statistic_name), json_number(t.df1), json_number(t.df2),
-                       json_number(t.p));
-  }
-  out += report.tests.empty() ? "],\n" : "\n  ],\n";
-  out += "  \"groups\": [";
-  for (std::size_t i = 0; i < report.groups.size(); ++i) {
-    const auto& g = report.groups[i];
-    out += fmt::format("{}\n    {{\"factor\": {}, \"level\": {}, \"n\": {}, \"mean\": {}, \"sd\": {}, "
-                       "\"ci_lower\": {}, \"ci_upper\": {}}}",
-                       i ? "," : "", json_string(g.factor), json_string(g.level), json_number(g.n),
-                       json_number(g.mean), json_number(g.sd), json_number(g.ci_lower),
-                       json_number(g.ci_upper));
-  }
-  out += report.groups.empty() ? "],\n" : "\n  ],\n";
-  out += "  \"warnings\": " + json_strings(report.warnings) + "\n}\n";
-  return out;
+  Json tests = Json::array();
+  for (const auto& t : report.tests)
+    tests.push_back({{"test", t.test}, {"factor", t.factor}, {"statistic", t.statistic},
+                     {"statistic_name", t.statistic_name}, {"df1", t.df1},
+                     {"df2", optional_number(t.df2)}, {"p", t.p}});
+  Json groups = Json::array();
+  for (const auto& g : report.groups)
+    groups.push_back({{"factor", g.factor}, {"level", g.level}, {"n", g.n}, {"mean", g.mean},
+                      {"sd", optional_number(g.sd)}, {"ci_lower", optional_number(g.ci_lower)},
+                      {"ci_upper", optional_number(g.ci_upper)}});
+  const Json document = {
+      {"source", report.source},
+      {"response", report.response},
+      {"factors", report.factors},
+      {"ss_type", report.ss_type},
+      {"unit", report.unit ? Json(*report.unit) : Json(nullptr)},
+      {"confidence", report.confidence},
+      {"anova", anova},
+      {"tukey", pairs_json(report.tukey)},
+      {"games_howell", pairs_json(report.games_howell)},
+      {"tests", tests},
+      {"groups", groups},
+      {"warnings", report.warnings},
+  };
+  return dump_json(document);
 }
 
 }  // namespace scalebench::plotting

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "cli/cli.hpp"
-#include "cli/query_output.hpp"
+#include "cli/commands.hpp"
 #include "db/database.hpp"
 #include "test_support.hpp"
 
@@ -137,7 +137,7 @@ TEST_CASE("report and plot on a missing experiment name fail clearly") {
 // One error root: the CLI's single catch relies on it.
 #include <type_traits>
 
-#include "cli/csv_table.hpp"
+#include "plotting/csv_table.hpp"
 #include "orchestrator/experiment.hpp"
 #include "plotting/report.hpp"
 #include "stats/error.hpp"
@@ -148,7 +148,7 @@ static_assert(std::is_base_of_v<Error, db::QueryLimitError>);
 static_assert(std::is_base_of_v<Error, orchestrator::ExperimentError>);
 static_assert(std::is_base_of_v<Error, stats::StatsError>);
 static_assert(std::is_base_of_v<Error, plotting::ReportError>);
-static_assert(std::is_base_of_v<Error, cli::InputError>);
+static_assert(std::is_base_of_v<Error, plotting::InputError>);
 
 TEST_CASE("an error from each module reads as one line and exit 1") {
   test::TempDir dir;

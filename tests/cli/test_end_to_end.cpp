@@ -17,8 +17,7 @@ namespace fs = std::filesystem;
 TEST_CASE("scalebench run: real mpirun with 2 ranks, then report and plot") {
   const auto trainer = test::binary_dir() / "scalebench-train";
   if (!fs::exists(trainer) || std::system("command -v mpirun >/dev/null 2>&1") != 0) {
-    MESSAGE("skipped: needs mpirun and scalebench-train");
-    std::exit(test::kSkipReturnCode);
+    SCALEBENCH_SKIP("needs mpirun and scalebench-train");
   }
   test::TempDir dir;
   const auto experiment = dir / "e2e.json";
@@ -77,8 +76,7 @@ TEST_CASE("scalebench run: real mpirun with 2 ranks, then report and plot") {
 TEST_CASE("scalebench run: the allreduce benchmark under real mpirun -np 2, its rows stored") {
   const auto trainer = test::binary_dir() / "scalebench-train";
   if (!fs::exists(trainer) || std::system("command -v mpirun >/dev/null 2>&1") != 0) {
-    MESSAGE("skipped: needs mpirun and scalebench-train");
-    std::exit(test::kSkipReturnCode);
+    SCALEBENCH_SKIP("needs mpirun and scalebench-train");
   }
   test::TempDir dir;
   const auto experiment = dir / "ar.json";

@@ -175,17 +175,15 @@ constexpr const char* kIncompleteOkRuns =
     "SELECT count(*) FROM runs AS r WHERE r.status = 'ok' AND "
     "(SELECT count(*) FROM epochs AS e WHERE e.run_id = r.id) != 2";
 
-void require_binary() {
-  if (!fs::exists(test::binary_dir() / "scalebench")) {
-    MESSAGE("skipped: build the scalebench binary first");
-    std::exit(test::kSkipReturnCode);
-  }
+std::optional<std::string> why_no_binary() {
+  if (fs::exists(test::binary_dir() / "scalebench")) return std::nullopt;
+  return "build the scalebench binary first";
 }
 
 }  // namespace
 
 TEST_CASE("kill -9 of scalebench run at random moments: database intact, runs complete, no orphans") {
-  require_binary();
+  SCALEBENCH_SKIP_IF(why_no_binary());
   test::TempDir dir;
   const auto trainer = dir / "trainer.sh";
   std::ofstream(trainer) << kTrainer;
@@ -236,7 +234,7 @@ TEST_CASE("kill -9 of scalebench run at random moments: database intact, runs co
 }
 
 TEST_CASE("SIGHUP, SIGQUIT and SIGTERM stop scalebench run: run stored as interrupted, no orphans") {
-  require_binary();
+  SCALEBENCH_SKIP_IF(why_no_binary());
   test::TempDir dir;
   const auto trainer = dir / "trainer.sh";
   std::ofstream(trainer) << kTrainer;
@@ -261,7 +259,7 @@ TEST_CASE("SIGHUP, SIGQUIT and SIGTERM stop scalebench run: run stored as interr
 }
 
 TEST_CASE("scalebench run | head -1: a closed stdout ends it cleanly, non-zero, without orphans") {
-  require_binary();
+  SCALEBENCH_SKIP_IF(why_no_binary());
   test::TempDir dir;
   const auto trainer = dir / "trainer.sh";
   std::ofstream(trainer) << kTrainer;

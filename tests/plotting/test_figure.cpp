@@ -194,8 +194,7 @@ TEST_CASE("a failing gnuplot's stderr is in the error") {
 
 TEST_CASE("gnuplot renders the SVG and the PNG") {
   if (!fs::exists("/usr/bin/gnuplot") && std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
-    MESSAGE("skipped: gnuplot not found (apt-get install gnuplot-nox)");
-    std::exit(test::kSkipReturnCode);
+    SCALEBENCH_SKIP("gnuplot not found (apt-get install gnuplot-nox)");
   }
   test::TempDir dir;
   const auto files = plotting::plot_scaling(test::sample_table(), dir / "figures" / "mnist");
@@ -250,8 +249,7 @@ TEST_CASE("hostile names stay text: every line of the script is one command or c
 
 TEST_CASE("gnuplot renders hostile names without running anything") {
   if (!have_gnuplot()) {
-    MESSAGE("skipped: gnuplot not found (apt-get install gnuplot-nox)");
-    std::exit(test::kSkipReturnCode);
+    SCALEBENCH_SKIP("gnuplot not found (apt-get install gnuplot-nox)");
   }
   test::TempDir dir;
   const fs::path marker = dir / "executed";

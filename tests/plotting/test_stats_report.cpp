@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "plotting/stats_report.hpp"
 
@@ -26,34 +27,152 @@ StatsReport small_report() {
 
 }  // namespace
 
-TEST_CASE("stats JSON: the documented keys, 17 significant digits, null for NaN") {
+TEST_CASE("stats JSON: the documented keys in order, numbers that read back exactly, null for NaN") {
   const auto json = render_stats_json(small_report());
   CHECK(json ==
-        "{\n"
-        "  \"source\": \"d.csv\",\n"
-        "  \"response\": \"y\",\n"
-        "  \"factors\": [\"g\"],\n"
-        "  \"ss_type\": \"II\",\n"
-        "  \"unit\": null,\n"
-        "  \"confidence\": 0.94999999999999996,\n"
-        "  \"anova\": [\n"
-        "    {\"term\": \"g\", \"df\": 1, \"ss\": 2.5, \"ms\": 2.5, \"F\": 10, \"p\": 0.10000000000000001, "
-        "\"eta_sq\": 0.5, \"partial_eta_sq\": 0.5, \"omega_sq\": 0.40000000000000002},\n"
-        "    {\"term\": \"Residuals\", \"df\": 4, \"ss\": 1, \"ms\": 0.25}\n"
-        "  ],\n"
-        "  \"tukey\": [\n"
-        "    {\"factor\": \"g\", \"a\": \"b\", \"b\": \"a\", \"diff\": 1.5, \"lwr\": 0.25, \"upr\": 2.75, \"p_adj\": 0.03125}\n"
-        "  ],\n"
-        "  \"games_howell\": [],\n"
-        "  \"tests\": [\n"
-        "    {\"test\": \"Welch\", \"factor\": \"g\", \"statistic\": 3.5, \"statistic_name\": \"F\", \"df1\": 1, "
-        "\"df2\": 2.5, \"p\": null}\n"
-        "  ],\n"
-        "  \"groups\": [\n"
-        "    {\"factor\": \"g\", \"level\": \"a\", \"n\": 3, \"mean\": 1, \"sd\": 0.5, \"ci_lower\": null, \"ci_upper\": null}\n"
-        "  ],\n"
-        "  \"warnings\": [\"careful \\\"here\\\"\"]\n"
-        "}\n");
+        R"({
+)"
+        R"(  "source": "d.csv",
+)"
+        R"(  "response": "y",
+)"
+        R"(  "factors": [
+)"
+        R"(    "g"
+)"
+        R"(  ],
+)"
+        R"(  "ss_type": "II",
+)"
+        R"(  "unit": null,
+)"
+        R"(  "confidence": 0.95,
+)"
+        R"(  "anova": [
+)"
+        R"(    {
+)"
+        R"(      "term": "g",
+)"
+        R"(      "df": 1.0,
+)"
+        R"(      "ss": 2.5,
+)"
+        R"(      "ms": 2.5,
+)"
+        R"(      "F": 10.0,
+)"
+        R"(      "p": 0.1,
+)"
+        R"(      "eta_sq": 0.5,
+)"
+        R"(      "partial_eta_sq": 0.5,
+)"
+        R"(      "omega_sq": 0.4
+)"
+        R"(    },
+)"
+        R"(    {
+)"
+        R"(      "term": "Residuals",
+)"
+        R"(      "df": 4.0,
+)"
+        R"(      "ss": 1.0,
+)"
+        R"(      "ms": 0.25
+)"
+        R"(    }
+)"
+        R"(  ],
+)"
+        R"(  "tukey": [
+)"
+        R"(    {
+)"
+        R"(      "factor": "g",
+)"
+        R"(      "a": "b",
+)"
+        R"(      "b": "a",
+)"
+        R"(      "diff": 1.5,
+)"
+        R"(      "lwr": 0.25,
+)"
+        R"(      "upr": 2.75,
+)"
+        R"(      "p_adj": 0.03125
+)"
+        R"(    }
+)"
+        R"(  ],
+)"
+        R"(  "games_howell": [],
+)"
+        R"(  "tests": [
+)"
+        R"(    {
+)"
+        R"(      "test": "Welch",
+)"
+        R"(      "factor": "g",
+)"
+        R"(      "statistic": 3.5,
+)"
+        R"(      "statistic_name": "F",
+)"
+        R"(      "df1": 1.0,
+)"
+        R"(      "df2": 2.5,
+)"
+        R"(      "p": null
+)"
+        R"(    }
+)"
+        R"(  ],
+)"
+        R"(  "groups": [
+)"
+        R"(    {
+)"
+        R"(      "factor": "g",
+)"
+        R"(      "level": "a",
+)"
+        R"(      "n": 3.0,
+)"
+        R"(      "mean": 1.0,
+)"
+        R"(      "sd": 0.5,
+)"
+        R"(      "ci_lower": null,
+)"
+        R"(      "ci_upper": null
+)"
+        R"(    }
+)"
+        R"(  ],
+)"
+        R"(  "warnings": [
+)"
+        R"(    "careful \"here\""
+)"
+        R"(  ]
+)"
+        R"(}
+)");
+}
+
+TEST_CASE("stats JSON: every double reads back bit for bit; invalid UTF-8 becomes U+FFFD") {
+  StatsReport report = small_report();
+  report.anova[0].ss = 0.1 + 0.2;  // 0.30000000000000004: shortest form, not 0.3
+  report.anova[0].f = 1.0 / 3.0;
+  report.groups[0].level = "caf\xE9";  // Latin-1 from a CSV file
+  const auto document = nlohmann::json::parse(render_stats_json(report));
+  CHECK(document["anova"][0]["ss"].get<double>() == 0.1 + 0.2);
+  CHECK(document["anova"][0]["F"].get<double>() == 1.0 / 3.0);
+  CHECK(document["groups"][0]["level"] == "caf\xEF\xBF\xBD");
 }
 
 TEST_CASE("stats text: says what was tested, with aligned tables") {

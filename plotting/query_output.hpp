@@ -1,14 +1,12 @@
 // Printing query results: an aligned table for people, CSV for tools.
 #pragma once
 
-#include <iosfwd>
 #include <string>
 #include <string_view>
 
-#include "cli/commands.hpp"
 #include "db/database.hpp"
 
-namespace scalebench::cli {
+namespace scalebench::plotting {
 
 // `text` with every character that could move the cursor, recolour or retitle a terminal shown
 // as a visible escape: C0 controls (tab and newline included) and DEL as \x1b, C1 controls
@@ -22,9 +20,4 @@ std::string format_aligned(const db::QueryResult& result);
 // escape_controls first (for a terminal: `scalebench query --csv` on a tty).
 std::string format_csv(const db::QueryResult& result, bool escape_controls = false);
 
-// `scalebench query` with limits other than the defaults (query_command(options, ...) runs this
-// with db::QueryLimits{}). A limit error names the option that raises it.
-int query_command(const QueryCommand& options, const db::QueryLimits& limits, std::ostream& out,
-                  std::ostream& err);
-
-}  // namespace scalebench::cli
+}  // namespace scalebench::plotting

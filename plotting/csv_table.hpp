@@ -2,14 +2,13 @@
 #pragma once
 
 #include <filesystem>
-#include <stdexcept>
-
-#include "util/error.hpp"
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace scalebench::cli {
+#include "util/error.hpp"
+
+namespace scalebench::plotting {
 
 // Bad input data: the message names the file, the line and the column.
 class InputError : public Error {
@@ -32,4 +31,4 @@ struct CsvTable {
 CsvTable parse_csv(std::string_view text, const std::filesystem::path& source);
 CsvTable read_csv(const std::filesystem::path& path);
 
-}  // namespace scalebench::cli
+}  // namespace scalebench::plotting

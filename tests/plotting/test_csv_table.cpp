@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
-#include "cli/csv_table.hpp"
+#include "plotting/csv_table.hpp"
 
-using namespace scalebench::cli;
+using namespace scalebench::plotting;
 
 TEST_CASE("CSV: quoted fields, doubled quotes, CRLF, blank lines") {
   const auto table = parse_csv("a,\"b, c\",d\r\n1,\"x \"\"y\"\"\",  3 \r\n\r\n4,\"multi\nline\",6\n", "t.csv");

@@ -1,4 +1,4 @@
-#include "cli/csv_table.hpp"
+#include "plotting/csv_table.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 
 #include "util/text.hpp"
 
-namespace scalebench::cli {
+namespace scalebench::plotting {
 namespace {
 
 using util::trim;
@@ -116,4 +116,4 @@ std::vector<double> CsvTable::numeric_column(std::string_view name) const {
   return values;
 }
 
-}  // namespace scalebench::cli
+}  // namespace scalebench::plotting

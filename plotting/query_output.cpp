@@ -1,4 +1,4 @@
-#include "cli/query_output.hpp"
+#include "plotting/query_output.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "plotting/format.hpp"
 #include "util/text.hpp"
 
-namespace scalebench::cli {
+namespace scalebench::plotting {
 namespace {
 
 // Display width in code points, close enough for aligning UTF-8 text in a terminal.
@@ -101,4 +101,4 @@ std::string format_csv(const db::QueryResult& result, bool escape) {
   return out;
 }
 
-}  // namespace scalebench::cli
+}  // namespace scalebench::plotting

@@ -1,0 +1,41 @@
+// Statistics assembly for `scalebench stats`: observations from a CSV file or the results
+// database (one mean per run by default), the ANOVA family, post-hoc pairs and robust tests on
+// them, or the same from published summary statistics; render with stats_report.hpp.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plotting/instances.hpp"
+#include "plotting/stats_report.hpp"
+
+namespace scalebench::plotting {
+
+// Raw observations: one response value and one level per factor for each.
+struct Observations {
+  std::string source;
+  std::string response;
+  std::vector<double> values;
+  std::vector<std::string> factor_names;
+  std::vector<std::vector<std::string>> levels;  // levels[f][i]: level of factor f for value i
+  std::optional<std::string> unit;
+  std::vector<std::string> warnings;
+};
+
+Observations observations_from_csv(const std::string& path, const std::string& response,
+                                   const std::vector<std::string>& factors);
+Observations observations_from_database(const std::string& path,
+                                        const InstanceQuery& query,
+                                        const std::vector<std::string>& factors,
+                                        const std::string& unit);
+
+StatsReport analyze_observations(const Observations& data, int ss_type, double confidence);
+StatsReport analyze_summary_file(const std::string& path, double confidence);
+
+// Keeps the post-hoc pairs that involve `base`, turned to read base first (diff = mean(base) - mean(other)
+// flipped to mean(other) - mean(base) with a = other). The p-values stay those of the all-pairs
+// family (conservative for k - 1 comparisons). Throws InputError when no pair holds `base`.
+void keep_pairs_against(StatsReport& report, const std::string& base);
+
+}  // namespace scalebench::plotting
