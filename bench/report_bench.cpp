@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
   const int epochs = std::stoi(option("--epochs", "10"));
   const int reps = std::stoi(option("--reps", "1"));
 
-  // One run per group (condition c<g>, launcher single, np 1); epoch durations N(1 + 0.001 (g mod 16), 0.05).
+  // One run per group (condition c<g>, launcher single, np 1); epoch durations N(1 + 0.001 (g mod
+  // 16), 0.05).
   std::mt19937_64 rng(42);
   std::vector<scalebench::db::EpochSample> samples;
   for (std::size_t g = 0; g < groups; ++g) {
@@ -63,13 +64,16 @@ int main(int argc, char** argv) {
   const int n_p = 20;
   const auto t1 = std::chrono::steady_clock::now();
   double sink = 0;
-  for (int i = 0; i < n_p; ++i) sink += scalebench::stats::studentized_range_survival(4.0 + 0.1 * i, k, df);
+  for (int i = 0; i < n_p; ++i)
+    sink += scalebench::stats::studentized_range_survival(4.0 + 0.1 * i, k, df);
   const double per_p = seconds_since(t1) / n_p;
 
-  std::printf("# groups=%zu epochs/group=%d reps=%d (min over reps, one thread)\n", groups, epochs, reps);
+  std::printf("# groups=%zu epochs/group=%d reps=%d (min over reps, one thread)\n", groups, epochs,
+              reps);
   std::printf("# build_report seconds %.6f\n", best);
-  std::printf("# one studentized_range_survival(q, k=%g, df=%g) seconds %.6f (mean of %d; sum %.6g)\n", k, df,
-              per_p, n_p, sink);
+  std::printf(
+      "# one studentized_range_survival(q, k=%g, df=%g) seconds %.6f (mean of %d; sum %.6g)\n", k,
+      df, per_p, n_p, sink);
   std::printf("# sum of Tukey p vs base %.17g\n", sum_p);
   return 0;
 }

@@ -1,7 +1,9 @@
 // Times one-way ANOVA + all-pairs Tukey HSD on one CSV (columns g,y; written by --write or by R).
-// Usage: stats_bench --write data.csv [--groups 64 --n 10000]   deterministic data, mt19937_64 seed 42
+// Usage: stats_bench --write data.csv [--groups 64 --n 10000]   deterministic data, mt19937_64 seed
+// 42
 //        stats_bench data.csv [--reps 3]                         time and print the result
-// Output: '#' metadata lines, then one line per Tukey pair "a b diff p_adj" for the agreement check.
+// Output: '#' metadata lines, then one line per Tukey pair "a b diff p_adj" for the agreement
+// check.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -58,7 +60,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (args.empty()) {
-    std::fprintf(stderr, "usage: stats_bench --write data.csv [--groups G --n N] | stats_bench data.csv [--reps R]\n");
+    std::fprintf(stderr,
+                 "usage: stats_bench --write data.csv [--groups G --n N] | stats_bench data.csv "
+                 "[--reps R]\n");
     return 2;
   }
   const auto groups = read_csv(args[0]);  // not timed
@@ -73,7 +77,8 @@ int main(int argc, char** argv) {
     const auto t1 = std::chrono::steady_clock::now();
     best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
   }
-  std::printf("# groups=%zu n=%zu reps=%d (min over reps, single thread)\n", groups.size(), groups[0].size(), reps);
+  std::printf("# groups=%zu n=%zu reps=%d (min over reps, single thread)\n", groups.size(),
+              groups[0].size(), reps);
   std::printf("# seconds %.6f\n", best);
   std::printf("# F %.17g p %.17g\n", anova.f, anova.p);
   for (const auto& p : pairs) std::printf("%zu %zu %.17g %.17g\n", p.a, p.b, p.diff, p.p_adjusted);

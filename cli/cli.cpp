@@ -45,11 +45,13 @@ const std::vector<Entry>& table() {
       {{"run", "run every cell of an experiment matrix and store the measurements"},
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
          auto options = std::make_shared<RunCommand>();
-         app.add_option("experiment", options->experiment_path, "Experiment file (JSON)")->required();
+         app.add_option("experiment", options->experiment_path, "Experiment file (JSON)")
+             ->required();
          add_database_option(app, options->database);
          app.add_flag("--dry-run", options->dry_run, "Print the runs without starting them");
-         app.add_flag("--resume", options->resume,
-                      "Continue the latest instance of the same spec: run only its cells not yet ok");
+         app.add_flag(
+             "--resume", options->resume,
+             "Continue the latest instance of the same spec: run only its cells not yet ok");
          app.add_option("--retries", options->retries,
                         "Re-run a cell whose run is not ok up to N times (every attempt is stored)")
              ->capture_default_str();
@@ -84,7 +86,8 @@ const std::vector<Entry>& table() {
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
          auto options = std::make_shared<QueryCommand>();
          auto limits = std::make_shared<db::QueryLimits>();
-         app.add_option("sql", options->sql, "One SELECT (or other read-only) statement")->required();
+         app.add_option("sql", options->sql, "One SELECT (or other read-only) statement")
+             ->required();
          add_database_option(app, options->database);
          app.add_flag("--csv", options->csv,
                       "CSV instead of an aligned table (control characters escaped as \\x1b "
@@ -98,13 +101,15 @@ const std::vector<Entry>& table() {
          app.add_option("--max-memory", limits->max_memory_bytes,
                         "Memory for SQLite and the result, e.g. 512MiB, 2GiB (default 1GiB)")
              ->transform(CLI::AsSizeValue(false));
-         return [options, limits, &out, &err] { return query_command(*options, *limits, out, err); };
+         return
+             [options, limits, &out, &err] { return query_command(*options, *limits, out, err); };
        }},
       {{"stats", "ANOVA, Tukey and more on a CSV file, the results database or summary statistics"},
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
          auto options = std::make_shared<StatsCommand>();
          app.add_option("--csv", options->csv, "Raw observations, one per line (with a header)");
-         app.add_option("--summary", options->summary, "Summary statistics: columns group,n,mean,sd");
+         app.add_option("--summary", options->summary,
+                        "Summary statistics: columns group,n,mean,sd");
          app.add_option("--db", options->database, "Results database (epoch times of ok runs)");
          add_instance_options(app, options->experiment, options->instances, options->pool);
          app.add_option("--response", options->response, "With --csv: the response column");
@@ -113,13 +118,15 @@ const std::vector<Entry>& table() {
          app.add_option("--ss-type", options->ss_type, "Sums of squares for two factors: 1, 2 or 3")
              ->check(CLI::IsMember({1, 2, 3}))
              ->capture_default_str();
-         app.add_option("--unit", options->unit, "With --db: one observation per run (its mean epoch) or per epoch")
+         app.add_option("--unit", options->unit,
+                        "With --db: one observation per run (its mean epoch) or per epoch")
              ->check(CLI::IsMember({"run", "epoch"}))
              ->capture_default_str();
          app.add_option("--confidence", options->confidence, "Family-wise confidence level")
              ->capture_default_str();
          app.add_option("--base", options->base, "Only the post-hoc pairs against this level");
-         app.add_flag("--json", options->json, "JSON output (a stable contract, docs/statistics.md)");
+         app.add_flag("--json", options->json,
+                      "JSON output (a stable contract, docs/statistics.md)");
          return [options, &out, &err] { return stats_command(*options, out, err); };
        }},
       {{"version", "print the version"},

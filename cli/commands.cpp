@@ -48,10 +48,12 @@ class ProgressPrinter final : public orchestrator::RunObserver {
  public:
   ProgressPrinter(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
   void on_side_file(const fs::path& file, const std::string& why) override {
-    fmt::print(err_, "scalebench: the database did not take the run ({}); stored in the side file {}\n",
+    fmt::print(err_,
+               "scalebench: the database did not take the run ({}); stored in the side file {}\n",
                why, file.string());
   }
-  void on_run_start(const orchestrator::RunPlan& plan, std::size_t index, std::size_t total) override {
+  void on_run_start(const orchestrator::RunPlan& plan, std::size_t index,
+                    std::size_t total) override {
     fmt::print(out_, "[{}/{}] {} np={} repetition {}: {}\n", index + 1, total, plan.condition,
                plan.np, plan.repetition, orchestrator::shell_join(plan.launch.argv));
     out_.flush();
@@ -62,20 +64,23 @@ class ProgressPrinter final : public orchestrator::RunObserver {
     int measured = 0;
     for (const auto& epoch : bundle.epochs)
       if (epoch.duration_seconds) sum += *epoch.duration_seconds, ++measured;
-    std::string detail = measured ? fmt::format("{} epochs, mean {:.3f} s", measured, sum / measured)
-                                  : std::string("no epoch measured");
+    std::string detail = measured
+                             ? fmt::format("{} epochs, mean {:.3f} s", measured, sum / measured)
+                             : std::string("no epoch measured");
     if (!bundle.allreduce.empty()) {
       // An allreduce benchmark has no epochs: its rows are the result.
       saw_allreduce_ = true;
       double peak = 0;
       for (const auto& row : bundle.allreduce) peak = std::max(peak, row.busbw_gbs);
-      detail = fmt::format("{} allreduce sizes, peak busbw {:.2f} GB/s", bundle.allreduce.size(),
-                           peak);
+      detail =
+          fmt::format("{} allreduce sizes, peak busbw {:.2f} GB/s", bundle.allreduce.size(), peak);
     }
     if (run.images_per_second) detail += fmt::format(", {:.0f} images/s", *run.images_per_second);
-    fmt::print(out_, "      {}{} in {:.2f} s: {}{}\n", db::to_string(run.status),
-               run.attempt > 1 ? fmt::format(" (attempt {})", run.attempt) : "", run.wall_seconds,
-               detail, run.status == db::RunStatus::Ok ? "" : " — " + orchestrator::printable_excerpt(run.error, 2000));
+    fmt::print(
+        out_, "      {}{} in {:.2f} s: {}{}\n", db::to_string(run.status),
+        run.attempt > 1 ? fmt::format(" (attempt {})", run.attempt) : "", run.wall_seconds, detail,
+        run.status == db::RunStatus::Ok ? ""
+                                        : " — " + orchestrator::printable_excerpt(run.error, 2000));
     out_.flush();
   }
 
@@ -90,7 +95,8 @@ class ProgressPrinter final : public orchestrator::RunObserver {
 std::string describe_matrix(const orchestrator::Instance& instance) {
   if (!instance.resumed) return fmt::format("{} runs", instance.pending.size());
   return fmt::format("resuming instance {}: {} of {} cells already ok, {} to run",
-                     instance.record.id, instance.cells_ok, instance.cells, instance.pending.size());
+                     instance.record.id, instance.cells_ok, instance.cells,
+                     instance.pending.size());
 }
 
 }  // namespace
@@ -153,16 +159,18 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   }
   if (outcome.interrupted) {
     const int signal = orchestrator::stop_signal();
-    fmt::print(err, "scalebench: stopped{} after {} runs; they are stored; `scalebench run --resume "
-                    "{}` runs the rest\n",
+    fmt::print(err,
+               "scalebench: stopped{} after {} runs; they are stored; `scalebench run --resume "
+               "{}` runs the rest\n",
                signal ? fmt::format(" by signal {}", signal) : "", outcome.runs,
                orchestrator::shell_join({options.experiment_path}));
     return 128 + (signal ? signal : SIGINT);
   }
   if (outcome.cells_ok != outcome.cells) {
-    fmt::print(err, "scalebench: {} cells have no ok run: scalebench query --db {} \"SELECT id, "
-                    "condition, np, repetition, attempt, status, error FROM runs WHERE "
-                    "experiment_id = {} AND status != 'ok'\"\n",
+    fmt::print(err,
+               "scalebench: {} cells have no ok run: scalebench query --db {} \"SELECT id, "
+               "condition, np, repetition, attempt, status, error FROM runs WHERE "
+               "experiment_id = {} AND status != 'ok'\"\n",
                outcome.cells - outcome.cells_ok, options.database, outcome.experiment_id);
     return 1;
   }
@@ -174,7 +182,8 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   if (options.output) plotting::refuse_database_output(*options.output, options.database);
   const auto table = plotting::load_report(
-      database, plotting::InstanceQuery{options.experiment, options.instances, options.pool}, options.base);
+      database, plotting::InstanceQuery{options.experiment, options.instances, options.pool},
+      options.base);
   const auto text = exporter->render(table);
   if (!options.output) {
     out << text;
@@ -190,7 +199,8 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   const auto table = plotting::load_report(
-      database, plotting::InstanceQuery{options.experiment, options.instances, options.pool}, options.base);
+      database, plotting::InstanceQuery{options.experiment, options.instances, options.pool},
+      options.base);
   const auto prefix =
       plotting::figure_prefix(options.database, table.experiment, options.output_prefix);
   const auto planned = plotting::figure_files(prefix);
@@ -216,12 +226,14 @@ int query_command(const QueryCommand& options, const db::QueryLimits& limits, st
     const char* option = error.limit() == Limit::Time   ? "--timeout SECONDS"
                          : error.limit() == Limit::Rows ? "--max-rows N"
                                                         : "--max-memory SIZE";
-    throw db::QueryLimitError(error.limit(), fmt::format("{}; raise it with {}", error.what(), option));
+    throw db::QueryLimitError(error.limit(),
+                              fmt::format("{}; raise it with {}", error.what(), option));
   }
   // Trainer output can hold escape sequences: never raw to a terminal. CSV into a file or a pipe
   // stays byte for byte.
   const bool to_terminal = &out == &std::cout && ::isatty(STDOUT_FILENO) == 1;
-  out << (options.csv ? plotting::format_csv(result, to_terminal) : plotting::format_aligned(result));
+  out << (options.csv ? plotting::format_csv(result, to_terminal)
+                      : plotting::format_aligned(result));
   return 0;
 }
 

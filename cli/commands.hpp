@@ -30,7 +30,7 @@ struct ReportCommand {
   bool pool = false;                      // every instance of the experiment (identical specs)
   std::string format = "markdown";
   std::optional<std::string> base;
-  std::optional<std::string> output;      // default: stdout
+  std::optional<std::string> output;  // default: stdout
 };
 int report_command(const ReportCommand& options, std::ostream& out, std::ostream& err);
 

@@ -11,18 +11,18 @@
 namespace scalebench::cli {
 
 struct StatsCommand {
-  std::optional<std::string> csv;          // raw observations
-  std::optional<std::string> summary;      // group,n,mean,sd per line
-  std::optional<std::string> database;     // the results database
-  std::optional<std::string> experiment;   // with --db; default: the latest
-  std::vector<std::int64_t> instances;     // with --db: explicit instances (pooled when several)
-  bool pool = false;                       // with --db: every instance (identical specs)
-  std::string response;                    // with --csv: the response column
-  std::vector<std::string> factors;        // with --csv/--db: one or two factor columns
+  std::optional<std::string> csv;         // raw observations
+  std::optional<std::string> summary;     // group,n,mean,sd per line
+  std::optional<std::string> database;    // the results database
+  std::optional<std::string> experiment;  // with --db; default: the latest
+  std::vector<std::int64_t> instances;    // with --db: explicit instances (pooled when several)
+  bool pool = false;                      // with --db: every instance (identical specs)
+  std::string response;                   // with --csv: the response column
+  std::vector<std::string> factors;       // with --csv/--db: one or two factor columns
   int ss_type = 2;
-  std::string unit = "run";                // with --db: "run" (mean of a run's epochs) or "epoch"
+  std::string unit = "run";  // with --db: "run" (mean of a run's epochs) or "epoch"
   double confidence = 0.95;
-  std::optional<std::string> base;         // keep only the Tukey pairs against this level
+  std::optional<std::string> base;  // keep only the Tukey pairs against this level
   bool json = false;
 };
 

@@ -26,11 +26,16 @@ namespace scalebench::db {
 
 std::string_view to_string(RunStatus status) {
   switch (status) {
-    case RunStatus::Ok: return "ok";
-    case RunStatus::Failed: return "failed";
-    case RunStatus::Timeout: return "timeout";
-    case RunStatus::Incomplete: return "incomplete";
-    case RunStatus::Interrupted: return "interrupted";
+    case RunStatus::Ok:
+      return "ok";
+    case RunStatus::Failed:
+      return "failed";
+    case RunStatus::Timeout:
+      return "timeout";
+    case RunStatus::Incomplete:
+      return "incomplete";
+    case RunStatus::Interrupted:
+      return "interrupted";
   }
   // Not one of the enumerators: the schema's CHECK refuses it when stored.
   return "invalid";
@@ -282,8 +287,8 @@ void apply_migration(sqlite3* db, const std::string& path, int version) {
       break;
     }
     default:
-      throw DatabaseError(fmt::format("{}: no migration from schema version {} to {}", path,
-                                      version, version + 1));
+      throw DatabaseError(
+          fmt::format("{}: no migration from schema version {} to {}", path, version, version + 1));
   }
 }
 
@@ -378,9 +383,8 @@ void check_database_path(const std::string& path) {
   }
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    throw DatabaseError(
-        fmt::format("{}: is a directory: give --db a file name, such as {}/scalebench.db", path,
-                    path));
+    throw DatabaseError(fmt::format(
+        "{}: is a directory: give --db a file name, such as {}/scalebench.db", path, path));
   }
 }
 
@@ -533,7 +537,8 @@ std::int64_t Database::insert_experiment(const ExperimentRecord& e) {
 
 void Database::end_experiment(std::int64_t id, const std::string& ended_at,
                               const std::string& reason) {
-  Statement st(handle_, path_, "UPDATE experiments SET ended_at = ?2, end_reason = ?3 WHERE id = ?1",
+  Statement st(handle_, path_,
+               "UPDATE experiments SET ended_at = ?2, end_reason = ?3 WHERE id = ?1",
                "record the end of an experiment instance");
   st.bind(1, id);
   st.bind(2, ended_at);
@@ -675,16 +680,18 @@ std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) 
     }
   }
   if (stage == handle_) {
-    Statement staged(handle_, path_,
-                     "INSERT INTO lines (run_id, seq, offset_seconds, stream, rank, text) "
-                     "SELECT ?1, seq, offset_seconds + ?2, stream, rank, text FROM temp.staged_lines",
-                     "move staged output lines");
+    Statement staged(
+        handle_, path_,
+        "INSERT INTO lines (run_id, seq, offset_seconds, stream, rank, text) "
+        "SELECT ?1, seq, offset_seconds + ?2, stream, rank, text FROM temp.staged_lines",
+        "move staged output lines");
     staged.bind(1, run_id);
     staged.bind(2, bundle.staged_offset_shift_seconds);
     staged.run();
   } else {
     // Another connection's stage: copied row by row (a side file; bounded memory all the same).
-    const std::string stage_path = sqlite3_db_filename(stage, "main") ? sqlite3_db_filename(stage, "main") : "";
+    const std::string stage_path =
+        sqlite3_db_filename(stage, "main") ? sqlite3_db_filename(stage, "main") : "";
     Statement read(stage, stage_path,
                    "SELECT seq, offset_seconds, stream, rank, text FROM temp.staged_lines "
                    "ORDER BY seq",
@@ -756,7 +763,8 @@ ExperimentRecord read_experiment(const Statement& st) {
 }  // namespace
 
 std::vector<ExperimentRecord> Database::experiments() const {
-  Statement st(handle_, path_, fmt::format("SELECT {} FROM experiments ORDER BY id", kExperimentColumns),
+  Statement st(handle_, path_,
+               fmt::format("SELECT {} FROM experiments ORDER BY id", kExperimentColumns),
                "read experiments");
   std::vector<ExperimentRecord> out;
   while (st.step()) out.push_back(read_experiment(st));
@@ -773,9 +781,10 @@ std::optional<ExperimentRecord> Database::experiment(std::int64_t id) const {
 }
 
 std::vector<ExperimentRecord> Database::instances(const std::string& name) const {
-  Statement st(handle_, path_,
-               fmt::format("SELECT {} FROM experiments WHERE name = ?1 ORDER BY id", kExperimentColumns),
-               "read experiment instances");
+  Statement st(
+      handle_, path_,
+      fmt::format("SELECT {} FROM experiments WHERE name = ?1 ORDER BY id", kExperimentColumns),
+      "read experiment instances");
   st.bind(1, name);
   std::vector<ExperimentRecord> out;
   while (st.step()) out.push_back(read_experiment(st));
@@ -794,10 +803,11 @@ std::optional<ExperimentRecord> Database::latest_instance(
 }
 
 std::optional<ExperimentRecord> Database::latest_instance_of_spec(const std::string& hash) const {
-  Statement st(handle_, path_,
-               fmt::format("SELECT {} FROM experiments WHERE spec_hash = ?1 ORDER BY id DESC LIMIT 1",
-                           kExperimentColumns),
-               "read the latest instance of a spec");
+  Statement st(
+      handle_, path_,
+      fmt::format("SELECT {} FROM experiments WHERE spec_hash = ?1 ORDER BY id DESC LIMIT 1",
+                  kExperimentColumns),
+      "read the latest instance of a spec");
   st.bind(1, hash);
   if (!st.step()) return std::nullopt;
   return read_experiment(st);
@@ -926,9 +936,10 @@ constexpr const char* kEpochSampleQuery =
 
 std::vector<EpochSample> Database::epoch_samples(
     const std::optional<std::string>& experiment) const {
-  Statement st(handle_, path_,
-               fmt::format(fmt::runtime(kEpochSampleQuery), experiment ? " AND r.experiment = ?1" : ""),
-               "read epoch samples");
+  Statement st(
+      handle_, path_,
+      fmt::format(fmt::runtime(kEpochSampleQuery), experiment ? " AND r.experiment = ?1" : ""),
+      "read epoch samples");
   if (experiment) st.bind(1, *experiment);
   return read_epoch_samples(st);
 }

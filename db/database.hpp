@@ -7,11 +7,11 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
-
-#include "util/error.hpp"
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "util/error.hpp"
 
 struct sqlite3;
 
@@ -57,12 +57,12 @@ std::string spec_hash(std::string_view spec_json);
 // One invocation of `scalebench run` on one experiment file: an experiment instance. A resumed
 // instance (`scalebench run --resume`) gains runs; it stays the same row.
 struct ExperimentRecord {
-  std::int64_t id = 0;            // assigned by insert_experiment
+  std::int64_t id = 0;  // assigned by insert_experiment
   std::string name;
-  std::string source_path;        // the experiment file as given
-  std::string spec_json;          // the file's JSON, normalised
-  std::string spec_hash;          // spec_hash(spec_json)
-  std::string started_at;         // ISO 8601 UTC wall clock
+  std::string source_path;  // the experiment file as given
+  std::string spec_json;    // the file's JSON, normalised
+  std::string spec_hash;    // spec_hash(spec_json)
+  std::string started_at;   // ISO 8601 UTC wall clock
   std::string host;
   int cpu_count = 0;
   std::string scalebench_version;
@@ -80,33 +80,33 @@ std::string_view to_string(RunStatus status);
 RunStatus parse_run_status(std::string_view text);
 
 struct RunRecord {
-  std::int64_t id = 0;             // assigned by insert_run
+  std::int64_t id = 0;  // assigned by insert_run
   std::int64_t experiment_id = 0;
-  std::string experiment;          // experiment name, duplicated for easy querying
-  std::string condition;           // condition name from the experiment file
-  std::string launcher;            // single | mpirun | srun | command
+  std::string experiment;  // experiment name, duplicated for easy querying
+  std::string condition;   // condition name from the experiment file
+  std::string launcher;    // single | mpirun | srun | command
   int np = 1;
-  int repetition = 1;              // 1-based
-  std::string command_line;        // argv joined with shell quoting, for humans
+  int repetition = 1;        // 1-based
+  std::string command_line;  // argv joined with shell quoting, for humans
   RunStatus status = RunStatus::Ok;
-  std::optional<int> exit_code;    // absent when killed by a signal
-  std::optional<int> signal;       // the signal that ended it, if any
-  std::string error;               // why status is not ok; empty when ok
-  std::string started_at;          // ISO 8601 UTC wall clock with microseconds
+  std::optional<int> exit_code;  // absent when killed by a signal
+  std::optional<int> signal;     // the signal that ended it, if any
+  std::string error;             // why status is not ok; empty when ok
+  std::string started_at;        // ISO 8601 UTC wall clock with microseconds
   std::string ended_at;
-  double wall_seconds = 0;         // process start to exit, monotonic clock
+  double wall_seconds = 0;                  // process start to exit, monotonic clock
   std::optional<double> startup_seconds;    // process start to first `Epoch 1/z`
   std::optional<long long> train_images;    // training images per epoch, all ranks
   std::optional<double> images_per_second;  // train_images * epochs / sum(epoch durations)
-  int attempt = 1;                 // 1-based: re-runs of the same cell (--retries, --resume)
-  std::string env_json = "{}";     // the variables the condition set for this run (JSON object)
+  int attempt = 1;              // 1-based: re-runs of the same cell (--retries, --resume)
+  std::string env_json = "{}";  // the variables the condition set for this run (JSON object)
 };
 
 struct EpochRecord {
   std::int64_t run_id = 0;
-  int epoch = 0;                   // 1-based, as printed
+  int epoch = 0;  // 1-based, as printed
   int total_epochs = 0;
-  double start_offset_seconds = 0; // from the run's process start
+  double start_offset_seconds = 0;         // from the run's process start
   std::optional<double> duration_seconds;  // from stamped lines; absent if the end was never seen
   std::optional<double> trainer_seconds;   // the trainer's own clock for the same epoch
   std::optional<double> loss;
@@ -115,26 +115,26 @@ struct EpochRecord {
 
 struct LineRecord {
   std::int64_t run_id = 0;
-  std::int64_t seq = 0;            // 0-based arrival order within the run
-  double offset_seconds = 0;       // arrival time from the run's process start (monotonic)
-  std::string stream;              // stdout | stderr
-  std::optional<int> rank;         // from the launcher's tag, absent for untagged lines
-  std::string text;                // payload after the tag, valid UTF-8
+  std::int64_t seq = 0;       // 0-based arrival order within the run
+  double offset_seconds = 0;  // arrival time from the run's process start (monotonic)
+  std::string stream;         // stdout | stderr
+  std::optional<int> rank;    // from the launcher's tag, absent for untagged lines
+  std::string text;           // payload after the tag, valid UTF-8
 };
 
 // One message size of an allreduce benchmark run (`scalebench-train --benchmark allreduce`).
 struct AllreduceRecord {
   std::int64_t run_id = 0;
-  std::int64_t seq = 0;            // the output line it was read from (LineRecord::seq)
-  std::string transport;           // mpi | nccl | none, from the benchmark's header line
-  long long bytes = 0;             // message size
-  long long count = 0;             // elements
+  std::int64_t seq = 0;   // the output line it was read from (LineRecord::seq)
+  std::string transport;  // mpi | nccl | none, from the benchmark's header line
+  long long bytes = 0;    // message size
+  long long count = 0;    // elements
   std::string type = "float";
   std::string redop = "sum";
-  double time_us = 0;              // per allreduce: mean over iterations, then over ranks
-  double algbw_gbs = 0;            // bytes / time, GB/s (10^9 bytes/s)
-  double busbw_gbs = 0;            // algbw · 2(np − 1)/np
-  long long wrong = 0;             // wrong elements, summed over ranks
+  double time_us = 0;    // per allreduce: mean over iterations, then over ranks
+  double algbw_gbs = 0;  // bytes / time, GB/s (10^9 bytes/s)
+  double busbw_gbs = 0;  // algbw · 2(np − 1)/np
+  long long wrong = 0;   // wrong elements, summed over ranks
 };
 
 // A finished run with everything measured about it, stored in one transaction.
@@ -157,8 +157,8 @@ struct QueryResult {
 // Bounds on one read-only query (docs/database.md, "Limits"); a query past one throws
 // QueryLimitError.
 struct QueryLimits {
-  double timeout_seconds = 30;         // wall clock from prepare to the last row
-  std::size_t max_rows = 1'000'000;     // rows in the result
+  double timeout_seconds = 30;       // wall clock from prepare to the last row
+  std::size_t max_rows = 1'000'000;  // rows in the result
   // SQLite's own heap use during the query plus the bytes of the result held in memory; also
   // the largest string or blob a query may build (randomblob, zeroblob, printf, ...).
   std::size_t max_memory_bytes = std::size_t{1} << 30;

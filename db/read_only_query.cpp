@@ -5,10 +5,10 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <iterator>
 #include <cctype>
 #include <chrono>
 #include <climits>
+#include <iterator>
 #include <memory>
 #include <string_view>
 
@@ -78,19 +78,19 @@ bool is_pure_function(const char* name) {
       "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
       "first_value", "last_value", "nth_value",
       // date and time
-      "date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff",
-      "current_date", "current_time", "current_timestamp",
+      "date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff", "current_date",
+      "current_time", "current_timestamp",
       // math
-      "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "ceiling", "cos",
-      "cosh", "degrees", "exp", "floor", "ln", "log", "log10", "log2", "mod", "pi", "pow",
-      "power", "radians", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
+      "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "ceiling", "cos", "cosh",
+      "degrees", "exp", "floor", "ln", "log", "log10", "log2", "mod", "pi", "pow", "power",
+      "radians", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
       // JSON (json1; jsonb_* and the rest are 3.45+)
       "json", "json_array", "json_array_length", "json_extract", "json_insert", "json_object",
       "json_patch", "json_remove", "json_replace", "json_set", "json_type", "json_valid",
-      "json_quote", "json_group_array", "json_group_object", "json_error_position",
-      "json_pretty", "jsonb", "jsonb_array", "jsonb_extract", "jsonb_insert", "jsonb_object",
-      "jsonb_patch", "jsonb_remove", "jsonb_replace", "jsonb_set", "jsonb_group_array",
-      "jsonb_group_object", "->", "->>",
+      "json_quote", "json_group_array", "json_group_object", "json_error_position", "json_pretty",
+      "jsonb", "jsonb_array", "jsonb_extract", "jsonb_insert", "jsonb_object", "jsonb_patch",
+      "jsonb_remove", "jsonb_replace", "jsonb_set", "jsonb_group_array", "jsonb_group_object", "->",
+      "->>",
       // table-valued JSON functions, should a version report them as functions
       "json_each", "json_tree"};
   return is_one_of(name, kAllowed);
@@ -206,8 +206,8 @@ class ReadOnlyGuard {
   ReadOnlyGuard(sqlite3* db, const std::string& path, const QueryLimits& limits) : db_(db) {
     // A connection opened read-only is query-only for good; only a read-write one is toggled.
     toggled_ = sqlite3_db_readonly(db_, "main") == 0;
-    if (toggled_ && sqlite3_exec(db_, "PRAGMA query_only = ON", nullptr, nullptr, nullptr) !=
-                        SQLITE_OK) {
+    if (toggled_ &&
+        sqlite3_exec(db_, "PRAGMA query_only = ON", nullptr, nullptr, nullptr) != SQLITE_OK) {
       fail(db_, path, "enter query-only mode");
     }
     sqlite3_set_authorizer(db_, read_only_authorizer, &state_);
@@ -283,9 +283,9 @@ std::string format_bytes(std::size_t bytes) {
 }
 
 [[noreturn]] void throw_time_limit(const QueryLimits& limits) {
-  throw QueryLimitError(QueryLimitError::Limit::Time,
-                        fmt::format("query: stopped at the time limit of {} s",
-                                    limits.timeout_seconds));
+  throw QueryLimitError(
+      QueryLimitError::Limit::Time,
+      fmt::format("query: stopped at the time limit of {} s", limits.timeout_seconds));
 }
 
 [[noreturn]] void throw_memory_limit(const QueryLimits& limits, std::string_view what) {

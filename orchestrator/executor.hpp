@@ -18,9 +18,9 @@
 namespace scalebench::orchestrator {
 
 struct LaunchSpec {
-  std::vector<std::string> argv;               // argv[0] is the program; no shell involved
-  std::map<std::string, std::string> env;      // added to (or replacing in) a copy of the
-                                               // orchestrator's environment, for this run alone
+  std::vector<std::string> argv;           // argv[0] is the program; no shell involved
+  std::map<std::string, std::string> env;  // added to (or replacing in) a copy of the
+                                           // orchestrator's environment, for this run alone
   std::optional<std::chrono::milliseconds> timeout;
 };
 
@@ -28,19 +28,19 @@ struct StampedLine {
   std::int64_t monotonic_ns = 0;  // steady clock when the line arrived
   std::int64_t wall_ns = 0;       // system clock (Unix epoch) when the line arrived
   Stream stream = Stream::Stdout;
-  std::string text;               // raw bytes without the newline
-  bool unterminated = false;      // the process ended without writing the final newline
+  std::string text;           // raw bytes without the newline
+  bool unterminated = false;  // the process ended without writing the final newline
 };
 
 struct ProcessOutcome {
-  std::optional<int> exit_code;   // absent when ended by a signal or never started
+  std::optional<int> exit_code;  // absent when ended by a signal or never started
   std::optional<int> signal;
   bool timed_out = false;
-  bool interrupted = false;       // a stop was asked (Ctrl-C, SIGTERM...; see request_stop)
+  bool interrupted = false;  // a stop was asked (Ctrl-C, SIGTERM...; see request_stop)
   // False when no process ran: launch_error says why, or, with interrupted, a stop had been asked
   // before the launch (such an outcome is no run: do not store it).
   bool launched = false;
-  std::string launch_error;       // non-empty when the process could not be started
+  std::string launch_error;  // non-empty when the process could not be started
   std::int64_t start_monotonic_ns = 0;
   std::int64_t end_monotonic_ns = 0;  // when the process exited (not when its pipes closed)
   std::int64_t start_wall_ns = 0;
@@ -80,7 +80,7 @@ class ProcessExecutor final : public Executor {
 void request_interrupt() noexcept;  // request_stop(0): a stop asked by no signal
 void request_stop(int signal) noexcept;
 bool interrupt_requested() noexcept;
-int stop_signal() noexcept;    // the signal that first asked for the stop; 0 if none or none asked
+int stop_signal() noexcept;  // the signal that first asked for the stop; 0 if none or none asked
 void clear_interrupt() noexcept;  // forget the request (tests; a process that runs again)
 
 // While alive, SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE call request_stop(signal) instead of

@@ -1,10 +1,9 @@
 #include "orchestrator/experiment.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -29,8 +28,10 @@ std::string printable(std::string_view text, std::size_t limit = 40) {
       out += "...";
       break;
     }
-    if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
-    else out += fmt::format("\\x{:02x}", c);
+    if (c >= 0x20 && c < 0x7f)
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("\\x{:02x}", c);
   }
   return out;
 }
@@ -38,8 +39,9 @@ std::string printable(std::string_view text, std::size_t limit = 40) {
 // One step of a field path: `.key` when the key is a plain word, else `["key"]` escaped.
 std::string path_step(std::string_view parent, std::string_view key) {
   const bool plain = !key.empty() && key.size() <= 40 &&
-                     key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                           "0123456789_-") == std::string_view::npos;
+                     key.find_first_not_of(
+                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                         "0123456789_-") == std::string_view::npos;
   if (plain) return parent.empty() ? std::string(key) : fmt::format("{}.{}", parent, key);
   return fmt::format("{}[\"{}\"]", parent, printable(key));
 }
@@ -54,8 +56,10 @@ std::string shown_path(const std::string& path) {
 std::string position_of(const std::string& text, std::size_t byte) {
   std::size_t line = 1, column = 1;
   for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') ++line, column = 1;
-    else ++column;
+    if (text[i] == '\n')
+      ++line, column = 1;
+    else
+      ++column;
   }
   return fmt::format("{}:{}", line, column);
 }
@@ -68,8 +72,10 @@ std::size_t depth_exceeded_at(const std::string& text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -107,9 +113,9 @@ class DocumentBuilder final : public nlohmann::json_sax<json> {
   bool key(string_t& key) override {
     Frame& top = frames_.back();
     if (top.value->contains(key))
-      throw ExperimentError(fmt::format(
-          "{}: field \"{}\": expected each key once in an object, got \"{}\" twice",
-          file_.string(), shown_path(path_step(top.path, key)), printable(key)));
+      throw ExperimentError(
+          fmt::format("{}: field \"{}\": expected each key once in an object, got \"{}\" twice",
+                      file_.string(), shown_path(path_step(top.path, key)), printable(key)));
     top.key = std::move(key);
     return true;
   }
@@ -117,10 +123,10 @@ class DocumentBuilder final : public nlohmann::json_sax<json> {
                    const nlohmann::json::exception& error) override {
     if (error.id == 406) {  // number overflow: a literal outside the range of a double
       const std::size_t start = position > last_token.size() ? position - last_token.size() : 0;
-      throw ExperimentError(fmt::format(
-          "{}:{}: field \"{}\": expected a number within the range of a double, got {}",
-          file_.string(), position_of(text_, start), shown_path(next_path()),
-          printable(last_token)));
+      throw ExperimentError(
+          fmt::format("{}:{}: field \"{}\": expected a number within the range of a double, got {}",
+                      file_.string(), position_of(text_, start), shown_path(next_path()),
+                      printable(last_token)));
     }
     std::string what = error.what();
     if (const auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
@@ -194,7 +200,8 @@ void scan_template(std::string_view text, Literal&& literal, Named&& named) {
     }
     if (c == '{') {
       std::size_t j = i + 1;
-      while (j < text.size() && (std::islower(static_cast<unsigned char>(text[j])) || text[j] == '_'))
+      while (j < text.size() &&
+             (std::islower(static_cast<unsigned char>(text[j])) || text[j] == '_'))
         ++j;
       if (j > i + 1 && j < text.size() && text[j] == '}') {
         named(text.substr(i + 1, j - i - 1));
@@ -219,8 +226,9 @@ bool is_command_placeholder(std::string_view name) {
 // True when `text` holds a placeholder that is expanded in "command" (or {args}).
 bool has_known_placeholder(std::string_view text) {
   bool found = false;
-  scan_template(text, [](std::string_view) {},
-                [&](std::string_view name) { found |= is_command_placeholder(name) || name == "args"; });
+  scan_template(
+      text, [](std::string_view) {},
+      [&](std::string_view name) { found |= is_command_placeholder(name) || name == "args"; });
   return found;
 }
 
@@ -237,8 +245,8 @@ class Reader {
   // For a problem with a key rather than its value.
   [[noreturn]] void fail_key(const std::string& key, std::string_view expected) const {
     throw ExperimentError(fmt::format("{}: field \"{}\": expected {}, got the key \"{}\"",
-                                      file_.string(), shown_path(path_step(where_, key)),
-                                      expected, printable(key)));
+                                      file_.string(), shown_path(path_step(where_, key)), expected,
+                                      printable(key)));
   }
 
   bool has(const std::string& key) const { return value_.contains(key); }
@@ -254,12 +262,13 @@ class Reader {
     if (!value_.is_object()) fail("an object");
     for (const auto& [key, unused] : value_.items()) {
       if (std::find(known_keys.begin(), known_keys.end(), key) != known_keys.end()) continue;
-      const auto suggestion = key.size() <= 100 ? util::closest_match(key, known_keys) : std::nullopt;
-      throw ExperimentError(fmt::format(
-          "{}: field \"{}\": unknown field{}; known fields here: {}", file_.string(),
-          shown_path(path_step(where_, key)),
-          suggestion ? fmt::format(" (did you mean \"{}\"?)", *suggestion) : "",
-          fmt::join(known_keys, ", ")));
+      const auto suggestion =
+          key.size() <= 100 ? util::closest_match(key, known_keys) : std::nullopt;
+      throw ExperimentError(
+          fmt::format("{}: field \"{}\": unknown field{}; known fields here: {}", file_.string(),
+                      shown_path(path_step(where_, key)),
+                      suggestion ? fmt::format(" (did you mean \"{}\"?)", *suggestion) : "",
+                      fmt::join(known_keys, ", ")));
     }
   }
   void require_key(const std::string& key) const {
@@ -284,16 +293,18 @@ class Reader {
   std::string literal_string() const {
     auto text = string();
     if (has_known_placeholder(text))
-      fail("no placeholder: {np}, {program}, {repetition}, {condition} and {args} are expanded "
-           "only in \"command\"");
+      fail(
+          "no placeholder: {np}, {program}, {repetition}, {condition} and {args} are expanded "
+          "only in \"command\"");
     return text;
   }
   int int_in_range(long long max) const {
-    const bool ok = value_.is_number_unsigned()
-                        ? value_.get<unsigned long long>() >= 1 &&
-                              value_.get<unsigned long long>() <= static_cast<unsigned long long>(max)
-                        : value_.is_number_integer() && value_.get<long long>() >= 1 &&
-                              value_.get<long long>() <= max;
+    const bool ok =
+        value_.is_number_unsigned()
+            ? value_.get<unsigned long long>() >= 1 &&
+                  value_.get<unsigned long long>() <= static_cast<unsigned long long>(max)
+            : value_.is_number_integer() && value_.get<long long>() >= 1 &&
+                  value_.get<long long>() <= max;
     if (!ok) fail(fmt::format("a positive integer (at most {})", max));
     return static_cast<int>(value_.get<long long>());
   }
@@ -337,11 +348,13 @@ class Reader {
     for (const auto& [key, unused] : value_.items()) {
       const bool portable =
           !key.empty() && (std::isalpha(static_cast<unsigned char>(key[0])) || key[0] == '_') &&
-          key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+          key.find_first_not_of(
+              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
               std::string::npos;
       if (!portable)
-        fail_key(key, "an environment variable name of letters, digits and _, not starting "
-                      "with a digit");
+        fail_key(key,
+                 "an environment variable name of letters, digits and _, not starting "
+                 "with a digit");
       out[key] = at(key).string();
     }
     return out;
@@ -353,7 +366,8 @@ class Reader {
     for (const auto& [key, item] : value_.items()) {
       const bool name_ok =
           !key.empty() && key[0] != '-' &&
-          key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") ==
+          key.find_first_not_of(
+              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") ==
               std::string::npos;
       if (!name_ok)
         fail_key(key, "an option name of letters, digits and _-. (not starting with -)");
@@ -414,10 +428,14 @@ Condition parse_condition(const Reader& reader, const std::optional<std::vector<
   if (!valid_name(condition.name))
     reader.at("name").fail("a name of letters, digits, spaces and _-.= (at most 100)");
   condition.launcher = parse_launcher(reader.at("launcher"));
-  if (reader.has("np")) condition.np = reader.at("np").np_values();
-  else if (condition.launcher == Launcher::Single) condition.np = {1};
-  else if (default_np) condition.np = *default_np;
-  else reader.require_key("np");
+  if (reader.has("np"))
+    condition.np = reader.at("np").np_values();
+  else if (condition.launcher == Launcher::Single)
+    condition.np = {1};
+  else if (default_np)
+    condition.np = *default_np;
+  else
+    reader.require_key("np");
   if (condition.launcher == Launcher::Single && condition.np != std::vector<int>{1})
     reader.at("np").fail("[1] or nothing for launcher \"single\" (one plain process)");
   if (reader.has("trainer")) condition.trainer_args = reader.at("trainer").option_args();
@@ -437,15 +455,17 @@ Condition parse_condition(const Reader& reader, const std::optional<std::vector<
     for (std::size_t i = 0; i < condition.command.size(); ++i) {
       const auto& part = condition.command[i];
       if (part == "{args}") continue;
-      scan_template(part, [](std::string_view) {}, [&](std::string_view name) {
-        if (name == "args")
-          command.at(i).fail("{args} as a whole element (it becomes the trainer arguments)");
-        if (!is_command_placeholder(name))
-          command.at(i).fail(fmt::format(
-              "only the placeholders {{np}}, {{program}}, {{repetition}}, {{condition}} and a "
-              "whole-element {{args}}, not {{{}}} (write {{{{ and }}}} for literal braces)",
-              printable(name)));
-      });
+      scan_template(
+          part, [](std::string_view) {},
+          [&](std::string_view name) {
+            if (name == "args")
+              command.at(i).fail("{args} as a whole element (it becomes the trainer arguments)");
+            if (!is_command_placeholder(name))
+              command.at(i).fail(fmt::format(
+                  "only the placeholders {{np}}, {{program}}, {{repetition}}, {{condition}} and a "
+                  "whole-element {{args}}, not {{{}}} (write {{{{ and }}}} for literal braces)",
+                  printable(name)));
+          });
     }
   } else if (reader.has("command")) {
     reader.at("command").fail("no \"command\" unless launcher is \"command\"");
@@ -457,10 +477,14 @@ Condition parse_condition(const Reader& reader, const std::optional<std::vector<
 
 std::string_view launcher_name(Launcher launcher) {
   switch (launcher) {
-    case Launcher::Single: return "single";
-    case Launcher::Mpirun: return "mpirun";
-    case Launcher::Srun: return "srun";
-    case Launcher::Command: return "command";
+    case Launcher::Single:
+      return "single";
+    case Launcher::Mpirun:
+      return "mpirun";
+    case Launcher::Srun:
+      return "srun";
+    case Launcher::Command:
+      return "command";
   }
   return "?";
 }
@@ -487,8 +511,10 @@ Experiment load_experiment(const std::filesystem::path& path) {
     throw ExperimentError(fmt::format(
         "{}: is not a regular file (a FIFO, socket or device); expected an experiment file", name));
   const auto too_big = [&] {
-    return ExperimentError(fmt::format("{}: larger than the limit of {} bytes (4 MiB) for an "
-                                       "experiment file", name, kMaxExperimentFileBytes));
+    return ExperimentError(
+        fmt::format("{}: larger than the limit of {} bytes (4 MiB) for an "
+                    "experiment file",
+                    name, kMaxExperimentFileBytes));
   };
   if (static_cast<std::uintmax_t>(info.st_size) > kMaxExperimentFileBytes) throw too_big();
   // The limit holds while reading too: the file may grow after fstat.
@@ -510,10 +536,13 @@ Experiment load_experiment(const std::filesystem::path& path) {
 
 Experiment parse_experiment(const std::string& text, const std::filesystem::path& path) {
   if (text.size() > kMaxExperimentFileBytes)
-    throw ExperimentError(fmt::format("{}: larger than the limit of {} bytes (4 MiB) for an "
-                                      "experiment file", path.string(), kMaxExperimentFileBytes));
+    throw ExperimentError(
+        fmt::format("{}: larger than the limit of {} bytes (4 MiB) for an "
+                    "experiment file",
+                    path.string(), kMaxExperimentFileBytes));
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw ExperimentError(fmt::format("{}: the file is empty; expected a JSON object", path.string()));
+    throw ExperimentError(
+        fmt::format("{}: the file is empty; expected a JSON object", path.string()));
   DocumentBuilder builder(text, path);
   json::sax_parse(text, &builder);
   const json document = builder.take();
@@ -563,7 +592,9 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
 namespace {
 
 // Bytes a string costs in an argv or environment held in memory (its text and its object).
-double cost(std::string_view text) { return static_cast<double>(text.size() + sizeof(std::string)); }
+double cost(std::string_view text) {
+  return static_cast<double>(text.size() + sizeof(std::string));
+}
 
 // An upper bound of one run's argv and env for a condition, computed from sizes alone: a
 // template repeating {args} or {program} must be refused before it is built, not after.
@@ -590,12 +621,16 @@ double run_bytes(const Experiment& experiment, const Condition& condition,
           continue;
         }
         double size = static_cast<double>(sizeof(std::string));
-        scan_template(part, [&](std::string_view text) { size += static_cast<double>(text.size()); },
-                      [&](std::string_view name) {
-                        if (name == "program") size += static_cast<double>(program.size());
-                        else if (name == "condition") size += static_cast<double>(condition.name.size());
-                        else size += digits;
-                      });
+        scan_template(
+            part, [&](std::string_view text) { size += static_cast<double>(text.size()); },
+            [&](std::string_view name) {
+              if (name == "program")
+                size += static_cast<double>(program.size());
+              else if (name == "condition")
+                size += static_cast<double>(condition.name.size());
+              else
+                size += digits;
+            });
         total += size;
       }
       return total;
@@ -607,14 +642,20 @@ double run_bytes(const Experiment& experiment, const Condition& condition,
 std::string expand_part(std::string_view part, int np, const std::string& program, int repetition,
                         const std::string& condition) {
   std::string out;
-  scan_template(part, [&](std::string_view text) { out += text; },
-                [&](std::string_view name) {
-                  if (name == "np") out += std::to_string(np);
-                  else if (name == "program") out += program;
-                  else if (name == "repetition") out += std::to_string(repetition);
-                  else if (name == "condition") out += condition;
-                  else out += fmt::format("{{{}}}", name);  // refused by parse_experiment
-                });
+  scan_template(
+      part, [&](std::string_view text) { out += text; },
+      [&](std::string_view name) {
+        if (name == "np")
+          out += std::to_string(np);
+        else if (name == "program")
+          out += program;
+        else if (name == "repetition")
+          out += std::to_string(repetition);
+        else if (name == "condition")
+          out += condition;
+        else
+          out += fmt::format("{{{}}}", name);  // refused by parse_experiment
+      });
   return out;
 }
 
@@ -622,12 +663,12 @@ std::string expand_part(std::string_view part, int np, const std::string& progra
 void check_matrix_size(const Experiment& experiment, const std::string& program,
                        const ExpandOptions& options) {
   const auto file = experiment.source_path.string();
-  if (experiment.timeout_seconds &&
-      !(*experiment.timeout_seconds >= kMinTimeoutSeconds &&
-        *experiment.timeout_seconds <= kMaxTimeoutSeconds))
-    throw ExperimentError(fmt::format(
-        "{}: field \"timeout_seconds\": expected a number of seconds from {} to {} (30 days), got {}",
-        file, kMinTimeoutSeconds, kMaxTimeoutSeconds, *experiment.timeout_seconds));
+  if (experiment.timeout_seconds && !(*experiment.timeout_seconds >= kMinTimeoutSeconds &&
+                                      *experiment.timeout_seconds <= kMaxTimeoutSeconds))
+    throw ExperimentError(
+        fmt::format("{}: field \"timeout_seconds\": expected a number of seconds from {} to {} (30 "
+                    "days), got {}",
+                    file, kMinTimeoutSeconds, kMaxTimeoutSeconds, *experiment.timeout_seconds));
   std::size_t cells = 0;
   for (const auto& condition : experiment.conditions) cells += condition.np.size();
   const auto repetitions = static_cast<std::size_t>(std::max(experiment.repetitions, 0));
@@ -666,7 +707,8 @@ std::vector<RunPlan> expand_matrix(const Experiment& experiment, const ExpandOpt
     for (const auto& condition : experiment.conditions) {
       for (int np : condition.np) {
         std::vector<std::string> trainer{program};
-        trainer.insert(trainer.end(), experiment.trainer_args.begin(), experiment.trainer_args.end());
+        trainer.insert(trainer.end(), experiment.trainer_args.begin(),
+                       experiment.trainer_args.end());
         trainer.insert(trainer.end(), condition.trainer_args.begin(), condition.trainer_args.end());
 
         RunPlan plan;
@@ -690,7 +732,8 @@ std::vector<RunPlan> expand_matrix(const Experiment& experiment, const ExpandOpt
             argv.insert(argv.end(), condition.launcher_args.begin(), condition.launcher_args.end());
             argv.insert(argv.end(), trainer.begin(), trainer.end());
             if (options.running_as_root) {
-              // Open MPI refuses root unless both variables are set (mpirun(1), "--allow-run-as-root").
+              // Open MPI refuses root unless both variables are set (mpirun(1),
+              // "--allow-run-as-root").
               plan.launch.env.emplace("OMPI_ALLOW_RUN_AS_ROOT", "1");
               plan.launch.env.emplace("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
             }
@@ -703,8 +746,10 @@ std::vector<RunPlan> expand_matrix(const Experiment& experiment, const ExpandOpt
             break;
           case Launcher::Command:
             for (const auto& part : condition.command) {
-              if (part == "{args}") argv.insert(argv.end(), trainer.begin() + 1, trainer.end());
-              else argv.push_back(expand_part(part, np, program, repetition, condition.name));
+              if (part == "{args}")
+                argv.insert(argv.end(), trainer.begin() + 1, trainer.end());
+              else
+                argv.push_back(expand_part(part, np, program, repetition, condition.name));
             }
             break;
         }
@@ -728,8 +773,10 @@ std::string shell_join(const std::vector<std::string>& argv) {
     }
     out += '\'';
     for (char c : arg) {
-      if (c == '\'') out += "'\\''";
-      else out += c;
+      if (c == '\'')
+        out += "'\\''";
+      else
+        out += c;
     }
     out += '\'';
   }

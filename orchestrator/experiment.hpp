@@ -6,12 +6,11 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
-
-#include "util/error.hpp"
 #include <string>
 #include <vector>
 
 #include "orchestrator/executor.hpp"
+#include "util/error.hpp"
 
 namespace scalebench::orchestrator {
 
@@ -27,10 +26,10 @@ std::string_view launcher_name(Launcher launcher);
 struct Condition {
   std::string name;
   Launcher launcher = Launcher::Single;
-  std::vector<int> np;                        // {1} for "single"
-  std::vector<std::string> trainer_args;      // appended to the experiment's trainer args
-  std::vector<std::string> launcher_args;     // inserted after the launcher's own arguments
-  std::vector<std::string> command;           // for Launcher::Command: argv template
+  std::vector<int> np;                     // {1} for "single"
+  std::vector<std::string> trainer_args;   // appended to the experiment's trainer args
+  std::vector<std::string> launcher_args;  // inserted after the launcher's own arguments
+  std::vector<std::string> command;        // for Launcher::Command: argv template
   std::map<std::string, std::string> env;
   bool oversubscribe = false;
 };
@@ -39,10 +38,10 @@ struct Experiment {
   std::string name;
   std::string description;
   std::filesystem::path source_path;
-  std::string spec_json;                      // the parsed file, re-serialised
+  std::string spec_json;  // the parsed file, re-serialised
   int repetitions = 1;
   std::optional<double> timeout_seconds;
-  std::optional<std::string> program;         // trainer program; default: scalebench-train
+  std::optional<std::string> program;  // trainer program; default: scalebench-train
   std::vector<std::string> trainer_args;
   std::vector<Condition> conditions;
 };

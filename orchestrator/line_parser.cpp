@@ -1,11 +1,11 @@
 #include "orchestrator/line_parser.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-
-#include <fmt/format.h>
 
 #include "util/text.hpp"
 
@@ -77,8 +77,10 @@ bool looks_like_timestamp(std::string_view prefix) {
   if (prefix.size() < 20 || prefix.size() > 32) return false;
   int colons = 0;
   for (char c : prefix) {
-    if (c == ':') ++colons;
-    else if (!(c == ' ' || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
+    if (c == ':')
+      ++colons;
+    else if (!(c == ' ' || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
+               (c >= 'a' && c <= 'z')))
       return false;
   }
   return colons == 2;
@@ -179,11 +181,16 @@ std::optional<EpochEnd> parse_epoch_end(std::string_view payload) {
       const auto value = to_double(item.substr(colon + 2));
       if (value) {
         any = true;
-        if (key == "loss") end.loss = value;
-        else if (key == "accuracy") end.accuracy = value;
-        else if (key == "test_accuracy") end.test_accuracy = value;
-        else if (key == "images/s") end.images_per_second = value;
-        else if (key == "epoch_seconds") end.epoch_seconds = value;
+        if (key == "loss")
+          end.loss = value;
+        else if (key == "accuracy")
+          end.accuracy = value;
+        else if (key == "test_accuracy")
+          end.test_accuracy = value;
+        else if (key == "images/s")
+          end.images_per_second = value;
+        else if (key == "epoch_seconds")
+          end.epoch_seconds = value;
       }
     }
     if (next == std::string_view::npos) break;
@@ -233,8 +240,9 @@ std::optional<AllreduceRow> parse_allreduce_row(std::string_view payload) {
   if (!bytes || !count || !is_word(fields[2]) || !is_word(fields[3]) || !time_us || !algbw ||
       !busbw || !wrong)
     return std::nullopt;
-  return AllreduceRow{*bytes,  *count, std::string(fields[2]), std::string(fields[3]),
-                      *time_us, *algbw, *busbw,                 *wrong};
+  return AllreduceRow{
+      *bytes, *count, std::string(fields[2]), std::string(fields[3]), *time_us, *algbw,
+      *busbw, *wrong};
 }
 
 std::optional<double> parse_average_bus_bandwidth(std::string_view payload) {
@@ -254,7 +262,8 @@ std::string sanitize_utf8(std::string_view bytes) {
 }
 
 void LineSplitter::append(std::string_view part) {
-  const std::size_t room = pending_.size() < max_line_bytes_ ? max_line_bytes_ - pending_.size() : 0;
+  const std::size_t room =
+      pending_.size() < max_line_bytes_ ? max_line_bytes_ - pending_.size() : 0;
   pending_.append(part.substr(0, room));
   dropped_ += part.size() - std::min(part.size(), room);
 }

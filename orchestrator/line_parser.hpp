@@ -20,9 +20,9 @@ struct TagOptions {
 };
 
 struct TaggedLine {
-  std::optional<int> rank;            // absent for untagged lines
-  std::optional<Stream> tag_stream;   // the stream named inside the tag, if any
-  std::string_view payload;           // the text after the tag
+  std::optional<int> rank;           // absent for untagged lines
+  std::optional<Stream> tag_stream;  // the stream named inside the tag, if any
+  std::string_view payload;          // the text after the tag
 };
 
 // Accepts `[1,0]<stdout>:x` (Open MPI 4), `[ns@1,0]<stdout>: x` (Open MPI 5, one space after the

@@ -6,14 +6,17 @@
 #include <unistd.h>
 
 #include <array>
-#include <utility>  // before Boost 1.74's asio, which uses std::exchange without it
 #include <atomic>
-#include <boost/asio.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+// Boost 1.74's asio uses std::exchange without including <utility>: keep this order.
+// clang-format off
+#include <utility>
+#include <boost/asio.hpp>
+// clang-format on
 
 #include "orchestrator/executor.hpp"
 
@@ -111,7 +114,8 @@ std::filesystem::path search_path(const std::string& name) {
     const auto dir = dirs.substr(0, colon);
     const auto candidate = std::filesystem::path(dir.empty() ? "." : std::string(dir)) / name;
     std::error_code ignored;
-    if (std::filesystem::is_regular_file(candidate, ignored) && ::access(candidate.c_str(), X_OK) == 0)
+    if (std::filesystem::is_regular_file(candidate, ignored) &&
+        ::access(candidate.c_str(), X_OK) == 0)
       return candidate;
     if (colon == std::string_view::npos) return {};
     dirs.remove_prefix(colon + 1);
@@ -169,8 +173,8 @@ struct ChildSetup {
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   ::sigemptyset(&ignore.sa_mask);
-  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU,
-                     SIGUSR1, SIGUSR2, SIGALRM})
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1,
+                     SIGUSR2, SIGALRM})
     ::sigaction(signal, &ignore, nullptr);
   sigset_t none;
   ::sigemptyset(&none);
@@ -236,7 +240,8 @@ struct PipeReader {
 };
 
 // A deadline past any clock's range would overflow steady_clock: such a timeout is no timeout.
-std::optional<std::chrono::milliseconds> usable_timeout(std::optional<std::chrono::milliseconds> t) {
+std::optional<std::chrono::milliseconds> usable_timeout(
+    std::optional<std::chrono::milliseconds> t) {
   if (t && *t > std::chrono::hours(24 * 365 * 100)) return std::nullopt;
   return t;
 }
@@ -273,11 +278,13 @@ StopSignalHandlers::StopSignalHandlers() {
   action.sa_handler = on_stop_signal;
   ::sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // database and terminal writes go on; execute() is woken by pipe
-  for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &action, &previous_[i]);
+  for (std::size_t i = 0; i < kSignals.size(); ++i)
+    ::sigaction(kSignals[i], &action, &previous_[i]);
 }
 
 StopSignalHandlers::~StopSignalHandlers() {
-  for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &previous_[i], nullptr);
+  for (std::size_t i = 0; i < kSignals.size(); ++i)
+    ::sigaction(kSignals[i], &previous_[i], nullptr);
 }
 
 ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallback& on_line) {
@@ -333,9 +340,10 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
     outcome.launch_error = "cannot start " + program_text + ": " + errno_text(errno);
     return finish_now();
   }
-  const ChildSetup setup{program_text.c_str(), argv.data(), envp.data(), ::getpid(),
-                         null_fd.get(), out_pipe.write.get(), err_pipe.write.get(),
-                         status_pipe.write.get(), go_pipe.read.get(), go_pipe.write.get()};
+  const ChildSetup setup{
+      program_text.c_str(), argv.data(),          envp.data(),          ::getpid(),
+      null_fd.get(),        out_pipe.write.get(), err_pipe.write.get(), status_pipe.write.get(),
+      go_pipe.read.get(),   go_pipe.write.get()};
 
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -358,7 +366,8 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
   reaper_pipe.read.reset();
   RunningChild child(pid, reaper_pid, std::move(reaper_pipe.write));
   if (reaper_pid < 0) {
-    outcome.launch_error = "cannot start the reaper for " + program_text + ": " + errno_text(reaper_errno);
+    outcome.launch_error =
+        "cannot start the reaper for " + program_text + ": " + errno_text(reaper_errno);
     go_pipe.write.reset();  // EOF: the child exits without exec
     child.finish();
     return finish_now();
@@ -383,8 +392,10 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
   outcome.launched = true;
 
   asio::io_context io;
-  PipeReader out{asio::posix::stream_descriptor(io, out_pipe.read.release()), Stream::Stdout, {}, {}, true};
-  PipeReader err{asio::posix::stream_descriptor(io, err_pipe.read.release()), Stream::Stderr, {}, {}, true};
+  PipeReader out{
+      asio::posix::stream_descriptor(io, out_pipe.read.release()), Stream::Stdout, {}, {}, true};
+  PipeReader err{
+      asio::posix::stream_descriptor(io, err_pipe.read.release()), Stream::Stderr, {}, {}, true};
   asio::posix::stream_descriptor wake(io);
   if (const int own = wake_fd >= 0 ? ::fcntl(wake_fd, F_DUPFD_CLOEXEC, 3) : -1; own >= 0)
     wake.assign(own);

@@ -59,8 +59,10 @@ RunAnalyzer::RunAnalyzer(std::int64_t start_monotonic_ns, TagOptions tags)
     : start_ns_(start_monotonic_ns), tags_(tags) {}
 
 void RunAnalyzer::problem(std::string text) {
-  if (analysis_.problems.size() < kMaxProblems) analysis_.problems.push_back(std::move(text));
-  else ++dropped_problems_;
+  if (analysis_.problems.size() < kMaxProblems)
+    analysis_.problems.push_back(std::move(text));
+  else
+    ++dropped_problems_;
 }
 
 db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
@@ -155,9 +157,12 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
 RunAnalysis RunAnalyzer::finish() {
   RunAnalysis& analysis = analysis_;
   analysis.line_count = seq_;
-  if (!last_rank_stderr_.empty()) analysis.failure_reason = last_rank_stderr_;
-  else if (!block_reason_.empty()) analysis.failure_reason = block_reason_;
-  else analysis.failure_reason = last_stderr_;
+  if (!last_rank_stderr_.empty())
+    analysis.failure_reason = last_rank_stderr_;
+  else if (!block_reason_.empty())
+    analysis.failure_reason = block_reason_;
+  else
+    analysis.failure_reason = last_stderr_;
 
   if (!epoch_start_.empty() && epoch_start_.begin()->first == 1)
     analysis.startup_seconds = epoch_start_.begin()->second;
@@ -173,7 +178,8 @@ RunAnalysis RunAnalyzer::finish() {
       duration = *done_at_ - start;
     if (duration && *duration < 0) {
       // Arrival times only grow, so this is a `Training done:` before the last epoch began.
-      problem(fmt::format("`Training done:` arrived before `Epoch {}/{}`", epoch, analysis.total_epochs));
+      problem(fmt::format("`Training done:` arrived before `Epoch {}/{}`", epoch,
+                          analysis.total_epochs));
       duration.reset();
     }
     record.duration_seconds = duration;
@@ -188,7 +194,8 @@ RunAnalysis RunAnalyzer::finish() {
   if (analysis.benchmark) {
     // No epochs to expect: the benchmark's own lines say whether it finished.
     if (analysis.benchmark != "allreduce") {
-      problem(fmt::format("unknown benchmark `{}` (this scalebench reads allreduce)", *analysis.benchmark));
+      problem(fmt::format("unknown benchmark `{}` (this scalebench reads allreduce)",
+                          *analysis.benchmark));
     } else {
       long long wrong = 0;
       for (const auto& row : analysis.allreduce) wrong += row.wrong;

@@ -24,14 +24,14 @@ struct RunAnalysis {
   std::optional<std::string> benchmark;
   std::vector<db::AllreduceRecord> allreduce;  // rows after the benchmark header, in order
   bool benchmark_done = false;
-  std::vector<std::string> problems;    // why the run is incomplete, for the run's error
+  std::vector<std::string> problems;  // why the run is incomplete, for the run's error
   // What the run's stderr says went wrong, for a run that failed (see RunAnalyzer::add).
   std::string failure_reason;
   std::int64_t line_count = 0;
 };
 
 // Limits that keep an analysis bounded whatever a process prints (docs/database.md).
-inline constexpr std::size_t kMaxProblems = 20;        // then "and N more"
+inline constexpr std::size_t kMaxProblems = 20;  // then "and N more"
 inline constexpr std::size_t kMaxTrackedEpochs = 100'000;
 inline constexpr std::size_t kMaxAllreduceRows = 10'000;
 
@@ -66,10 +66,10 @@ class RunAnalyzer {
   std::map<int, double> epoch_start_;  // first arrival of `Epoch y/z`
   std::map<int, EpochEnd> epoch_end_;
   std::optional<double> done_at_;
-  std::optional<int> current_epoch_;   // the epoch the next end-of-epoch line belongs to
+  std::optional<int> current_epoch_;  // the epoch the next end-of-epoch line belongs to
   int max_started_epoch_ = 0;
   bool epoch_limit_reported_ = false;
-  std::string transport_;              // from the benchmark header
+  std::string transport_;  // from the benchmark header
   // For failure_reason: the trainer's last stderr line (rank-tagged under a launcher), the first
   // paragraph of the launcher's own first `-----` block (mpirun's message), the last stderr line.
   std::string last_rank_stderr_;

@@ -42,8 +42,8 @@ db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
   run.signal = outcome.signal;
   run.started_at = iso8601_utc(outcome.start_wall_ns);
   run.ended_at = iso8601_utc(outcome.end_wall_ns);
-  run.wall_seconds =
-      std::max(0.0, static_cast<double>(outcome.end_monotonic_ns - outcome.start_monotonic_ns) * 1e-9);
+  run.wall_seconds = std::max(
+      0.0, static_cast<double>(outcome.end_monotonic_ns - outcome.start_monotonic_ns) * 1e-9);
   run.startup_seconds = analysis.startup_seconds;
   run.train_images = analysis.train_images;
 
@@ -125,8 +125,10 @@ Instance resume_instance(db::Database& database, const db::ExperimentRecord& con
     if (run.status == db::RunStatus::Ok) ok[key] = true;
   }
   for (const auto& plan : plans) {
-    if (ok.contains(cell_of(plan))) ++instance.cells_ok;
-    else instance.pending.push_back(plan);
+    if (ok.contains(cell_of(plan)))
+      ++instance.cells_ok;
+    else
+      instance.pending.push_back(plan);
   }
   instance.record = std::move(*record);
   return instance;
@@ -153,12 +155,11 @@ void store_run(db::Database& database, const Instance& instance, db::RunBundle& 
     }
   }
   namespace fs = std::filesystem;
-  const fs::path directory = options.side_directory.empty()
-                                 ? fs::path(database.path() + ".unsaved")
-                                 : options.side_directory;
-  const fs::path side = directory / fmt::format("instance{}-run{}-attempt{}-pid{}.db",
-                                                instance.record.id, index + 1,
-                                                bundle.run.attempt, ::getpid());
+  const fs::path directory = options.side_directory.empty() ? fs::path(database.path() + ".unsaved")
+                                                            : options.side_directory;
+  const fs::path side =
+      directory / fmt::format("instance{}-run{}-attempt{}-pid{}.db", instance.record.id, index + 1,
+                              bundle.run.attempt, ::getpid());
   auto side_db = db::Database::open(side.string());
   db::ExperimentRecord record = instance.record;
   record.id = 0;
@@ -171,8 +172,8 @@ void store_run(db::Database& database, const Instance& instance, db::RunBundle& 
 
 }  // namespace
 
-ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance,
-                               Executor& executor, db::Database& database, RunObserver* observer,
+ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance, Executor& executor,
+                               db::Database& database, RunObserver* observer,
                                const RunnerOptions& options) {
   ExperimentOutcome result;
   result.experiment_id = instance.record.id;

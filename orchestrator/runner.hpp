@@ -35,12 +35,12 @@ CellKey cell_of(const RunPlan& plan);
 
 // An experiment instance ready to run: a new one, or one resumed (`scalebench run --resume`).
 struct Instance {
-  db::ExperimentRecord record;          // as stored (id set)
+  db::ExperimentRecord record;  // as stored (id set)
   bool resumed = false;
-  std::vector<RunPlan> pending;         // the cells still to run, in matrix order
-  std::map<CellKey, int> attempts;      // attempts already stored, per cell
-  std::size_t cells = 0;                // matrix size
-  std::size_t cells_ok = 0;             // cells already ok before this invocation
+  std::vector<RunPlan> pending;     // the cells still to run, in matrix order
+  std::map<CellKey, int> attempts;  // attempts already stored, per cell
+  std::size_t cells = 0;            // matrix size
+  std::size_t cells_ok = 0;         // cells already ok before this invocation
 };
 
 // Inserts a new instance (context: name, spec, host, ...; its cells and hash are filled in).
@@ -52,8 +52,8 @@ Instance resume_instance(db::Database& database, const db::ExperimentRecord& con
                          const std::vector<RunPlan>& plans);
 
 struct RunnerOptions {
-  int retries = 0;            // re-runs of a cell whose run is not ok, each attempt stored
-  int store_attempts = 3;     // writes tried (each waiting the busy timeout) before a side file
+  int retries = 0;         // re-runs of a cell whose run is not ok, each attempt stored
+  int store_attempts = 3;  // writes tried (each waiting the busy timeout) before a side file
   std::chrono::milliseconds store_retry_delay{1000};
   // Where a run goes when the database cannot take it: default "<database>.unsaved/".
   std::filesystem::path side_directory;
@@ -61,11 +61,11 @@ struct RunnerOptions {
 
 struct ExperimentOutcome {
   std::int64_t experiment_id = 0;
-  std::size_t runs = 0;       // stored (in the database or a side file)
-  std::size_t ok = 0;         // runs stored with status ok
-  std::size_t cells_ok = 0;   // cells of the instance with an ok run, this invocation included
+  std::size_t runs = 0;      // stored (in the database or a side file)
+  std::size_t ok = 0;        // runs stored with status ok
+  std::size_t cells_ok = 0;  // cells of the instance with an ok run, this invocation included
   std::size_t cells = 0;
-  bool interrupted = false;   // stopped early (signal); the runs before it are stored
+  bool interrupted = false;  // stopped early (signal); the runs before it are stored
   std::vector<std::filesystem::path> side_files;
 };
 
@@ -76,15 +76,16 @@ db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
 // Runs the instance's pending cells. Every finished run is committed before the next starts
 // (or written to a side file when the database stays busy), so an interrupted or crashed
 // experiment keeps what it measured. No run starts once a stop was requested.
-ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance,
-                               Executor& executor, db::Database& database,
-                               RunObserver* observer = nullptr, const RunnerOptions& options = {});
+ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance, Executor& executor,
+                               db::Database& database, RunObserver* observer = nullptr,
+                               const RunnerOptions& options = {});
 
 // A new instance with every cell: start_instance, then run_instance.
 ExperimentOutcome run_experiment(const Experiment& experiment, const std::vector<RunPlan>& plans,
                                  Executor& executor, db::Database& database,
                                  const db::ExperimentRecord& context,
-                                 RunObserver* observer = nullptr, const RunnerOptions& options = {});
+                                 RunObserver* observer = nullptr,
+                                 const RunnerOptions& options = {});
 
 // ISO 8601 UTC with microseconds, from nanoseconds since the Unix epoch.
 std::string iso8601_utc(std::int64_t wall_ns);

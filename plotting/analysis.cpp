@@ -46,9 +46,12 @@ Grouping group_by(const std::vector<double>& values, const std::vector<std::stri
 
 std::string ss_type_name(int type) {
   switch (type) {
-    case 1: return "I";
-    case 2: return "II";
-    case 3: return "III";
+    case 1:
+      return "I";
+    case 2:
+      return "II";
+    case 3:
+      return "III";
   }
   throw InputError(fmt::format("--ss-type {}: expected 1, 2 or 3", type));
 }
@@ -76,8 +79,8 @@ void add_group_rows(StatsReport& report, const std::string& factor, const Groupi
 
 // The one-factor extras: tests that do not assume equal variances or normality, and the
 // Games-Howell pairs for unequal variances.
-void add_one_factor_robust(StatsReport& report, const std::string& factor,
-                           const Grouping& grouping, double confidence) {
+void add_one_factor_robust(StatsReport& report, const std::string& factor, const Grouping& grouping,
+                           double confidence) {
   const auto attempt = [&](const char* what, auto&& compute) {
     try {
       compute();
@@ -99,12 +102,13 @@ void add_one_factor_robust(StatsReport& report, const std::string& factor,
   });
   attempt("Brown-Forsythe test", [&] {
     const auto bf = stats::brown_forsythe_test(grouping.groups);
-    report.tests.push_back({"Brown-Forsythe (median)", factor, bf.f, "F", bf.df_between, bf.df_within, bf.p});
+    report.tests.push_back(
+        {"Brown-Forsythe (median)", factor, bf.f, "F", bf.df_between, bf.df_within, bf.p});
   });
   attempt("Games-Howell", [&] {
     for (const auto& pair : stats::games_howell(grouping.groups, confidence))
-      report.games_howell.push_back({factor, grouping.levels[pair.b], grouping.levels[pair.a], pair.diff,
-                                     pair.lower, pair.upper, pair.p_adjusted});
+      report.games_howell.push_back({factor, grouping.levels[pair.b], grouping.levels[pair.a],
+                                     pair.diff, pair.lower, pair.upper, pair.p_adjusted});
   });
 }
 
@@ -117,9 +121,10 @@ void add_model_tukey(StatsReport& report, const std::string& factor, const Group
     means.push_back(stats::mean(group));
     sizes.push_back(static_cast<double>(group.size()));
   }
-  for (const auto& pair : stats::tukey_hsd_from_means(means, sizes, ms_residual, df_residual, confidence))
-    report.tukey.push_back({factor, grouping.levels[pair.b], grouping.levels[pair.a], pair.diff, pair.lower,
-                            pair.upper, pair.p_adjusted});
+  for (const auto& pair :
+       stats::tukey_hsd_from_means(means, sizes, ms_residual, df_residual, confidence))
+    report.tukey.push_back({factor, grouping.levels[pair.b], grouping.levels[pair.a], pair.diff,
+                            pair.lower, pair.upper, pair.p_adjusted});
 }
 
 }  // namespace
@@ -138,8 +143,7 @@ Observations observations_from_csv(const std::string& path, const std::string& r
   return data;
 }
 
-Observations observations_from_database(const std::string& path,
-                                        const InstanceQuery& query,
+Observations observations_from_database(const std::string& path, const InstanceQuery& query,
                                         const std::vector<std::string>& factors,
                                         const std::string& unit) {
   if (unit != "run" && unit != "epoch")
@@ -153,11 +157,14 @@ Observations observations_from_database(const std::string& path,
                                  fmt::join(selection.notes, " ")));
 
   const std::vector<std::string> known = {"group", "condition", "launcher", "np"};
-  const std::vector<std::string> chosen = factors.empty() ? std::vector<std::string>{"group"} : factors;
+  const std::vector<std::string> chosen =
+      factors.empty() ? std::vector<std::string>{"group"} : factors;
   for (const auto& factor : chosen)
     if (std::find(known.begin(), known.end(), factor) == known.end())
-      throw InputError(fmt::format("--factor {}: with --db a factor is one of group (condition and "
-                                   "np, as in the report), condition, launcher, np", factor));
+      throw InputError(
+          fmt::format("--factor {}: with --db a factor is one of group (condition and "
+                      "np, as in the report), condition, launcher, np",
+                      factor));
   const auto level_of = [](const db::EpochSample& s, const std::string& factor) -> std::string {
     if (factor == "condition") return s.condition;
     if (factor == "launcher") return s.launcher;
@@ -167,8 +174,9 @@ Observations observations_from_database(const std::string& path,
 
   Observations data;
   data.source = fmt::format("{} experiment {} ({})", path, name,
-                            selection.ids.size() == 1 ? fmt::format("instance {}", selection.ids[0])
-                                                      : fmt::format("instances {}", fmt::join(selection.ids, ", ")));
+                            selection.ids.size() == 1
+                                ? fmt::format("instance {}", selection.ids[0])
+                                : fmt::format("instances {}", fmt::join(selection.ids, ", ")));
   for (const auto& note : failure_notes(database.runs_of_instances(selection.ids)))
     data.warnings.push_back(note);
   data.response = unit == "run" ? "mean epoch seconds of a run" : "epoch seconds";
@@ -178,7 +186,8 @@ Observations observations_from_database(const std::string& path,
   if (unit == "epoch") {
     for (const auto& s : samples) {
       data.values.push_back(s.duration_seconds);
-      for (std::size_t f = 0; f < chosen.size(); ++f) data.levels[f].push_back(level_of(s, chosen[f]));
+      for (std::size_t f = 0; f < chosen.size(); ++f)
+        data.levels[f].push_back(level_of(s, chosen[f]));
     }
     data.warnings.push_back(
         "the epochs of one run are used as independent observations (as the reference study did); "
@@ -191,9 +200,11 @@ Observations observations_from_database(const std::string& path,
   while (begin < samples.size()) {
     std::size_t end = begin;
     double sum = 0;
-    while (end < samples.size() && samples[end].run_id == samples[begin].run_id) sum += samples[end++].duration_seconds;
+    while (end < samples.size() && samples[end].run_id == samples[begin].run_id)
+      sum += samples[end++].duration_seconds;
     data.values.push_back(sum / static_cast<double>(end - begin));
-    for (std::size_t f = 0; f < chosen.size(); ++f) data.levels[f].push_back(level_of(samples[begin], chosen[f]));
+    for (std::size_t f = 0; f < chosen.size(); ++f)
+      data.levels[f].push_back(level_of(samples[begin], chosen[f]));
     begin = end;
   }
   return data;
@@ -201,7 +212,8 @@ Observations observations_from_database(const std::string& path,
 
 StatsReport analyze_observations(const Observations& data, int ss_type, double confidence) {
   if (data.factor_names.empty() || data.factor_names.size() > 2)
-    throw InputError(fmt::format("{} factors given: expected one or two --factor", data.factor_names.size()));
+    throw InputError(
+        fmt::format("{} factors given: expected one or two --factor", data.factor_names.size()));
   StatsReport report;
   report.source = data.source;
   report.response = data.response;
@@ -216,9 +228,11 @@ StatsReport analyze_observations(const Observations& data, int ss_type, double c
     const auto grouping = group_by(data.values, data.levels[0]);
     const auto anova = stats::one_way_anova(grouping.groups);
     const auto effect = stats::effect_sizes(anova);
-    report.anova.push_back({data.factor_names[0], anova.df_between, anova.ss_between, anova.ms_between,
-                            anova.f, anova.p, effect.eta_sq, effect.partial_eta_sq, effect.omega_sq});
-    report.anova.push_back({"Residuals", anova.df_within, anova.ss_within, anova.ms_within, {}, {}, {}, {}, {}});
+    report.anova.push_back({data.factor_names[0], anova.df_between, anova.ss_between,
+                            anova.ms_between, anova.f, anova.p, effect.eta_sq,
+                            effect.partial_eta_sq, effect.omega_sq});
+    report.anova.push_back(
+        {"Residuals", anova.df_within, anova.ss_within, anova.ms_within, {}, {}, {}, {}, {}});
     add_group_rows(report, data.factor_names[0], grouping, confidence);
     add_tukey(report, data.factor_names[0], grouping, confidence);
     add_one_factor_robust(report, data.factor_names[0], grouping, confidence);
@@ -236,17 +250,20 @@ StatsReport analyze_observations(const Observations& data, int ss_type, double c
   }
   const auto& residual = anova.terms.back();
   std::vector<std::string> cells;
-  for (std::size_t i = 0; i < data.values.size(); ++i) cells.push_back(data.levels[0][i] + ":" + data.levels[1][i]);
+  for (std::size_t i = 0; i < data.values.size(); ++i)
+    cells.push_back(data.levels[0][i] + ":" + data.levels[1][i]);
   const std::string interaction = data.factor_names[0] + ":" + data.factor_names[1];
   for (std::size_t f = 0; f < 2; ++f) {
     const auto grouping = group_by(data.values, data.levels[f]);
     add_group_rows(report, data.factor_names[f], grouping, confidence);
     add_model_tukey(report, data.factor_names[f], grouping, residual.ms, residual.df, confidence);
   }
-  add_model_tukey(report, interaction, group_by(data.values, cells), residual.ms, residual.df, confidence);
+  add_model_tukey(report, interaction, group_by(data.values, cells), residual.ms, residual.df,
+                  confidence);
   report.warnings.push_back(
       "Tukey comparisons for two factors use each factor's observed level means with the model's "
-      "residual mean square; for unbalanced designs R's TukeyHSD uses model-projected means instead");
+      "residual mean square; for unbalanced designs R's TukeyHSD uses model-projected means "
+      "instead");
   return report;
 }
 
@@ -257,7 +274,8 @@ StatsReport analyze_summary_file(const std::string& path, double confidence) {
   const auto means = table.numeric_column("mean");
   const auto sds = table.numeric_column("sd");
   std::vector<stats::GroupSummary> groups;
-  for (std::size_t i = 0; i < names.size(); ++i) groups.push_back({names[i], n[i], means[i], sds[i]});
+  for (std::size_t i = 0; i < names.size(); ++i)
+    groups.push_back({names[i], n[i], means[i], sds[i]});
 
   StatsReport report;
   report.source = path;
@@ -269,15 +287,19 @@ StatsReport analyze_summary_file(const std::string& path, double confidence) {
   const auto effect = stats::effect_sizes(anova);
   report.anova.push_back({"group", anova.df_between, anova.ss_between, anova.ms_between, anova.f,
                           anova.p, effect.eta_sq, effect.partial_eta_sq, effect.omega_sq});
-  report.anova.push_back({"Residuals", anova.df_within, anova.ss_within, anova.ms_within, {}, {}, {}, {}, {}});
-  for (const auto& g : groups) report.groups.push_back({"group", g.name, g.n, g.mean, g.sd, {}, {}});
+  report.anova.push_back(
+      {"Residuals", anova.df_within, anova.ss_within, anova.ms_within, {}, {}, {}, {}, {}});
+  for (const auto& g : groups)
+    report.groups.push_back({"group", g.name, g.n, g.mean, g.sd, {}, {}});
   for (const auto& pair : stats::tukey_hsd_from_summary(groups, confidence))
-    report.tukey.push_back({"group", names[pair.b], names[pair.a], pair.diff, pair.lower, pair.upper,
-                            pair.p_adjusted});
+    report.tukey.push_back({"group", names[pair.b], names[pair.a], pair.diff, pair.lower,
+                            pair.upper, pair.p_adjusted});
   const auto welch = stats::welch_anova_from_summary(groups);
-  report.tests.push_back({"Welch ANOVA", "group", welch.f, "F", welch.df_between, welch.df_within, welch.p});
+  report.tests.push_back(
+      {"Welch ANOVA", "group", welch.f, "F", welch.df_between, welch.df_within, welch.p});
   report.warnings.push_back(
-      "summary statistics: the analysis assumes the sd column is the sample SD (n - 1) of each group");
+      "summary statistics: the analysis assumes the sd column is the sample SD (n - 1) of each "
+      "group");
   return report;
 }
 
@@ -302,7 +324,8 @@ void keep_pairs_against(StatsReport& report, const std::string& base) {
     throw InputError(fmt::format("--base {}: no such level among the compared groups", base));
   report.warnings.push_back(fmt::format(
       "pairs against {} only; their p-values are those of the all-pairs Tukey family (conservative "
-      "for comparisons against one base; Dunnett's test would be less so)", base));
+      "for comparisons against one base; Dunnett's test would be less so)",
+      base));
 }
 
 }  // namespace scalebench::plotting

@@ -25,17 +25,17 @@ struct Observations {
 
 Observations observations_from_csv(const std::string& path, const std::string& response,
                                    const std::vector<std::string>& factors);
-Observations observations_from_database(const std::string& path,
-                                        const InstanceQuery& query,
+Observations observations_from_database(const std::string& path, const InstanceQuery& query,
                                         const std::vector<std::string>& factors,
                                         const std::string& unit);
 
 StatsReport analyze_observations(const Observations& data, int ss_type, double confidence);
 StatsReport analyze_summary_file(const std::string& path, double confidence);
 
-// Keeps the post-hoc pairs that involve `base`, turned to read base first (diff = mean(base) - mean(other)
-// flipped to mean(other) - mean(base) with a = other). The p-values stay those of the all-pairs
-// family (conservative for k - 1 comparisons). Throws InputError when no pair holds `base`.
+// Keeps the post-hoc pairs that involve `base`, turned to read base first (diff = mean(base) -
+// mean(other) flipped to mean(other) - mean(base) with a = other). The p-values stay those of the
+// all-pairs family (conservative for k - 1 comparisons). Throws InputError when no pair holds
+// `base`.
 void keep_pairs_against(StatsReport& report, const std::string& base);
 
 }  // namespace scalebench::plotting

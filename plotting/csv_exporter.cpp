@@ -18,11 +18,11 @@ std::string CsvExporter::render(const ReportTable& table) const {
       "tukey_p_vs_base,images_per_second,speedup_vs_base,scaling_efficiency,is_base\n";
   for (const auto& row : table.rows) {
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(row.label),
-                       csv_field(row.condition), csv_field(row.launcher), row.np, row.runs, row.epochs,
-                       format_exact(row.mean_epoch_seconds), number(row.sd_epoch_seconds),
-                       number(row.tukey_p_vs_base), number(row.images_per_second),
-                       number(row.speedup_vs_base), number(row.scaling_efficiency),
-                       row.is_base ? "true" : "false");
+                       csv_field(row.condition), csv_field(row.launcher), row.np, row.runs,
+                       row.epochs, format_exact(row.mean_epoch_seconds),
+                       number(row.sd_epoch_seconds), number(row.tukey_p_vs_base),
+                       number(row.images_per_second), number(row.speedup_vs_base),
+                       number(row.scaling_efficiency), row.is_base ? "true" : "false");
   }
   return out;
 }

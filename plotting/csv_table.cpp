@@ -43,8 +43,10 @@ CsvTable parse_csv(std::string_view text, const std::filesystem::path& source) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
-      else if (c == '"') quoted = false;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        field += '"', ++i;
+      else if (c == '"')
+        quoted = false;
       else {
         if (c == '\n') ++line;
         field += c;
@@ -62,9 +64,11 @@ CsvTable parse_csv(std::string_view text, const std::filesystem::path& source) {
       field += c;
     }
   }
-  if (quoted) throw InputError(fmt::format("{}:{}: unterminated quoted field", source.string(), record_line));
+  if (quoted)
+    throw InputError(fmt::format("{}:{}: unterminated quoted field", source.string(), record_line));
   if (!field.empty() || !record.empty()) end_record();
-  if (records.empty()) throw InputError(fmt::format("{}: empty CSV file (expected a header line)", source.string()));
+  if (records.empty())
+    throw InputError(fmt::format("{}: empty CSV file (expected a header line)", source.string()));
 
   table.header = std::move(records[0]);
   for (std::size_t r = 1; r < records.size(); ++r) {
@@ -89,9 +93,10 @@ std::vector<std::string> CsvTable::column(std::string_view name) const {
   const auto found = std::find(header.begin(), header.end(), name);
   if (found == header.end()) {
     const auto suggestion = util::closest_match(name, header);
-    throw InputError(fmt::format("{}: no column \"{}\"{}; columns: {}", source.string(), name,
-                                 suggestion ? fmt::format(" (did you mean \"{}\"?)", *suggestion) : "",
-                                 fmt::join(header, ", ")));
+    throw InputError(
+        fmt::format("{}: no column \"{}\"{}; columns: {}", source.string(), name,
+                    suggestion ? fmt::format(" (did you mean \"{}\"?)", *suggestion) : "",
+                    fmt::join(header, ", ")));
   }
   const auto index = static_cast<std::size_t>(found - header.begin());
   std::vector<std::string> values;
@@ -108,7 +113,8 @@ std::vector<double> CsvTable::numeric_column(std::string_view name) const {
     double value = 0;
     const auto& cell = text[r];
     const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
-    if (cell.empty() || error != std::errc{} || end != cell.data() + cell.size() || !std::isfinite(value))
+    if (cell.empty() || error != std::errc{} || end != cell.data() + cell.size() ||
+        !std::isfinite(value))
       throw InputError(fmt::format("{}:{}: column \"{}\": expected a finite number, got \"{}\"",
                                    source.string(), row_lines[r], name, cell));
     values.push_back(value);

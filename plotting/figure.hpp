@@ -26,8 +26,9 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files);
 
 // Writes the data file and script (creating the prefix's directory), runs gnuplot on the script and
 // returns the four paths. Everything is made in a private directory beside the targets and renamed
-// over them, so a symlink planted at one of the four names is replaced, never written through. Throws ReportError when the table has no rows, when gnuplot is missing,
-// or when it fails (the message carries gnuplot's stderr).
+// over them, so a symlink planted at one of the four names is replaced, never written through.
+// Throws ReportError when the table has no rows, when gnuplot is missing, or when it fails (the
+// message carries gnuplot's stderr).
 FigureFiles plot_scaling(const ReportTable& table, const std::filesystem::path& output_prefix);
 
 }  // namespace scalebench::plotting

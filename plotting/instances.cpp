@@ -56,9 +56,10 @@ InstanceSelection select_instances(const db::Database& database, const InstanceQ
     for (const auto id : query.instances) {
       auto instance = database.experiment(id);
       if (!instance)
-        throw ReportError(fmt::format("{}: no experiment instance {} (see `scalebench query "
-                                      "\"SELECT id, name, started_at FROM experiments\"`)",
-                                      database.path(), id));
+        throw ReportError(
+            fmt::format("{}: no experiment instance {} (see `scalebench query "
+                        "\"SELECT id, name, started_at FROM experiments\"`)",
+                        database.path(), id));
       if (query.experiment && instance->name != *query.experiment)
         throw ReportError(fmt::format("{}: instance {} belongs to experiment \"{}\", not \"{}\"",
                                       database.path(), id, instance->name, *query.experiment));
@@ -68,12 +69,16 @@ InstanceSelection select_instances(const db::Database& database, const InstanceQ
     const auto latest = database.latest_instance(query.experiment);
     if (!latest) {
       if (query.experiment)
-        throw ReportError(fmt::format("{}: no experiment named \"{}\"", database.path(), *query.experiment));
-      throw ReportError(fmt::format(
-          "{}: no experiment stored yet: run `scalebench run EXPERIMENT.json` first", database.path()));
+        throw ReportError(
+            fmt::format("{}: no experiment named \"{}\"", database.path(), *query.experiment));
+      throw ReportError(
+          fmt::format("{}: no experiment stored yet: run `scalebench run EXPERIMENT.json` first",
+                      database.path()));
     }
-    if (query.pool) chosen = database.instances(latest->name);
-    else chosen.push_back(*latest);
+    if (query.pool)
+      chosen = database.instances(latest->name);
+    else
+      chosen.push_back(*latest);
   }
   std::sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   chosen.erase(std::unique(chosen.begin(), chosen.end(),
@@ -83,9 +88,10 @@ InstanceSelection select_instances(const db::Database& database, const InstanceQ
   const auto& first = chosen.front();
   for (const auto& other : chosen) {
     if (other.name != first.name)
-      throw ReportError(fmt::format("{}: instances {} (\"{}\") and {} (\"{}\") belong to different "
-                                    "experiments; pool instances of one experiment only",
-                                    database.path(), first.id, first.name, other.id, other.name));
+      throw ReportError(
+          fmt::format("{}: instances {} (\"{}\") and {} (\"{}\") belong to different "
+                      "experiments; pool instances of one experiment only",
+                      database.path(), first.id, first.name, other.id, other.name));
     if (other.spec_json != first.spec_json)
       throw ReportError(fmt::format(
           "{}: instances {} and {} of \"{}\" have different specs ({}); they are not pooled. "
@@ -110,8 +116,7 @@ InstanceSelection select_instances(const db::Database& database, const InstanceQ
     std::vector<std::string> parts;
     for (const auto& instance : chosen) parts.push_back(describe(instance, runs));
     selection.notes.push_back(fmt::format("Pooled {} instances with an identical spec ({}): {}.",
-                                          chosen.size(), first.spec_hash,
-                                          fmt::join(parts, "; ")));
+                                          chosen.size(), first.spec_hash, fmt::join(parts, "; ")));
   }
   selection.ids = std::move(ids);
   return selection;
@@ -125,17 +130,21 @@ std::vector<std::string> failure_notes(const std::vector<db::RunRecord>& runs) {
   std::vector<std::pair<std::string, Counts>> groups;  // in order of first appearance
   for (const auto& run : runs) {
     const auto label = group_label(run.condition, run.launcher, run.np);
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == label; });
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == label; });
     if (it == groups.end()) it = groups.insert(groups.end(), {label, Counts{}});
     ++it->second.total;
-    if (run.status == db::RunStatus::Ok) ++it->second.ok;
-    else ++it->second.by_status[std::string(db::to_string(run.status))];
+    if (run.status == db::RunStatus::Ok)
+      ++it->second.ok;
+    else
+      ++it->second.by_status[std::string(db::to_string(run.status))];
   }
   std::vector<std::string> notes;
   for (const auto& [label, counts] : groups) {
     if (counts.ok == counts.total) continue;
     std::vector<std::string> parts;
-    for (const auto& [status, n] : counts.by_status) parts.push_back(fmt::format("{} {}", n, status));
+    for (const auto& [status, n] : counts.by_status)
+      parts.push_back(fmt::format("{} {}", n, status));
     notes.push_back(fmt::format(
         "{}: {} of {} runs ok ({}){}.", label, counts.ok, counts.total, fmt::join(parts, ", "),
         counts.ok == 0 ? "; not in the table: no run finished ok (see runs.error)"

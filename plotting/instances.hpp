@@ -19,9 +19,9 @@ struct InstanceQuery {
 };
 
 struct InstanceSelection {
-  std::string experiment;                 // the name
-  std::vector<std::int64_t> ids;          // oldest first
-  std::vector<std::string> notes;         // what was used (and pooled), for the report's notes
+  std::string experiment;          // the name
+  std::vector<std::int64_t> ids;   // oldest first
+  std::vector<std::string> notes;  // what was used (and pooled), for the report's notes
 };
 
 // Throws ReportError: nothing stored, an unknown name or id, instances of different names, or

@@ -65,8 +65,8 @@ void write_file_replacing(const fs::path& target, std::string_view content) {
   int fd = -1;
   // O_EXCL fails on any existing name, a symlink included; O_NOFOLLOW says so twice.
   for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    temp = directory / fmt::format(".{}.{:08x}.tmp", safe_file_name(target.filename().string()),
-                                   entropy());
+    temp = directory /
+           fmt::format(".{}.{:08x}.tmp", safe_file_name(target.filename().string()), entropy());
     fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0 && errno != EEXIST) {
       throw ReportError(fmt::format("{}: cannot create a file in {}: {}", target.string(),
@@ -98,8 +98,8 @@ void replace_file(const fs::path& from, const fs::path& to) {
     throw ReportError(fmt::format("{}: is a directory", to.string()));
   }
   if (::rename(from.c_str(), to.c_str()) != 0) {
-    throw ReportError(fmt::format("{}: cannot replace it with {}: {}", to.string(), from.string(),
-                                  errno_text()));
+    throw ReportError(
+        fmt::format("{}: cannot replace it with {}: {}", to.string(), from.string(), errno_text()));
   }
 }
 
@@ -130,8 +130,8 @@ void refuse_database_output(const fs::path& output, const fs::path& database) {
 PrivateTempDir::PrivateTempDir(const fs::path& parent) {
   std::string pattern = (parent / ".scalebench-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    throw ReportError(
-        fmt::format("cannot create a temporary directory in {}: {}", parent.string(), errno_text()));
+    throw ReportError(fmt::format("cannot create a temporary directory in {}: {}", parent.string(),
+                                  errno_text()));
   }
   path_ = pattern;
 }

@@ -67,7 +67,8 @@ std::string format_aligned(const db::QueryResult& result) {
   std::vector<std::size_t> widths;
   for (const auto& column : header) widths.push_back(display_width(column));
   for (const auto& row : body)
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], display_width(row[i]));
+    for (std::size_t i = 0; i < row.size(); ++i)
+      widths[i] = std::max(widths[i], display_width(row[i]));
 
   std::string out;
   const auto append_row = [&](const std::vector<std::string>& cells) {

@@ -7,13 +7,12 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
-
-#include "util/error.hpp"
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "db/database.hpp"
+#include "util/error.hpp"
 
 namespace scalebench::plotting {
 

@@ -19,7 +19,7 @@ std::string allreduce_query(const std::string& experiment) {
 }
 
 ReportTable load_report(const db::Database& database, const InstanceQuery& query,
-                                  const std::optional<std::string>& base) {
+                        const std::optional<std::string>& base) {
   const auto selection = select_instances(database, query);
   const auto& experiment = selection.experiment;
   const auto samples = database.epoch_samples_of_instances(selection.ids);
@@ -35,7 +35,8 @@ ReportTable load_report(const db::Database& database, const InstanceQuery& query
     }
     throw ReportError(fmt::format(
         "{}: experiment \"{}\" has {} runs but no finished epochs ({}{}): see `scalebench query "
-        "--db {} \"SELECT id, condition, np, status, error FROM runs WHERE experiment_id IN ({})\"`",
+        "--db {} \"SELECT id, condition, np, status, error FROM runs WHERE experiment_id IN "
+        "({})\"`",
         database.path(), experiment, runs.size(), fmt::join(selection.notes, " "),
         failures.empty() ? "" : fmt::format(" {}", fmt::join(failures, " ")), database.path(),
         fmt::join(selection.ids, ", ")));

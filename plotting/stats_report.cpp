@@ -15,8 +15,13 @@ namespace {
 Json pairs_json(const std::vector<StatsPairRow>& pairs) {
   Json out = Json::array();
   for (const auto& p : pairs)
-    out.push_back({{"factor", p.factor}, {"a", p.a}, {"b", p.b}, {"diff", p.diff},
-                   {"lwr", p.lwr}, {"upr", p.upr}, {"p_adj", p.p_adj}});
+    out.push_back({{"factor", p.factor},
+                   {"a", p.a},
+                   {"b", p.b},
+                   {"diff", p.diff},
+                   {"lwr", p.lwr},
+                   {"upr", p.upr},
+                   {"p_adj", p.p_adj}});
   return out;
 }
 
@@ -43,8 +48,10 @@ std::string aligned(const std::vector<std::string>& header,
   const auto line = [&](const std::vector<std::string>& cells) {
     std::string text;
     for (std::size_t c = 0; c < cells.size(); ++c) {
-      if (c == 0) text += fmt::format("{:<{}}", cells[c], width[c]);
-      else text += fmt::format("  {:>{}}", cells[c], width[c]);
+      if (c == 0)
+        text += fmt::format("{:<{}}", cells[c], width[c]);
+      else
+        text += fmt::format("  {:>{}}", cells[c], width[c]);
     }
     while (!text.empty() && text.back() == ' ') text.pop_back();
     out += text + "\n";
@@ -72,9 +79,9 @@ std::string render_stats_text(const StatsReport& report) {
   for (const auto& r : report.anova)
     rows.push_back({r.term, num(r.df), num(r.ss), num(r.ms), num(r.f), r.p ? pval(*r.p) : "",
                     num(r.eta_sq), num(r.partial_eta_sq), num(r.omega_sq)});
-  out += aligned({"term", "Df", "Sum Sq", "Mean Sq", "F value", "Pr(>F)", "eta2", "partial eta2",
-                  "omega2"},
-                 rows);
+  out += aligned(
+      {"term", "Df", "Sum Sq", "Mean Sq", "F value", "Pr(>F)", "eta2", "partial eta2", "omega2"},
+      rows);
 
   if (!report.tests.empty()) {
     out += "\nAssumption checks and robust alternatives\n";
@@ -85,15 +92,17 @@ std::string render_stats_text(const StatsReport& report) {
     out += aligned({"test", "factor", "statistic", "df1", "df2", "p"}, rows);
   }
   if (!report.groups.empty()) {
-    out += fmt::format("\nGroups (mean with {:g}% t confidence interval)\n", report.confidence * 100);
+    out +=
+        fmt::format("\nGroups (mean with {:g}% t confidence interval)\n", report.confidence * 100);
     rows.clear();
     for (const auto& g : report.groups)
-      rows.push_back({g.factor, g.level, num(g.n), num(g.mean), num(g.sd), num(g.ci_lower),
-                      num(g.ci_upper)});
+      rows.push_back(
+          {g.factor, g.level, num(g.n), num(g.mean), num(g.sd), num(g.ci_lower), num(g.ci_upper)});
     out += aligned({"factor", "level", "n", "mean", "sd", "lower", "upper"}, rows);
   }
   if (!report.tukey.empty()) {
-    out += fmt::format("\nTukey HSD (Tukey-Kramer), {:g}% family-wise confidence\n", report.confidence * 100);
+    out += fmt::format("\nTukey HSD (Tukey-Kramer), {:g}% family-wise confidence\n",
+                       report.confidence * 100);
     out += pair_table(report.tukey);
   }
   if (!report.games_howell.empty()) {
@@ -119,13 +128,21 @@ std::string render_stats_json(const StatsReport& report) {
   }
   Json tests = Json::array();
   for (const auto& t : report.tests)
-    tests.push_back({{"test", t.test}, {"factor", t.factor}, {"statistic", t.statistic},
-                     {"statistic_name", t.statistic_name}, {"df1", t.df1},
-                     {"df2", optional_number(t.df2)}, {"p", t.p}});
+    tests.push_back({{"test", t.test},
+                     {"factor", t.factor},
+                     {"statistic", t.statistic},
+                     {"statistic_name", t.statistic_name},
+                     {"df1", t.df1},
+                     {"df2", optional_number(t.df2)},
+                     {"p", t.p}});
   Json groups = Json::array();
   for (const auto& g : report.groups)
-    groups.push_back({{"factor", g.factor}, {"level", g.level}, {"n", g.n}, {"mean", g.mean},
-                      {"sd", optional_number(g.sd)}, {"ci_lower", optional_number(g.ci_lower)},
+    groups.push_back({{"factor", g.factor},
+                      {"level", g.level},
+                      {"n", g.n},
+                      {"mean", g.mean},
+                      {"sd", optional_number(g.sd)},
+                      {"ci_lower", optional_number(g.ci_lower)},
                       {"ci_upper", optional_number(g.ci_upper)}});
   const Json document = {
       {"source", report.source},

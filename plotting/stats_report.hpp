@@ -9,11 +9,11 @@
 namespace scalebench::plotting {
 
 struct StatsAnovaRow {
-  std::string term;                  // a factor name, "A:B", or "Residuals"
+  std::string term;  // a factor name, "A:B", or "Residuals"
   double df = 0;
   double ss = 0;
   double ms = 0;
-  std::optional<double> f;           // absent for Residuals
+  std::optional<double> f;  // absent for Residuals
   std::optional<double> p;
   std::optional<double> eta_sq;
   std::optional<double> partial_eta_sq;
@@ -46,18 +46,18 @@ struct StatsTestRow {
   std::string test;
   std::string factor;
   double statistic = 0;
-  std::string statistic_name;        // "F", "H"
+  std::string statistic_name;  // "F", "H"
   double df1 = 0;
   std::optional<double> df2;
   double p = 1;
 };
 
 struct StatsReport {
-  std::string source;                // what was analysed, for the heading
+  std::string source;  // what was analysed, for the heading
   std::string response;
   std::vector<std::string> factors;
-  std::string ss_type;               // "I", "II" or "III"
-  std::optional<std::string> unit;   // "epoch" or "run" for data from the results database
+  std::string ss_type;              // "I", "II" or "III"
+  std::optional<std::string> unit;  // "epoch" or "run" for data from the results database
   double confidence = 0.95;
   std::vector<StatsAnovaRow> anova;
   std::vector<StatsPairRow> tukey;

@@ -9,14 +9,16 @@
 
 namespace scalebench::stats {
 
-// Fisher's one-way ANOVA as R's aov/summary.aov computes it (Scheffe 1959, "The Analysis of Variance", ch. 3).
+// Fisher's one-way ANOVA as R's aov/summary.aov computes it (Scheffe 1959, "The Analysis of
+// Variance", ch. 3).
 OneWayAnova one_way_anova(const std::vector<std::vector<double>>& groups) {
   const detail::GroupSummary s = detail::summarize_groups(groups);
   const double k = static_cast<double>(groups.size());
   const double n = static_cast<double>(s.total);
   if (n - k < 1) {
-    throw StatsError("one-way ANOVA needs more observations than groups (N=" + std::to_string(s.total) +
-                     ", k=" + std::to_string(groups.size()) + "); repeat some measurement");
+    throw StatsError(
+        "one-way ANOVA needs more observations than groups (N=" + std::to_string(s.total) +
+        ", k=" + std::to_string(groups.size()) + "); repeat some measurement");
   }
   return one_way_anova_from_sums(s.ss_between, s.ss_within, k, n);
 }
@@ -33,7 +35,8 @@ OneWayAnova one_way_anova_from_sums(double ss_between, double ss_within, double 
   if (r.ms_within > 0) {
     r.f = r.ms_between / r.ms_within;
     boost::math::fisher_f_distribution<double> dist(r.df_between, r.df_within);
-    r.p = boost::math::cdf(boost::math::complement(dist, r.f));  // upper tail directly: 1e-258 stays 1e-258
+    r.p = boost::math::cdf(
+        boost::math::complement(dist, r.f));  // upper tail directly: 1e-258 stays 1e-258
   } else if (r.ms_between > 0) {
     r.f = std::numeric_limits<double>::infinity();  // no noise, real differences: certain
     r.p = 0;

@@ -16,8 +16,8 @@ struct OneWayAnova {
   double df_within = 0;   // N - k
   double ms_between = 0;
   double ms_within = 0;
-  double f = 0;           // ms_between / ms_within; +inf when ms_within == 0 and ms_between > 0
-  double p = 1;           // P(F > f) from the F distribution's complement (no underflow to 0)
+  double f = 0;  // ms_between / ms_within; +inf when ms_within == 0 and ms_between > 0
+  double p = 1;  // P(F > f) from the F distribution's complement (no underflow to 0)
 };
 
 // Fisher's one-way ANOVA over k >= 2 groups with N > k observations in total.

@@ -7,7 +7,8 @@
 
 namespace scalebench::stats {
 
-// Corrected two-pass mean (Chan, Golub & LeVeque 1983): the second pass removes the first's rounding.
+// Corrected two-pass mean (Chan, Golub & LeVeque 1983): the second pass removes the first's
+// rounding.
 double mean(const std::vector<double>& values) {
   if (values.empty()) throw StatsError("mean of an empty sample");
   const double n = static_cast<double>(values.size());
@@ -34,7 +35,8 @@ std::optional<double> sample_sd(const std::vector<double>& values) {
   return std::sqrt(std::max(0.0, (ss - sum_d * sum_d / n) / (n - 1)));
 }
 
-// Median: middle order statistic, or the mean of the two middle ones (Hyndman & Fan 1996, type 7 at 0.5).
+// Median: middle order statistic, or the mean of the two middle ones (Hyndman & Fan 1996, type 7 at
+// 0.5).
 double median(std::vector<double> values) {
   if (values.empty()) throw StatsError("median of an empty sample");
   if (std::any_of(values.begin(), values.end(), [](double x) { return std::isnan(x); })) {
@@ -44,7 +46,8 @@ double median(std::vector<double> values) {
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
   const double upper = values[mid];
   if (values.size() % 2 == 1) return upper;
-  const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  const double lower =
+      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
   if (lower == upper) return upper;    // also keeps {inf, inf} at inf
   return lower + (upper - lower) / 2;  // no overflow for large same-signed values
 }

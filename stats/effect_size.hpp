@@ -7,7 +7,8 @@ namespace scalebench::stats {
 
 // Share of the total variation a term accounts for: SS_term / SS_total, where SS_total is the
 // corrected total sum of squares of the response, sum (y - mean y)^2 (not the sum of an ANOVA
-// table's rows, which differs from it for Type II/III SS in unbalanced designs). NaN when SS_total = 0.
+// table's rows, which differs from it for Type II/III SS in unbalanced designs). NaN when SS_total
+// = 0.
 double eta_squared(double ss_term, double ss_total);
 
 // SS_term / (SS_term + SS_residual): the term's share once the other terms' variation is set aside.

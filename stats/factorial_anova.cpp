@@ -33,14 +33,16 @@ CodedFactor code_factor(const std::string& name, const std::vector<std::string>&
     f.index.push_back(it->second);
   }
   if (f.levels.size() < 2) {
-    throw StatsError("factor " + name + " has " + std::to_string(f.levels.size()) +
-                     " level(s); a factor needs at least two levels to be compared (drop it from the model)");
+    throw StatsError(
+        "factor " + name + " has " + std::to_string(f.levels.size()) +
+        " level(s); a factor needs at least two levels to be compared (drop it from the model)");
   }
   return f;
 }
 
 // Contrast columns of a factor: treatment coding (R's contr.treatment: indicators of levels 2..L)
-// or sum-to-zero coding (R's contr.sum: level l < L-1 -> e_l, the last level -> -1 in every column).
+// or sum-to-zero coding (R's contr.sum: level l < L-1 -> e_l, the last level -> -1 in every
+// column).
 std::vector<std::vector<double>> contrast_columns(const CodedFactor& f, bool sum_to_zero) {
   const std::size_t n = f.index.size();
   const std::size_t last = f.levels.size() - 1;
@@ -77,14 +79,16 @@ std::vector<std::vector<double>> product_columns(const std::vector<std::vector<d
 
 void check_cells(const CodedFactor& a, const CodedFactor& b) {
   std::vector<std::size_t> count(a.levels.size() * b.levels.size(), 0);
-  for (std::size_t i = 0; i < a.index.size(); ++i) ++count[a.index[i] * b.levels.size() + b.index[i]];
+  for (std::size_t i = 0; i < a.index.size(); ++i)
+    ++count[a.index[i] * b.levels.size() + b.index[i]];
   for (std::size_t la = 0; la < a.levels.size(); ++la) {
     for (std::size_t lb = 0; lb < b.levels.size(); ++lb) {
       if (count[la * b.levels.size() + lb] == 0) {
-        throw StatsError("cell " + a.name + "=" + a.levels[la] + ", " + b.name + "=" + b.levels[lb] +
-                         " has no observation, so the " + a.name + ":" + b.name +
-                         " interaction cannot be estimated (observe that combination, or fit without the "
-                         "interaction)");
+        throw StatsError(
+            "cell " + a.name + "=" + a.levels[la] + ", " + b.name + "=" + b.levels[lb] +
+            " has no observation, so the " + a.name + ":" + b.name +
+            " interaction cannot be estimated (observe that combination, or fit without the "
+            "interaction)");
       }
     }
   }
@@ -94,7 +98,8 @@ void fill_test(AnovaTerm& t, double ms_residual, double df_residual) {
   if (ms_residual > 0) {
     t.f = t.ms / ms_residual;
     const boost::math::fisher_f_distribution<double> dist(t.df, df_residual);
-    t.p = boost::math::cdf(boost::math::complement(dist, t.f));  // upper tail directly: no underflow
+    t.p =
+        boost::math::cdf(boost::math::complement(dist, t.f));  // upper tail directly: no underflow
   } else if (t.ms > 0) {
     t.f = std::numeric_limits<double>::infinity();  // no noise, a real effect: certain
     t.p = 0;
@@ -108,7 +113,8 @@ void fill_test(AnovaTerm& t, double ms_residual, double df_residual) {
 
 FactorialAnova factorial_anova(const std::vector<double>& response,
                                const std::vector<std::vector<std::string>>& factors,
-                               const std::vector<std::string>& factor_names, SsType type, bool interaction) {
+                               const std::vector<std::string>& factor_names, SsType type,
+                               bool interaction) {
   if (factors.empty() || factors.size() > 2) {
     throw StatsError("factorial ANOVA takes 1 or 2 factors, got " + std::to_string(factors.size()));
   }
@@ -117,24 +123,29 @@ FactorialAnova factorial_anova(const std::vector<double>& response,
                      std::to_string(factor_names.size()) + " factor names");
   }
   if (type != SsType::I && type != SsType::II && type != SsType::III) {
-    throw StatsError("factorial ANOVA: unknown sum-of-squares type " + std::to_string(static_cast<int>(type)));
+    throw StatsError("factorial ANOVA: unknown sum-of-squares type " +
+                     std::to_string(static_cast<int>(type)));
   }
   for (std::size_t f = 0; f < factors.size(); ++f) {
-    if (factor_names[f].empty()) throw StatsError("factorial ANOVA: factor " + std::to_string(f) + " has no name");
+    if (factor_names[f].empty())
+      throw StatsError("factorial ANOVA: factor " + std::to_string(f) + " has no name");
     if (factors[f].size() != response.size()) {
       throw StatsError("factor " + factor_names[f] + " has " + std::to_string(factors[f].size()) +
                        " labels for " + std::to_string(response.size()) + " observations");
     }
   }
   if (factors.size() == 2 && factor_names[0] == factor_names[1]) {
-    throw StatsError("factorial ANOVA: both factors are named " + factor_names[0] + " (give them distinct names)");
+    throw StatsError("factorial ANOVA: both factors are named " + factor_names[0] +
+                     " (give them distinct names)");
   }
   for (double y : response) {
-    if (!std::isfinite(y)) throw StatsError("factorial ANOVA: the response holds a non-finite value (NaN or inf)");
+    if (!std::isfinite(y))
+      throw StatsError("factorial ANOVA: the response holds a non-finite value (NaN or inf)");
   }
 
   std::vector<CodedFactor> coded;
-  for (std::size_t f = 0; f < factors.size(); ++f) coded.push_back(code_factor(factor_names[f], factors[f]));
+  for (std::size_t f = 0; f < factors.size(); ++f)
+    coded.push_back(code_factor(factor_names[f], factors[f]));
   const bool two = coded.size() == 2;
   const bool with_ab = two && interaction;
   if (with_ab) check_cells(coded[0], coded[1]);
@@ -145,14 +156,18 @@ FactorialAnova factorial_anova(const std::vector<double>& response,
   std::vector<TermColumns> terms;
   for (const auto& f : coded) terms.push_back({f.name, contrast_columns(f, sum_to_zero)});
   if (with_ab) {
-    terms.push_back({coded[0].name + ":" + coded[1].name, product_columns(terms[0].columns, terms[1].columns)});
+    terms.push_back(
+        {coded[0].name + ":" + coded[1].name, product_columns(terms[0].columns, terms[1].columns)});
   }
 
-  // The full model in R's order gives the residual line and the Type I (sequential) sums of squares.
+  // The full model in R's order gives the residual line and the Type I (sequential) sums of
+  // squares.
   const SequentialAnova full = sequential_anova(response, terms);
   if (full.df_residual < 1) {
-    throw StatsError("factorial ANOVA: no residual degrees of freedom (" + std::to_string(response.size()) +
-                     " observations for as many parameters); replicate each cell or fit without the interaction");
+    throw StatsError("factorial ANOVA: no residual degrees of freedom (" +
+                     std::to_string(response.size()) +
+                     " observations for as many parameters); replicate each cell or fit without "
+                     "the interaction");
   }
   std::vector<double> ss = full.ss;
   if (type != SsType::I && two) {
@@ -171,10 +186,11 @@ FactorialAnova factorial_anova(const std::vector<double>& response,
 
   // A fit's rounding leaves ~eps ||y|| in every projection, so an SS below (n eps)^2 SS_total is
   // noise, not signal: reported as exactly 0, so exact data give F = inf (real effect, no noise) or
-  // NaN (nothing at all) rather than a ratio of rounding errors. R's aov prints those ratios instead.
+  // NaN (nothing at all) rather than a ratio of rounding errors. R's aov prints those ratios
+  // instead.
   const double n = static_cast<double>(response.size());
-  const double noise = n * std::numeric_limits<double>::epsilon() * n * std::numeric_limits<double>::epsilon() *
-                       full.ss_total;
+  const double noise = n * std::numeric_limits<double>::epsilon() * n *
+                       std::numeric_limits<double>::epsilon() * full.ss_total;
   const auto denoise = [noise](double v) { return v <= noise ? 0.0 : v; };
   for (double& v : ss) v = denoise(v);
   const double rss = denoise(full.rss);

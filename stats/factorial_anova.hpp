@@ -16,14 +16,14 @@ namespace scalebench::stats {
 enum class SsType { I = 1, II = 2, III = 3 };
 
 struct AnovaTerm {
-  std::string term;     // a factor name, "A:B" for the interaction, or "Residuals"
+  std::string term;  // a factor name, "A:B" for the interaction, or "Residuals"
   double df = 0;
   double ss = 0;
   double ms = 0;
-  double f = 0;         // NaN for Residuals; +inf when MS_residual is 0 and ms > 0; NaN when both are 0
-                        // (an SS below (n eps)^2 SS_total is rounding noise and reported as 0)
-  double p = 0;         // P(F > f), complement of the F distribution (no underflow); NaN for Residuals
-  double eta_sq = 0;          // ss / SS_total (corrected total SS of the response); NaN for Residuals
+  double f = 0;  // NaN for Residuals; +inf when MS_residual is 0 and ms > 0; NaN when both are 0
+                 // (an SS below (n eps)^2 SS_total is rounding noise and reported as 0)
+  double p = 0;  // P(F > f), complement of the F distribution (no underflow); NaN for Residuals
+  double eta_sq = 0;  // ss / SS_total (corrected total SS of the response); NaN for Residuals
   double partial_eta_sq = 0;  // ss / (ss + SS_residual); NaN for Residuals
   double omega_sq = 0;        // (ss - df MS_residual) / (SS_total + MS_residual); NaN for Residuals
 };
@@ -43,7 +43,7 @@ struct FactorialAnova {
 // response, or other than 1 or 2 factors.
 FactorialAnova factorial_anova(const std::vector<double>& response,
                                const std::vector<std::vector<std::string>>& factors,
-                               const std::vector<std::string>& factor_names, SsType type = SsType::II,
-                               bool interaction = true);
+                               const std::vector<std::string>& factor_names,
+                               SsType type = SsType::II, bool interaction = true);
 
 }  // namespace scalebench::stats

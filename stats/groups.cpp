@@ -25,16 +25,19 @@ double shifted_mean(const std::vector<double>& values, double shift) {
 void check_groups(const std::vector<std::vector<double>>& groups, std::string_view method,
                   std::size_t min_groups) {
   if (groups.size() < min_groups) {
-    throw StatsError(std::string(method) + " needs at least " + std::to_string(min_groups) + " groups, got " +
-                     std::to_string(groups.size()) + " (compare at least two configurations)");
+    throw StatsError(std::string(method) + " needs at least " + std::to_string(min_groups) +
+                     " groups, got " + std::to_string(groups.size()) +
+                     " (compare at least two configurations)");
   }
   for (std::size_t i = 0; i < groups.size(); ++i) {
     if (groups[i].empty()) {
-      throw StatsError("group " + std::to_string(i) + " is empty (every group needs an observation)");
+      throw StatsError("group " + std::to_string(i) +
+                       " is empty (every group needs an observation)");
     }
     for (double x : groups[i]) {
       if (!std::isfinite(x)) {
-        throw StatsError("group " + std::to_string(i) + " holds a non-finite observation (NaN or inf)");
+        throw StatsError("group " + std::to_string(i) +
+                         " holds a non-finite observation (NaN or inf)");
       }
     }
   }

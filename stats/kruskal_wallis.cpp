@@ -1,7 +1,5 @@
 #include "stats/kruskal_wallis.hpp"
 
-#include "stats/groups.hpp"
-
 #include <algorithm>
 #include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
@@ -9,11 +7,10 @@
 #include <string>
 #include <utility>
 
+#include "stats/groups.hpp"
+
 namespace scalebench::stats {
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 // Kruskal & Wallis (1952, JASA 47:583), tie correction as R's kruskal.test (Hollander & Wolfe
 // 1973, 6.1).

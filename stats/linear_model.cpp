@@ -1,15 +1,16 @@
 #include "stats/linear_model.hpp"
 
-#include "stats/descriptive.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "stats/descriptive.hpp"
+
 namespace scalebench::stats {
 namespace {
 
-// R's lm (dqrdc2) treats a column as aliased when reflections leave less than this share of its norm.
+// R's lm (dqrdc2) treats a column as aliased when reflections leave less than this share of its
+// norm.
 constexpr double kRankTolerance = 1e-7;
 
 // Euclidean norm of v[from..n), scaled so that huge or tiny entries neither overflow nor underflow.
@@ -43,9 +44,10 @@ LeastSquaresFit least_squares(const ColumnMajorMatrix& x, const std::vector<doub
   LeastSquaresFit fit;
   const std::size_t aliased = qr_fit(x, y, fit);
   if (aliased < x.cols) {
-    throw StatsError("least squares: column " + std::to_string(aliased) +
-                     " of the design matrix is a linear combination of the columns before it (rank-deficient "
-                     "design; R's lm would report its coefficient as NA)");
+    throw StatsError(
+        "least squares: column " + std::to_string(aliased) +
+        " of the design matrix is a linear combination of the columns before it (rank-deficient "
+        "design; R's lm would report its coefficient as NA)");
   }
   return fit;
 }
@@ -55,20 +57,23 @@ namespace {
 std::size_t qr_fit(const ColumnMajorMatrix& x, const std::vector<double>& y, LeastSquaresFit& fit) {
   const std::size_t n = x.rows;
   const std::size_t p = x.cols;
-  if (x.values.size() != n * p) throw StatsError("least squares: the matrix holds the wrong number of values");
+  if (x.values.size() != n * p)
+    throw StatsError("least squares: the matrix holds the wrong number of values");
   if (y.size() != n) {
-    throw StatsError("least squares: the response has " + std::to_string(y.size()) + " values for " +
-                     std::to_string(n) + " rows of the design matrix");
+    throw StatsError("least squares: the response has " + std::to_string(y.size()) +
+                     " values for " + std::to_string(n) + " rows of the design matrix");
   }
   if (n < p) {
-    throw StatsError("least squares: " + std::to_string(n) + " observations cannot determine " + std::to_string(p) +
-                     " coefficients (collect more observations or drop terms)");
+    throw StatsError("least squares: " + std::to_string(n) + " observations cannot determine " +
+                     std::to_string(p) + " coefficients (collect more observations or drop terms)");
   }
   for (double v : x.values) {
-    if (!std::isfinite(v)) throw StatsError("least squares: the design matrix holds a non-finite value");
+    if (!std::isfinite(v))
+      throw StatsError("least squares: the design matrix holds a non-finite value");
   }
   for (double v : y) {
-    if (!std::isfinite(v)) throw StatsError("least squares: the response holds a non-finite value (NaN or inf)");
+    if (!std::isfinite(v))
+      throw StatsError("least squares: the response holds a non-finite value (NaN or inf)");
   }
 
   ColumnMajorMatrix r = x;  // becomes R on and above the diagonal
@@ -83,7 +88,8 @@ std::size_t qr_fit(const ColumnMajorMatrix& x, const std::vector<double>& y, Lea
     std::copy_n(r.values.begin() + offset, n, column.begin());
     const double left = tail_norm(column, j);
     if (original == 0 || left <= kRankTolerance * original) return j;
-    // Reflect column j onto alpha e_j, alpha of the opposite sign to its diagonal entry (no cancellation).
+    // Reflect column j onto alpha e_j, alpha of the opposite sign to its diagonal entry (no
+    // cancellation).
     const double alpha = column[j] >= 0 ? -left : left;
     std::vector<double> v(n, 0);
     for (std::size_t i = j; i < n; ++i) v[i] = column[i];
@@ -117,18 +123,21 @@ std::size_t qr_fit(const ColumnMajorMatrix& x, const std::vector<double>& y, Lea
 
 }  // namespace
 
-SequentialAnova sequential_anova(const std::vector<double>& response, const std::vector<TermColumns>& blocks) {
+SequentialAnova sequential_anova(const std::vector<double>& response,
+                                 const std::vector<TermColumns>& blocks) {
   const std::size_t n = response.size();
   if (n == 0) throw StatsError("linear model of an empty response");
   for (double v : response) {
-    if (!std::isfinite(v)) throw StatsError("linear model: the response holds a non-finite value (NaN or inf)");
+    if (!std::isfinite(v))
+      throw StatsError("linear model: the response holds a non-finite value (NaN or inf)");
   }
   std::size_t p = 1;
   for (const auto& b : blocks) {
     for (const auto& c : b.columns) {
       if (c.size() != n) {
-        throw StatsError("linear model: a column of term " + b.name + " has " + std::to_string(c.size()) +
-                         " values for " + std::to_string(n) + " observations");
+        throw StatsError("linear model: a column of term " + b.name + " has " +
+                         std::to_string(c.size()) + " values for " + std::to_string(n) +
+                         " observations");
       }
     }
     p += b.columns.size();
@@ -136,7 +145,8 @@ SequentialAnova sequential_anova(const std::vector<double>& response, const std:
   ColumnMajorMatrix x{n, p, std::vector<double>(n * p, 1.0)};  // column 0: the intercept
   std::size_t col = 1;
   for (const auto& b : blocks) {
-    for (const auto& c : b.columns) std::copy(c.begin(), c.end(), x.values.begin() + static_cast<std::ptrdiff_t>(col++ * n));
+    for (const auto& c : b.columns)
+      std::copy(c.begin(), c.end(), x.values.begin() + static_cast<std::ptrdiff_t>(col++ * n));
   }
 
   // Centre first: data like 1e12 + small effects then reach the QR as small numbers. Each y - m is
@@ -145,7 +155,8 @@ SequentialAnova sequential_anova(const std::vector<double>& response, const std:
   const double m = mean(response);
   std::vector<double> centred(n);
   for (std::size_t i = 0; i < n; ++i) centred[i] = response[i] - m;
-  // Total SS about the mean of the centred values: the (sum c)^2 / n term removes the rounding of m.
+  // Total SS about the mean of the centred values: the (sum c)^2 / n term removes the rounding of
+  // m.
   double sum_c = 0;
   double sum_c2 = 0;
   for (double c : centred) {
@@ -165,16 +176,18 @@ SequentialAnova sequential_anova(const std::vector<double>& response, const std:
         break;
       }
     }
-    throw StatsError("linear model: term " + term +
-                     " is (numerically) a linear combination of the terms before it, so its effect cannot be "
-                     "separated from theirs (rank-deficient design: an empty cell or confounded factors)");
+    throw StatsError(
+        "linear model: term " + term +
+        " is (numerically) a linear combination of the terms before it, so its effect cannot be "
+        "separated from theirs (rank-deficient design: an empty cell or confounded factors)");
   }
 
   SequentialAnova out;
   col = 1;
   for (const auto& b : blocks) {
     double ss = 0;
-    for (std::size_t k = 0; k < b.columns.size(); ++k, ++col) ss += fit.effects[col] * fit.effects[col];
+    for (std::size_t k = 0; k < b.columns.size(); ++k, ++col)
+      ss += fit.effects[col] * fit.effects[col];
     out.ss.push_back(ss);
     out.df.push_back(static_cast<double>(b.columns.size()));
   }

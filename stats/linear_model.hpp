@@ -22,10 +22,11 @@ struct ColumnMajorMatrix {
 
 struct LeastSquaresFit {
   std::vector<double> coefficients;  // beta minimising ||y - X beta||, one per column of X
-  std::vector<double> effects;       // Q^T y (R's lm(...)$effects): first p entries per column, rest residual
-  std::vector<double> residuals;     // y - X beta, computed as Q (0, effects[p..n)) (no cancellation)
-  double rss = 0;                    // sum of effects[p..n)^2 = ||y - X beta||^2
-  double df_residual = 0;            // n - p
+  std::vector<double>
+      effects;  // Q^T y (R's lm(...)$effects): first p entries per column, rest residual
+  std::vector<double> residuals;  // y - X beta, computed as Q (0, effects[p..n)) (no cancellation)
+  double rss = 0;                 // sum of effects[p..n)^2 = ||y - X beta||^2
+  double df_residual = 0;         // n - p
 };
 
 // Least squares by Householder QR without pivoting (Golub & Van Loan 2013, alg. 5.3.2), columns in
@@ -36,7 +37,8 @@ struct LeastSquaresFit {
 // would drop ("alias") such a column instead. The message names the column's index.
 LeastSquaresFit least_squares(const ColumnMajorMatrix& x, const std::vector<double>& y);
 
-// A named block of columns of a design matrix: one model term (a factor's contrasts, an interaction).
+// A named block of columns of a design matrix: one model term (a factor's contrasts, an
+// interaction).
 struct TermColumns {
   std::string name;
   std::vector<std::vector<double>> columns;  // each as long as the response
@@ -53,7 +55,9 @@ struct SequentialAnova {
 // Fits intercept + blocks in order and returns each block's sequential sum of squares from the
 // QR effects, as R's anova(lm) does. Sums of squares of effects, not differences of residual sums,
 // so a term much smaller than the residual keeps its relative precision. The response is centred
-// (corrected two-pass mean) before the fit; the intercept absorbs the rounding of that mean exactly.
-SequentialAnova sequential_anova(const std::vector<double>& response, const std::vector<TermColumns>& blocks);
+// (corrected two-pass mean) before the fit; the intercept absorbs the rounding of that mean
+// exactly.
+SequentialAnova sequential_anova(const std::vector<double>& response,
+                                 const std::vector<TermColumns>& blocks);
 
 }  // namespace scalebench::stats

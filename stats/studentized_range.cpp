@@ -2,17 +2,18 @@
 //
 // Q = R / s, R the range of k independent N(0,1), s = sqrt(chi2_df / df) independent of R.
 //   P(R > x)  = k * int phi(z) [Phi(z)^(k-1) - (Phi(z) - Phi(z-x))^(k-1)] dz   (upper tail, direct)
-//   P(R <= x) = k * int phi(z) [Phi(z) - Phi(z-x)]^(k-1) dz                       (lower tail, direct)
-//   P(Q > q)  = int f_s(s) P(R > q s) ds, taken over t = log s.
+//   P(R <= x) = k * int phi(z) [Phi(z) - Phi(z-x)]^(k-1) dz                       (lower tail,
+//   direct) P(Q > q)  = int f_s(s) P(R > q s) ds, taken over t = log s.
 // Every integrand is evaluated as a logarithm and integrated as exp(g - max g) around its mode, so
-// neither the tiny upper tail (1e-100 and far below) nor the chi density's narrow peak at large df is
-// lost. Method: Copenhaver & Holland (1988, J. Stat. Comput. Simul. 30:1-15), with double-exponential
-// (sinh-sinh) quadrature from Boost.Math in place of fixed Gauss-Legendre panels.
+// neither the tiny upper tail (1e-100 and far below) nor the chi density's narrow peak at large df
+// is lost. Method: Copenhaver & Holland (1988, J. Stat. Comput. Simul. 30:1-15), with
+// double-exponential (sinh-sinh) quadrature from Boost.Math in place of fixed Gauss-Legendre
+// panels.
+#include <algorithm>
 #include <boost/math/distributions/students_t.hpp>
 #include <boost/math/quadrature/sinh_sinh.hpp>
 #include <boost/math/tools/minima.hpp>
 #include <boost/math/tools/toms748_solve.hpp>
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -37,11 +38,14 @@ constexpr double kLn2 = 0.69314718055994530942;
 // (width 1/sqrt(2 df)) gets too narrow for the mode search to resolve cheaply.
 constexpr double kDfInfinite = 1e15;
 
-// log(1 - exp(y)) for y <= 0 without cancellation (Maechler 2012, "Accurately computing log(1 - exp(-|a|))").
-double log1mexp(double y) { return y > -kLn2 ? std::log(-std::expm1(y)) : std::log1p(-std::exp(y)); }
+// log(1 - exp(y)) for y <= 0 without cancellation (Maechler 2012, "Accurately computing log(1 -
+// exp(-|a|))").
+double log1mexp(double y) {
+  return y > -kLn2 ? std::log(-std::expm1(y)) : std::log1p(-std::exp(y));
+}
 
-// log Phi(x): erfc where it is accurate, the Mills-ratio asymptotic series (Abramowitz & Stegun 26.2.12)
-// below -35 where erfc would underflow.
+// log Phi(x): erfc where it is accurate, the Mills-ratio asymptotic series (Abramowitz &
+// Stegun 26.2.12) below -35 where erfc would underflow.
 double log_normal_cdf(double x) {
   if (std::isnan(x)) return kNaN;
   if (x > 0) return std::log1p(-0.5 * std::erfc(x * kSqrtHalf));
@@ -64,11 +68,13 @@ double log_normal_interval(double lo, double hi) {
     const double b = log_normal_cdf(hi);
     return b + log1mexp(log_normal_cdf(lo) - b);
   }
-  return std::log(0.5 * (std::erf(hi * kSqrtHalf) - std::erf(lo * kSqrtHalf)));  // opposite signs: no cancellation
+  return std::log(0.5 * (std::erf(hi * kSqrtHalf) -
+                         std::erf(lo * kSqrtHalf)));  // opposite signs: no cancellation
 }
 
 // Error target of the double-exponential rule below. 1e-9 already gives ~1e-13 at small k, but at
-// k = 64, df ~ 6e5 it leaves 2e-11; the reference entry point (for tests) asks for 1e-13, ~4x slower.
+// k = 64, df ~ 6e5 it leaves 2e-11; the reference entry point (for tests) asks for 1e-13, ~4x
+// slower.
 thread_local double quadrature_tolerance = 1e-9;
 
 // Integrate exp(g(u)) over the real line for a unimodal log-integrand g whose mode lies in
@@ -156,8 +162,9 @@ double expm1_minus_identity(double u) {
 double stirling_correction(double nu) {
   if (nu < 10) return std::lgamma(nu) - ((nu - 0.5) * std::log(nu) - nu + kLogSqrt2Pi);
   const double r = 1 / (nu * nu);
-  return (1.0 / 12 + r * (-1.0 / 360 + r * (1.0 / 1260 + r * (-1.0 / 1680 + r * (1.0 / 1188 +
-                                                                          r * (-691.0 / 360360)))))) /
+  return (1.0 / 12 +
+          r * (-1.0 / 360 +
+               r * (1.0 / 1260 + r * (-1.0 / 1680 + r * (1.0 / 1188 + r * (-691.0 / 360360)))))) /
          nu;
 }
 
@@ -167,7 +174,8 @@ struct LogChiWeight {
   double nu;
   double constant;
   explicit LogChiWeight(double df)
-      : nu(df / 2), constant(kLn2 + 0.5 * std::log(df / 2) - kLogSqrt2Pi - stirling_correction(df / 2)) {}
+      : nu(df / 2),
+        constant(kLn2 + 0.5 * std::log(df / 2) - kLogSqrt2Pi - stirling_correction(df / 2)) {}
   double operator()(double t) const { return constant - nu * expm1_minus_identity(2 * t); }
 };
 
@@ -192,7 +200,8 @@ double log_survival_positive(double q, double k, double df) {
   return log_integral(g, lo, 0.5, chi_scale(df));
 }
 
-// ---- Fast path: fixed-step trapezoidal rules on precomputed nodes --------------------------------
+// ---- Fast path: fixed-step trapezoidal rules on precomputed nodes
+// --------------------------------
 //
 // Both integrands are analytic and decay like Gaussians away from one peak, where the trapezoidal
 // rule with step h converges like exp(-2 pi^2 (sigma / h)^2) for a peak of width sigma (Trefethen &
@@ -202,14 +211,17 @@ double log_survival_positive(double q, double k, double df) {
 // costs one erfc, one log1p and one expm1 in plain (not log) space. Results below kLatticeFloor
 // go to the log-space reference above.
 
-constexpr double kLatticeStep = 0.125;  // inner step in z: the max-of-k density has sd >= 0.25 up to k ~ 1e5
-constexpr int kLatticeLow = -296;       // z = -37: Phi(z) ~ 6e-300, still a normal double
-constexpr int kLatticeHigh = 720;       // z = 90: beyond the peak (x / 2) of any x below kLatticeRangeMax
-constexpr double kLatticeRangeMax = 80; // P(R > 80) < 1e-690: far below kLatticeFloor
+constexpr double kLatticeStep =
+    0.125;  // inner step in z: the max-of-k density has sd >= 0.25 up to k ~ 1e5
+constexpr int kLatticeLow = -296;  // z = -37: Phi(z) ~ 6e-300, still a normal double
+constexpr int kLatticeHigh =
+    720;  // z = 90: beyond the peak (x / 2) of any x below kLatticeRangeMax
+constexpr double kLatticeRangeMax = 80;  // P(R > 80) < 1e-690: far below kLatticeFloor
 constexpr double kLatticeFloor = 1e-280;
 constexpr double kLatticeMaxK = 200;
 constexpr double kLatticeMinDf = 5;
-constexpr double kLatticeTolerance = 1e-19;  // stop a walk once terms fall below this times the peak
+constexpr double kLatticeTolerance =
+    1e-19;  // stop a walk once terms fall below this times the peak
 
 // Per-k node factors of the inner rule, h k phi(z_i) Phi(z_i)^(k-1), and Phi(z_i).
 struct RangeLattice {
@@ -266,8 +278,8 @@ double walk_sum(Term term, int start, int low, int high) {
   return sum;
 }
 
-// P(R > x) = sum_i h k phi(z_i) Phi(z_i)^(k-1) [1 - (1 - r_i)^(k-1)], r_i = Phi(z_i - x) / Phi(z_i),
-// the bracket as -expm1((k-1) log1p(-r)): no cancellation when r is tiny (the far tail).
+// P(R > x) = sum_i h k phi(z_i) Phi(z_i)^(k-1) [1 - (1 - r_i)^(k-1)], r_i = Phi(z_i - x) /
+// Phi(z_i), the bracket as -expm1((k-1) log1p(-r)): no cancellation when r is tiny (the far tail).
 double range_survival_lattice(double x, const RangeLattice& lattice) {
   if (!(x > 0)) return 1;
   if (x >= kLatticeRangeMax) return 0;
@@ -280,7 +292,8 @@ double range_survival_lattice(double x, const RangeLattice& lattice) {
   };
   // The integrand peaks at or right of the max's mode, and near x / 2 for large x.
   const double centre = std::max(lattice.peak * kLatticeStep, 0.5 * x);
-  const int start = std::clamp(static_cast<int>(std::lround(centre / kLatticeStep)), kLatticeLow, kLatticeHigh);
+  const int start =
+      std::clamp(static_cast<int>(std::lround(centre / kLatticeStep)), kLatticeLow, kLatticeHigh);
   return walk_sum(term, start, kLatticeLow, kLatticeHigh);
 }
 
@@ -297,9 +310,12 @@ double survival_lattice(double q, double k, double df) {
     return p >= kLatticeFloor ? p : kNaN;
   }
   const LogChiWeight weight(df);
-  const auto g = [&](double t) { return weight(t) + std::log(range_survival_lattice(q * std::exp(t), lattice)); };
+  const auto g = [&](double t) {
+    return weight(t) + std::log(range_survival_lattice(q * std::exp(t), lattice));
+  };
   // Start from the peak of the large-x approximation log P(R > x) ~ -x^2 / 4: there
-  // 2 nu (1 - e^{2t}) = x^2 / 2, i.e. e^{2t} = 2 df / (q^2 + 2 df), with curvature -(4 nu e^{2t} + x^2).
+  // 2 nu (1 - e^{2t}) = x^2 / 2, i.e. e^{2t} = 2 df / (q^2 + 2 df), with curvature -(4 nu e^{2t} +
+  // x^2).
   double t = -0.5 * std::log1p(q * q / (2 * df));
   double sigma = 1 / std::sqrt(df * std::exp(2 * t) * 2 + q * q * std::exp(2 * t));
   double g0 = kNaN;
@@ -348,9 +364,11 @@ double survival_lattice(double q, double k, double df) {
 // lattice rules; NaN where the log-space reference must be used.
 double survival_fast(double q, double k, double df) {
   if (k == 2) {
-    const double p = df > kDfInfinite ? std::erfc(0.5 * q)
-                                      : 2 * boost::math::cdf(boost::math::complement(
-                                                boost::math::students_t_distribution<double>(df), q * kSqrtHalf));
+    const double p =
+        df > kDfInfinite
+            ? std::erfc(0.5 * q)
+            : 2 * boost::math::cdf(boost::math::complement(
+                      boost::math::students_t_distribution<double>(df), q * kSqrtHalf));
     return p >= kLatticeFloor ? p : kNaN;
   }
   return survival_lattice(q, k, df);
@@ -403,8 +421,8 @@ double solve_for_q(F f) {
   }
   if ((f_lo > 0) == (f_hi > 0)) return kNaN;
   std::uintmax_t iterations = 100;
-  const auto root = boost::math::tools::toms748_solve(f, lo, hi, f_lo, f_hi,
-                                                      boost::math::tools::eps_tolerance<double>(48), iterations);
+  const auto root = boost::math::tools::toms748_solve(
+      f, lo, hi, f_lo, f_hi, boost::math::tools::eps_tolerance<double>(48), iterations);
   return std::exp(0.5 * (root.first + root.second));
 }
 
@@ -445,17 +463,20 @@ double studentized_range_upper_quantile(double alpha, double k, double df) {
   if (alpha == 0) return kInf;
   if (alpha == 1) return 0;
   const double target = std::log(alpha);
-  return solve_for_q([&](double log_q) { return log_survival_fast(std::exp(log_q), k, df) - target; });
+  return solve_for_q(
+      [&](double log_q) { return log_survival_fast(std::exp(log_q), k, df) - target; });
 }
 
 double studentized_range_quantile(double probability, double k, double df) {
   check_parameters(k, df);
   if (!(probability >= 0 && probability <= 1)) throw StatsError("probability outside [0, 1]");
-  if (probability >= 0.5) return studentized_range_upper_quantile(1 - probability, k, df);  // 1 - p exact here
+  if (probability >= 0.5)
+    return studentized_range_upper_quantile(1 - probability, k, df);  // 1 - p exact here
   if (probability == 0) return 0;
   const double target = std::log(probability);
   // log cdf increases in q; negate so the solver sees a decreasing function like the upper tail.
-  return solve_for_q([&](double log_q) { return target - log_cdf_positive(std::exp(log_q), k, df); });
+  return solve_for_q(
+      [&](double log_q) { return target - log_cdf_positive(std::exp(log_q), k, df); });
 }
 
 namespace detail {

@@ -1,7 +1,5 @@
 #include "stats/summary_statistics.hpp"
 
-#include "stats/groups.hpp"
-
 #include <boost/math/distributions/fisher_f.hpp>
 #include <cmath>
 #include <cstddef>
@@ -9,6 +7,7 @@
 #include <string>
 
 #include "stats/descriptive.hpp"
+#include "stats/groups.hpp"
 
 namespace scalebench::stats {
 namespace {

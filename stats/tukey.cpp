@@ -24,7 +24,8 @@ TukeyPair compare(const std::vector<double>& means, const std::vector<double>& s
     pair.upper = pair.diff + critical * se;
   } else {
     // No within-group noise: a difference is certain, no difference is 0/0 (NaN, as the ANOVA's F).
-    pair.q = pair.diff != 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+    pair.q = pair.diff != 0 ? std::numeric_limits<double>::infinity()
+                            : std::numeric_limits<double>::quiet_NaN();
     pair.p_adjusted = pair.diff != 0 ? 0 : std::numeric_limits<double>::quiet_NaN();
     pair.lower = pair.upper = pair.diff;
   }
@@ -33,14 +34,16 @@ TukeyPair compare(const std::vector<double>& means, const std::vector<double>& s
 
 void check_confidence(double confidence) {
   if (!(confidence > 0 && confidence < 1)) {
-    throw StatsError("Tukey HSD confidence must lie in (0, 1), e.g. 0.95; got " + std::to_string(confidence));
+    throw StatsError("Tukey HSD confidence must lie in (0, 1), e.g. 0.95; got " +
+                     std::to_string(confidence));
   }
 }
 
 }  // namespace
 
 // Tukey (1953) HSD with the Tukey-Kramer standard error (Kramer 1956), as R's TukeyHSD.aov.
-std::vector<TukeyPair> tukey_hsd(const std::vector<std::vector<double>>& groups, double confidence) {
+std::vector<TukeyPair> tukey_hsd(const std::vector<std::vector<double>>& groups,
+                                 double confidence) {
   check_confidence(confidence);
   const OneWayAnova anova = one_way_anova(groups);  // validates the groups
   const detail::GroupSummary s = detail::summarize_groups(groups);
@@ -71,14 +74,16 @@ std::vector<TukeyPair> tukey_hsd_from_means(const std::vector<double>& means,
 }
 
 // Tukey (1953) / Kramer (1956) all-pairs family, restricted to the pairs that hold the base group.
-// Only those k - 1 pairs are computed (each p is a quadrature; all k(k-1)/2 of them made a report of
-// 300 groups take minutes). Each pair is computed exactly as tukey_hsd_from_means does, on (min, max)
-// of the two indices with the same critical value, then flipped, so the numbers are bit-identical.
-std::vector<TukeyPair> tukey_vs_base(const std::vector<std::vector<double>>& groups, std::size_t base_index,
-                                     double confidence) {
+// Only those k - 1 pairs are computed (each p is a quadrature; all k(k-1)/2 of them made a report
+// of 300 groups take minutes). Each pair is computed exactly as tukey_hsd_from_means does, on (min,
+// max) of the two indices with the same critical value, then flipped, so the numbers are
+// bit-identical.
+std::vector<TukeyPair> tukey_vs_base(const std::vector<std::vector<double>>& groups,
+                                     std::size_t base_index, double confidence) {
   if (base_index >= groups.size()) {
-    throw StatsError("Tukey HSD base group " + std::to_string(base_index) + " does not exist (there are " +
-                     std::to_string(groups.size()) + " groups, numbered from 0)");
+    throw StatsError("Tukey HSD base group " + std::to_string(base_index) +
+                     " does not exist (there are " + std::to_string(groups.size()) +
+                     " groups, numbered from 0)");
   }
   check_confidence(confidence);
   const OneWayAnova anova = one_way_anova(groups);  // validates the groups
@@ -91,11 +96,14 @@ std::vector<TukeyPair> tukey_vs_base(const std::vector<std::vector<double>>& gro
   for (std::size_t other = 0; other < groups.size(); ++other) {
     if (other == base_index) continue;
     if (base_index < other) {
-      against_base.push_back(compare(s.means, sizes, base_index, other, anova.ms_within, k, anova.df_within, critical));
+      against_base.push_back(compare(s.means, sizes, base_index, other, anova.ms_within, k,
+                                     anova.df_within, critical));
       continue;
     }
-    // R's row is "base-other" on (other, base): flip it to (base, other); diff and interval change sign.
-    TukeyPair pair = compare(s.means, sizes, other, base_index, anova.ms_within, k, anova.df_within, critical);
+    // R's row is "base-other" on (other, base): flip it to (base, other); diff and interval change
+    // sign.
+    TukeyPair pair =
+        compare(s.means, sizes, other, base_index, anova.ms_within, k, anova.df_within, critical);
     pair.a = base_index;
     pair.b = other;
     pair.diff = -pair.diff;

@@ -22,12 +22,12 @@ double studentized_range_quantile(double probability, double k, double df);
 double studentized_range_upper_quantile(double alpha, double k, double df);
 
 struct TukeyPair {
-  std::size_t a = 0;   // group index
-  std::size_t b = 0;   // group index, a < b for all-pairs
-  double diff = 0;     // mean(b) - mean(a), as R's TukeyHSD reports "b-a"
-  double lower = 0;    // simultaneous confidence interval for diff
+  std::size_t a = 0;  // group index
+  std::size_t b = 0;  // group index, a < b for all-pairs
+  double diff = 0;    // mean(b) - mean(a), as R's TukeyHSD reports "b-a"
+  double lower = 0;   // simultaneous confidence interval for diff
   double upper = 0;
-  double q = 0;        // |diff| / sqrt(ms_within / 2 * (1/n_a + 1/n_b))
+  double q = 0;  // |diff| / sqrt(ms_within / 2 * (1/n_a + 1/n_b))
   double p_adjusted = 1;
 };
 
@@ -49,12 +49,12 @@ std::vector<TukeyPair> tukey_hsd_from_means(const std::vector<double>& means,
 // The k - 1 pairs of every group against group base_index from the all-pairs Tukey-Kramer family of
 // tukey_hsd with all k groups: q, p_adjusted and the interval's critical value are those of the
 // all-pairs table (bit-identical to its rows), so they are conservative for k - 1 comparisons (a
-// many-to-one test such as Dunnett's would be less so). Only these k - 1 pairs are computed (each p is
-// a quadrature): use this, not tukey_hsd, where only the pairs against a base are shown.
-// Each pair is oriented against the base: a = base_index, b = the other group (in group order),
-// diff = mean(b) - mean(a) (so a > b for groups before the base; R's row "base-other" is negated).
-// Throws StatsError where tukey_hsd does, or for base_index >= k.
-std::vector<TukeyPair> tukey_vs_base(const std::vector<std::vector<double>>& groups, std::size_t base_index,
-                                     double confidence = 0.95);
+// many-to-one test such as Dunnett's would be less so). Only these k - 1 pairs are computed (each p
+// is a quadrature): use this, not tukey_hsd, where only the pairs against a base are shown. Each
+// pair is oriented against the base: a = base_index, b = the other group (in group order), diff =
+// mean(b) - mean(a) (so a > b for groups before the base; R's row "base-other" is negated). Throws
+// StatsError where tukey_hsd does, or for base_index >= k.
+std::vector<TukeyPair> tukey_vs_base(const std::vector<std::vector<double>>& groups,
+                                     std::size_t base_index, double confidence = 0.95);
 
 }  // namespace scalebench::stats

@@ -13,18 +13,18 @@ namespace scalebench::test {
 // (tests/CMakeLists.txt), and the macros return from the test case, so that a test binary run
 // directly goes on with its other cases and lists the skipped ones at the end (test_main.cpp).
 void report_skip(const std::string& reason);
-#define SCALEBENCH_SKIP(reason)                  \
-  do {                                           \
-    ::scalebench::test::report_skip(reason);     \
-    return;                                      \
+#define SCALEBENCH_SKIP(reason)              \
+  do {                                       \
+    ::scalebench::test::report_skip(reason); \
+    return;                                  \
   } while (false)
 // `why` is a std::optional<std::string>: skips with it when it holds a reason.
-#define SCALEBENCH_SKIP_IF(why)                         \
-  do {                                                  \
+#define SCALEBENCH_SKIP_IF(why)                          \
+  do {                                                   \
     if (const auto skip_reason_ = (why); skip_reason_) { \
-      ::scalebench::test::report_skip(*skip_reason_);   \
-      return;                                           \
-    }                                                   \
+      ::scalebench::test::report_skip(*skip_reason_);    \
+      return;                                            \
+    }                                                    \
   } while (false)
 
 inline std::filesystem::path source_dir() { return SCALEBENCH_SOURCE_DIR; }
@@ -35,7 +35,8 @@ inline std::filesystem::path data_dir() { return SCALEBENCH_TEST_DATA_DIR; }
 class TempDir {
  public:
   TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "scalebench-test-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "scalebench-test-XXXXXX").string();
     path_ = ::mkdtemp(pattern.data());
   }
   ~TempDir() {

@@ -1,7 +1,6 @@
 #include "trainer/allreduce_bench.hpp"
 
 #include <fmt/format.h>
-
 #include <strings.h>
 
 #include <cctype>
@@ -49,10 +48,17 @@ std::size_t parse_size(std::string_view text, std::string_view option) {
   int shift = 0;
   if (!unit.empty()) {
     switch (std::tolower(static_cast<unsigned char>(unit.front()))) {
-      case 'k': shift = 10; break;
-      case 'm': shift = 20; break;
-      case 'g': shift = 30; break;
-      default: break;
+      case 'k':
+        shift = 10;
+        break;
+      case 'm':
+        shift = 20;
+        break;
+      case 'g':
+        shift = 30;
+        break;
+      default:
+        break;
     }
     if (shift != 0) unit.remove_prefix(1);
     const bool bytes_suffix = unit.empty() || equals_ignoring_case(unit, "b") ||
@@ -99,7 +105,8 @@ AllreduceSettings allreduce_settings(const TrainOptions& o) {
     throw UsageError(fmt::format("--min-bytes {} is less than one float (4 bytes)", s.min_bytes));
   }
   if (s.max_bytes > kMaxAllreduceBytes) {
-    throw UsageError(fmt::format("--max-bytes {} is more than 4G, the largest message", s.max_bytes));
+    throw UsageError(
+        fmt::format("--max-bytes {} is more than 4G, the largest message", s.max_bytes));
   }
   if (s.max_bytes < s.min_bytes) {
     throw UsageError(

@@ -59,18 +59,18 @@ struct AllreduceInfo {
 // One size: `bytes` = count · 4 (the size asked for, rounded down to whole floats).
 struct AllreduceRow {
   std::size_t bytes = 0;
-  std::size_t count = 0;   // floats
-  double seconds = 0.0;    // per allreduce: mean over the iterations, then mean over the ranks
+  std::size_t count = 0;  // floats
+  double seconds = 0.0;   // per allreduce: mean over the iterations, then mean over the ranks
   double algbw_gbs = 0.0;
   double busbw_gbs = 0.0;
-  std::size_t wrong = 0;   // elements not equal to np(np + 1)/2, summed over ranks
+  std::size_t wrong = 0;  // elements not equal to np(np + 1)/2, summed over ranks
 };
 
 struct AllreduceSummary {
   AllreduceInfo info;
   std::vector<AllreduceRow> rows;
-  std::size_t wrong = 0;               // Σ rows' wrong
-  double average_busbw_gbs = 0.0;      // mean of the rows' busbw
+  std::size_t wrong = 0;           // Σ rows' wrong
+  double average_busbw_gbs = 0.0;  // mean of the rows' busbw
 };
 
 // The lines, exactly as printed (docs/trainer-output.md).

@@ -17,9 +17,9 @@ namespace scalebench::trainer {
 
 struct ModelSpec {
   std::string name = "mlp";
-  std::size_t input_size = 784;  // C×H×W of one image
+  std::size_t input_size = 784;               // C×H×W of one image
   int channels = 1, height = 28, width = 28;  // the image shape, for convolutional models
-  std::vector<int> hidden{128};  // hidden layer widths of the MLP
+  std::vector<int> hidden{128};               // hidden layer widths of the MLP
   int classes = 10;
   std::uint32_t seed = 1;  // parameter initialisation
   int rank = 0;            // dropout masks differ between ranks (seeded by seed and rank)

@@ -150,8 +150,6 @@ void barrier() {
   SB_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
-
-
 struct GradientReducer::Requests {
   std::vector<MPI_Request> pending;  // one per bucket launched by MPI_Iallreduce this step
 };
@@ -230,9 +228,8 @@ class MpiAllreduceBenchmark final : public AllreduceBenchmark {
     allreduce(data, n);
     // Small integers are exact in float: 1 + 2 + ... + size for any realistic size.
     const auto expected = static_cast<float>(g_state.size * (g_state.size + 1) / 2);
-    return static_cast<std::size_t>(std::count_if(data, data + n, [&](float x) {
-      return x != expected;
-    }));
+    return static_cast<std::size_t>(
+        std::count_if(data, data + n, [&](float x) { return x != expected; }));
   }
 
   double time(std::size_t n, int warmup, int iterations) override {
@@ -255,8 +252,8 @@ class MpiAllreduceBenchmark final : public AllreduceBenchmark {
   }
   static void allreduce(float* data, std::size_t n) {
     if (!g_state.mpi) return;  // one plain process: the sum over one rank is the data itself
-    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, checked_count(n), MPI_FLOAT, MPI_SUM,
-                               MPI_COMM_WORLD));
+    SB_MPI_CHECK(
+        MPI_Allreduce(MPI_IN_PLACE, data, checked_count(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
   }
 
   std::vector<float> buffer_;

@@ -61,8 +61,8 @@ void add_options(CLI::App& app, TrainOptions& o) {
                  "SGD momentum (0: plain SGD; momentum/nesterov default to 0.9)")
       ->check(CLI::Range(0.0, 0.9999));
   app.add_option("--optimizer", o.optimizer, "Optimizer, with torch.optim's defaults")
-      ->check(CLI::IsMember(
-          {"sgd", "momentum", "nesterov", "adadelta", "rmsprop", "adam", "radam"}));
+      ->check(
+          CLI::IsMember({"sgd", "momentum", "nesterov", "adadelta", "rmsprop", "adam", "radam"}));
   app.add_option("--weight-decay", o.weight_decay, "L2 weight decay (added to the gradient)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--warmup-epochs", o.warmup_epochs,
@@ -79,7 +79,8 @@ void add_options(CLI::App& app, TrainOptions& o) {
   const auto add_on_off = [&app](const std::string& name, OnOff& value, const std::string& help) {
     return app
         .add_option_function<std::string>(
-            name, [&value](const std::string& text) { value = text == "on" ? OnOff::On : OnOff::Off; },
+            name,
+            [&value](const std::string& text) { value = text == "on" ? OnOff::On : OnOff::Off; },
             help)
         ->check(CLI::IsMember({"on", "off"}))
         ->default_str(value == OnOff::On ? "on" : "off");
@@ -180,7 +181,8 @@ void validate(const TrainOptions& o) {
   }
   if (o.benchmark) {
     if (*o.benchmark != "allreduce") {
-      throw UsageError(fmt::format("--benchmark {}: the only benchmark is allreduce", *o.benchmark));
+      throw UsageError(
+          fmt::format("--benchmark {}: the only benchmark is allreduce", *o.benchmark));
     }
     (void)allreduce_settings(o);  // sizes and counts in range
   } else {

@@ -39,7 +39,7 @@ struct TrainOptions {
   int threads = 1;
   std::string backend = "cpu";
   std::string precision = "fp32";  // fp32 | bf16 (mixed precision, cuda backend only)
-  OnOff cuda_graph = OnOff::Off;  // on: replay each step as a CUDA graph (cuda backend only)
+  OnOff cuda_graph = OnOff::Off;   // on: replay each step as a CUDA graph (cuda backend only)
   bool deterministic = false;      // cuda: deterministic cuDNN algorithms only
   // Gradient allreduce: bucket size in MiB (Horovod's 64 MiB fusion threshold) and whether
   // buckets are reduced during backward ("on") or after it ("off"). Off by default: on the 2-core

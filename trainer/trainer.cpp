@@ -47,10 +47,13 @@ void evaluate_shard(Model& model, const Dataset& test, std::size_t batch, double
 
 std::string format_header(const RunInfo& i) {
   return fmt::format(
-      "scalebench-train model={} parameters={} dataset={} train_images={} test_images={} np={} "
-      "batch_size={} lr={:g} seed={} threads={} backend={} precision={} fusion_mb={:g} overlap={}",
-      i.model, i.parameters, i.dataset, i.train_images, i.test_images, i.np, i.batch_size, i.lr,
-      i.seed, i.threads, i.backend, i.precision, i.fusion_mb, i.overlap ? "on" : "off") +
+             "scalebench-train model={} parameters={} dataset={} train_images={} test_images={} "
+             "np={} "
+             "batch_size={} lr={:g} seed={} threads={} backend={} precision={} fusion_mb={:g} "
+             "overlap={}",
+             i.model, i.parameters, i.dataset, i.train_images, i.test_images, i.np, i.batch_size,
+             i.lr, i.seed, i.threads, i.backend, i.precision, i.fusion_mb,
+             i.overlap ? "on" : "off") +
          (i.cuda_graph ? " cuda_graph=on" : "") + (i.deterministic ? " deterministic=on" : "");
 }
 
@@ -149,8 +152,8 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
     model->parameters_changed();
   }
   // A device model reduces on its device (NCCL); a host model's gradients go through MPI.
-  std::unique_ptr<GradientAllreduce> reducer =
-      model->make_gradient_allreduce(dist::process_group(), fusion_bytes(o), o.overlap == OnOff::On);
+  std::unique_ptr<GradientAllreduce> reducer = model->make_gradient_allreduce(
+      dist::process_group(), fusion_bytes(o), o.overlap == OnOff::On);
   if (!reducer) {
     reducer = std::make_unique<dist::GradientReducer>(model->gradients(), fusion_bytes(o),
                                                       o.overlap == OnOff::On);
@@ -206,8 +209,8 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
       }
       if (o.warmup_epochs > 0) {
         // Goyal et al.: from the single-worker rate to lr × np, linearly in epochs done.
-        const double done = static_cast<double>(epoch - 1) +
-                            static_cast<double>(step) / static_cast<double>(steps);
+        const double done =
+            static_cast<double>(epoch - 1) + static_cast<double>(step) / static_cast<double>(steps);
         const double f = std::min(1.0, done / o.warmup_epochs);
         model->set_learning_rate(o.lr + (sgd.lr - o.lr) * f);
       }

@@ -26,9 +26,9 @@ struct RunInfo {  // what the header line reports
   int threads = 1;
   std::string backend;
   std::string precision = "fp32";
-  double fusion_mb = 64.0;  // gradient allreduce bucket size, MiB
-  bool overlap = false;     // buckets reduced during backward
-  bool cuda_graph = false;  // printed only when on
+  double fusion_mb = 64.0;     // gradient allreduce bucket size, MiB
+  bool overlap = false;        // buckets reduced during backward
+  bool cuda_graph = false;     // printed only when on
   bool deterministic = false;  // printed only when on
 };
 

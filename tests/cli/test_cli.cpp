@@ -53,9 +53,11 @@ void make_database(const std::string& path) {
 TEST_CASE("an unknown subcommand gets a suggestion and exit status 2") {
   const auto result = invoke({"rnu", "x.json"});
   CHECK(result.status == 2);
-  CHECK(result.err == "scalebench: unknown command 'rnu', did you mean 'run'?; `scalebench help` lists them\n");
+  CHECK(result.err ==
+        "scalebench: unknown command 'rnu', did you mean 'run'?; `scalebench help` lists them\n");
   CHECK(invoke({"qeury"}).err.find("did you mean 'query'?") != std::string::npos);
-  CHECK(invoke({"zzzzzz"}).err == "scalebench: unknown command 'zzzzzz'; `scalebench help` lists them\n");
+  CHECK(invoke({"zzzzzz"}).err ==
+        "scalebench: unknown command 'zzzzzz'; `scalebench help` lists them\n");
 }
 
 TEST_CASE("help lists every subcommand of the table") {
@@ -74,7 +76,9 @@ TEST_CASE("query prints an aligned table or CSV") {
   test::TempDir dir;
   const auto path = (dir / "r.db").string();
   make_database(path);
-  const auto table = invoke({"query", "--db", path, "SELECT epoch, duration_seconds AS d, trainer_seconds FROM epochs ORDER BY epoch"});
+  const auto table =
+      invoke({"query", "--db", path,
+              "SELECT epoch, duration_seconds AS d, trainer_seconds FROM epochs ORDER BY epoch"});
   CHECK(table.status == 0);
   CHECK(table.out ==
         "epoch  d     trainer_seconds\n"
@@ -82,7 +86,8 @@ TEST_CASE("query prints an aligned table or CSV") {
         "1      1.25  1.2\n"
         "2      1.5   NULL\n"
         "(2 rows)\n");
-  const auto csv = invoke({"query", "--db", path, "--csv", "SELECT text, 'a,\"b' AS odd FROM lines ORDER BY seq"});
+  const auto csv = invoke(
+      {"query", "--db", path, "--csv", "SELECT text, 'a,\"b' AS odd FROM lines ORDER BY seq"});
   CHECK(csv.out == "text,odd\r\nEpoch 1/2,\"a,\"\"b\"\r\nEpoch 2/2,\"a,\"\"b\"\r\n");
 }
 
@@ -98,7 +103,8 @@ TEST_CASE("query refuses to write, and the database is unchanged") {
     CHECK(result.err.rfind("scalebench: error: ", 0) == 0);
   }
   const auto count = invoke({"query", "--db", path, "--csv",
-                          "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM epochs), (SELECT count(*) FROM lines)"});
+                             "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM epochs), "
+                             "(SELECT count(*) FROM lines)"});
   CHECK(count.out.substr(count.out.find("\r\n") + 2) == "1,2,2\r\n");
   const auto syntax = invoke({"query", "--db", path, "SELEC 1"});
   CHECK(syntax.status == 1);
@@ -108,12 +114,14 @@ TEST_CASE("query refuses to write, and the database is unchanged") {
 TEST_CASE("a malformed experiment file: one clear line, nothing written") {
   test::TempDir dir;
   const auto experiment = dir / "bad.json";
-  std::ofstream(experiment) << R"({"name": "bad", "conditions": [{"name": "m", "launcher": "mpirun", "np": [2, -1]}]})";
+  std::ofstream(experiment)
+      << R"({"name": "bad", "conditions": [{"name": "m", "launcher": "mpirun", "np": [2, -1]}]})";
   const auto db_path = dir / "results" / "r.db";
   const auto result = invoke({"run", experiment.string(), "--db", db_path.string()});
   CHECK(result.status == 1);
   CHECK(result.err == "scalebench: error: " + experiment.string() +
-                          ": field \"conditions[0].np[1]\": expected a positive integer (at most 1000000), got -1\n");
+                          ": field \"conditions[0].np[1]\": expected a positive integer (at most "
+                          "1000000), got -1\n");
   CHECK(!std::filesystem::exists(db_path));
 
   // An existing database is left exactly as it was.
@@ -121,7 +129,8 @@ TEST_CASE("a malformed experiment file: one clear line, nothing written") {
   const auto before = std::filesystem::file_size(db_path);
   CHECK(invoke({"run", experiment.string(), "--db", db_path.string()}).status == 1);
   CHECK(std::filesystem::file_size(db_path) == before);
-  CHECK(invoke({"query", "--db", db_path.string(), "--csv", "SELECT count(*) FROM experiments"}).out == "count(*)\r\n1\r\n");
+  CHECK(invoke({"query", "--db", db_path.string(), "--csv", "SELECT count(*) FROM experiments"})
+            .out == "count(*)\r\n1\r\n");
 }
 
 TEST_CASE("report and plot on a missing experiment name fail clearly") {
@@ -137,8 +146,8 @@ TEST_CASE("report and plot on a missing experiment name fail clearly") {
 // One error root: the CLI's single catch relies on it.
 #include <type_traits>
 
-#include "plotting/csv_table.hpp"
 #include "orchestrator/experiment.hpp"
+#include "plotting/csv_table.hpp"
 #include "plotting/report.hpp"
 #include "stats/error.hpp"
 
@@ -157,10 +166,10 @@ TEST_CASE("an error from each module reads as one line and exit 1") {
   const auto csv = (dir / "one.csv").string();
   std::ofstream(csv) << "y,g\n1,a\n2,a\n";
   const std::vector<std::vector<std::string>> commands{
-      {"run", bad_json, "--db", (dir / "r.db").string()},                  // ExperimentError
-      {"report", "--db", (dir / "missing.db").string()},                    // DatabaseError
-      {"stats", "--csv", csv, "--response", "y", "--factor", "g"},          // StatsError: one group
-      {"stats", "--csv", csv, "--response", "nope", "--factor", "g"}};      // InputError
+      {"run", bad_json, "--db", (dir / "r.db").string()},               // ExperimentError
+      {"report", "--db", (dir / "missing.db").string()},                // DatabaseError
+      {"stats", "--csv", csv, "--response", "y", "--factor", "g"},      // StatsError: one group
+      {"stats", "--csv", csv, "--response", "nope", "--factor", "g"}};  // InputError
   for (const auto& args : commands) {
     CAPTURE(args[0]);
     std::ostringstream out, err;

@@ -25,7 +25,8 @@ TEST_CASE("scalebench run: real mpirun with 2 ranks, then report and plot") {
     "name": "e2e",
     "repetitions": 1,
     "timeout_seconds": 120,
-    "program": ")" << trainer.string() << R"(",
+    "program": ")" << trainer.string()
+                            << R"(",
     "trainer": {"model": "mlp", "dataset": "synthetic", "train-images": 2048, "test-images": 256,
                 "epochs": 3, "batch-size": 64, "threads": 1},
     "conditions": [
@@ -67,7 +68,8 @@ TEST_CASE("scalebench run: real mpirun with 2 ranks, then report and plot") {
 
   if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
     std::ostringstream plot, plot_err;
-    REQUIRE(cli::run_cli({"plot", "--db", db_path, "--output", (dir / "fig").string()}, plot, plot_err) == 0);
+    REQUIRE(cli::run_cli({"plot", "--db", db_path, "--output", (dir / "fig").string()}, plot,
+                         plot_err) == 0);
     CHECK(fs::file_size(dir / "fig.png") > 1000);
     CHECK(fs::file_size(dir / "fig.svg") > 1000);
   }
@@ -83,7 +85,8 @@ TEST_CASE("scalebench run: the allreduce benchmark under real mpirun -np 2, its 
   std::ofstream(experiment) << R"({
     "name": "ar",
     "timeout_seconds": 60,
-    "program": ")" << trainer.string() << R"(",
+    "program": ")" << trainer.string()
+                            << R"(",
     "trainer": {"benchmark": "allreduce", "max-bytes": "64K", "step-factor": 8, "iterations": 5},
     "conditions": [{"name": "mpi", "launcher": "mpirun", "np": [2], "oversubscribe": true}]
   })";

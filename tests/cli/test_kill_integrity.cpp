@@ -43,11 +43,14 @@ void write_experiment(const fs::path& path, const fs::path& trainer, const std::
                       int repetitions, const std::string& epoch_seconds) {
   std::ofstream(path) << R"({
     "name": "kill",
-    "repetitions": )" << repetitions << R"(,
+    "repetitions": )" << repetitions
+                      << R"(,
     "conditions": [{"name": "sh", "launcher": "command", "np": [1],
-                    "command": ["sh", ")" << trainer.string() << R"(", ")" << marker << R"(", ")"
-                      << epoch_seconds << R"("],
-                    "env": {"SCALEBENCH_TEST_MARKER": ")" << marker << R"("}}]
+                    "command": ["sh", ")"
+                      << trainer.string() << R"(", ")" << marker << R"(", ")" << epoch_seconds
+                      << R"("],
+                    "env": {"SCALEBENCH_TEST_MARKER": ")"
+                      << marker << R"("}}]
   })";
 }
 
@@ -69,7 +72,8 @@ std::vector<pid_t> processes_with(const std::string& marker) {
     const auto paren = stat.rfind(')');
     if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z') continue;
     if (read_text(entry.path() / "cmdline").find(marker) != std::string::npos ||
-        read_text(entry.path() / "environ").find("SCALEBENCH_TEST_MARKER=" + marker) != std::string::npos)
+        read_text(entry.path() / "environ").find("SCALEBENCH_TEST_MARKER=" + marker) !=
+            std::string::npos)
       found.push_back(pid);
   }
   return found;
@@ -182,7 +186,8 @@ std::optional<std::string> why_no_binary() {
 
 }  // namespace
 
-TEST_CASE("kill -9 of scalebench run at random moments: database intact, runs complete, no orphans") {
+TEST_CASE(
+    "kill -9 of scalebench run at random moments: database intact, runs complete, no orphans") {
   SCALEBENCH_SKIP_IF(why_no_binary());
   test::TempDir dir;
   const auto trainer = dir / "trainer.sh";
@@ -212,7 +217,8 @@ TEST_CASE("kill -9 of scalebench run at random moments: database intact, runs co
       REQUIRE(db.handle);
       const auto integrity = db.text("PRAGMA integrity_check");
       const auto incomplete = db.text(kIncompleteOkRuns);
-      INFO("kill " << kill << ": integrity_check " << integrity << ", incomplete ok runs " << incomplete);
+      INFO("kill " << kill << ": integrity_check " << integrity << ", incomplete ok runs "
+                   << incomplete);
       CHECK(integrity == "ok");
       CHECK(incomplete == "0");
       ok = integrity == "ok" && incomplete == "0";
@@ -224,16 +230,17 @@ TEST_CASE("kill -9 of scalebench run at random moments: database intact, runs co
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const Sqlite db(database);
-  MESSAGE("random kill -9: kills " << kKills << ", intact " << intact << ", orphans " << orphans
-                                   << ", runs stored " << (db.handle ? db.text("SELECT count(*) FROM runs") : "0")
-                                   << " (" << seconds << " s)");
+  MESSAGE("random kill -9: kills "
+          << kKills << ", intact " << intact << ", orphans " << orphans << ", runs stored "
+          << (db.handle ? db.text("SELECT count(*) FROM runs") : "0") << " (" << seconds << " s)");
   CHECK(intact == kKills);
   CHECK(orphans == 0);
   CHECK(with_runs > 0);  // some kills came after runs were stored: the check saw real data
   CHECK(seconds < 60);
 }
 
-TEST_CASE("SIGHUP, SIGQUIT and SIGTERM stop scalebench run: run stored as interrupted, no orphans") {
+TEST_CASE(
+    "SIGHUP, SIGQUIT and SIGTERM stop scalebench run: run stored as interrupted, no orphans") {
   SCALEBENCH_SKIP_IF(why_no_binary());
   test::TempDir dir;
   const auto trainer = dir / "trainer.sh";

@@ -74,7 +74,9 @@ bool has_raw_control(const std::string& text) {
 TEST_CASE("query: trainer output with escape sequences and NULs reaches the table escaped") {
   test::TempDir dir;
   const auto path = dir / "r.db";
-  make_database(path, "demo", "\x1b[2J\x1b]0;owned\x07 epoch \xC2\x9B" "1m");
+  make_database(path, "demo",
+                "\x1b[2J\x1b]0;owned\x07 epoch \xC2\x9B"
+                "1m");
   const auto result = invoke({"query", "--db", path.string(),
                               "SELECT text, CAST(x'41001b42' AS TEXT) || 'end' AS raw FROM lines "
                               "WHERE seq = 0"});
@@ -83,12 +85,13 @@ TEST_CASE("query: trainer output with escape sequences and NULs reaches the tabl
   CHECK(result.out.find("\\x1b[2J\\x1b]0;owned\\x07 epoch \\u009b1m") != std::string::npos);
   CHECK(result.out.find("A\\x00\\x1bBend") != std::string::npos);
   // --csv into a pipe or file (not a terminal) stays byte for byte.
-  const auto csv = invoke({"query", "--db", path.string(), "--csv",
-                           "SELECT text FROM lines WHERE seq = 0"});
+  const auto csv =
+      invoke({"query", "--db", path.string(), "--csv", "SELECT text FROM lines WHERE seq = 0"});
   CHECK(csv.out.find("\x1b[2J") != std::string::npos);
 }
 
-// ---- limits and functions through the command line ------------------------------------------------
+// ---- limits and functions through the command line
+// ------------------------------------------------
 
 TEST_CASE("query: each limit's error names the option that raises it") {
   test::TempDir dir;
@@ -96,19 +99,22 @@ TEST_CASE("query: each limit's error names the option that raises it") {
   make_database(path, "demo");
   const std::string endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) ";
 
-  const auto rows = invoke({"query", "--db", path, "--max-rows", "10", endless + "SELECT x FROM c"});
+  const auto rows =
+      invoke({"query", "--db", path, "--max-rows", "10", endless + "SELECT x FROM c"});
   CHECK(rows.status == 1);
-  CHECK(rows.err == "scalebench: error: query: more than 10 rows (the row limit); add a LIMIT "
-                    "clause or raise the limit; raise it with --max-rows N\n");
+  CHECK(rows.err ==
+        "scalebench: error: query: more than 10 rows (the row limit); add a LIMIT "
+        "clause or raise the limit; raise it with --max-rows N\n");
 
-  const auto time = invoke({"query", "--db", path, "--timeout", "0.2",
-                            endless + "SELECT count(*) FROM c"});
+  const auto time =
+      invoke({"query", "--db", path, "--timeout", "0.2", endless + "SELECT count(*) FROM c"});
   CHECK(time.status == 1);
-  CHECK(time.err == "scalebench: error: query: stopped at the time limit of 0.2 s; raise it with "
-                    "--timeout SECONDS\n");
+  CHECK(time.err ==
+        "scalebench: error: query: stopped at the time limit of 0.2 s; raise it with "
+        "--timeout SECONDS\n");
 
-  const auto memory = invoke({"query", "--db", path, "--max-memory", "1MiB",
-                              "SELECT length(zeroblob(2000000))"});
+  const auto memory =
+      invoke({"query", "--db", path, "--max-memory", "1MiB", "SELECT length(zeroblob(2000000))"});
   CHECK(memory.status == 1);
   CHECK(memory.err.find("memory limit of 1 MiB") != std::string::npos);
   CHECK(memory.err.find("raise it with --max-memory SIZE") != std::string::npos);

@@ -1,8 +1,8 @@
 // `scalebench stats` end to end on R's warpbreaks, against R 4.2's aov and TukeyHSD
 // (values printed by scripts/reference/stats_reference.R and R's own printout).
 #include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/cli.hpp"
@@ -16,7 +16,8 @@ const std::string kWarpbreaks = (test::data_dir() / "cli" / "warpbreaks.csv").st
 
 TEST_CASE("stats CLI: JSON contract, diff = mean(a) - mean(b), numbers that read back exactly") {
   std::ostringstream out, err;
-  REQUIRE(cli::run_cli({"stats", "--csv", kWarpbreaks, "--response", "breaks", "--factor", "tension", "--json"},
+  REQUIRE(cli::run_cli({"stats", "--csv", kWarpbreaks, "--response", "breaks", "--factor",
+                        "tension", "--json"},
                        out, err) == 0);
   const auto json = nlohmann::json::parse(out.str());
   const auto& tension = json["anova"][0];
@@ -37,15 +38,20 @@ TEST_CASE("stats CLI: JSON contract, diff = mean(a) - mean(b), numbers that read
 
 TEST_CASE("stats CLI: bad input gets one clear line") {
   std::ostringstream out, err;
-  CHECK(cli::run_cli({"stats", "--csv", kWarpbreaks, "--response", "breaks", "--factor", "tensoin"}, out, err) == 1);
-  CHECK(err.str() == "scalebench: error: " + kWarpbreaks +
-                         ": no column \"tensoin\" (did you mean \"tension\"?); columns: breaks, wool, tension\n");
+  CHECK(cli::run_cli({"stats", "--csv", kWarpbreaks, "--response", "breaks", "--factor", "tensoin"},
+                     out, err) == 1);
+  CHECK(
+      err.str() ==
+      "scalebench: error: " + kWarpbreaks +
+          ": no column \"tensoin\" (did you mean \"tension\"?); columns: breaks, wool, tension\n");
   std::ostringstream out2, err2;
   CHECK(cli::run_cli({"stats", "--response", "breaks"}, out2, err2) == 1);
-  CHECK(err2.str() == "scalebench: error: give exactly one of --csv FILE, --summary FILE, --db PATH\n");
+  CHECK(err2.str() ==
+        "scalebench: error: give exactly one of --csv FILE, --summary FILE, --db PATH\n");
   std::ostringstream out3, err3;
-  CHECK(cli::run_cli({"stats", "--csv", kWarpbreaks, "--response", "wool", "--factor", "tension"}, out3, err3) == 1);
+  CHECK(cli::run_cli({"stats", "--csv", kWarpbreaks, "--response", "wool", "--factor", "tension"},
+                     out3, err3) == 1);
   CHECK(err3.str().find("column \"response\"") == std::string::npos);
-  CHECK(err3.str().find(":2: column \"wool\": expected a finite number, got \"A\"") != std::string::npos);
+  CHECK(err3.str().find(":2: column \"wool\": expected a finite number, got \"A\"") !=
+        std::string::npos);
 }
-

@@ -40,8 +40,8 @@ std::string shell_experiment(const std::string& name, const std::string& extra, 
   return R"({"name": ")" + name + R"(", "repetitions": )" + std::to_string(repetitions) +
          R"(, "conditions": [
     {"name": "fast", "launcher": "command", "np": [1],
-     "command": ["sh", "-c", ")" + extra + R"( echo 'Epoch 1/1'; echo 'Training done: epochs=1'"]})" +
-         more_conditions + "]}";
+     "command": ["sh", "-c", ")" +
+         extra + R"( echo 'Epoch 1/1'; echo 'Training done: epochs=1'"]})" + more_conditions + "]}";
 }
 
 void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
@@ -63,8 +63,10 @@ TEST_CASE("run refuses --db names that are not files, before running anything") 
 TEST_CASE("run --resume runs only the cells that are not ok, into the same instance") {
   test::TempDir dir;
   const auto mark = (dir / "fixed").string();
-  write(dir / "e.json", shell_experiment("resumable", "test -f " + mark + " || { echo 'disk full' >&2; exit 1; };", 3,
-                                         R"(, {"name": "other", "launcher": "command", "np": [1],
+  write(
+      dir / "e.json",
+      shell_experiment("resumable", "test -f " + mark + " || { echo 'disk full' >&2; exit 1; };", 3,
+                       R"(, {"name": "other", "launcher": "command", "np": [1],
      "command": ["sh", "-c", "echo 'Epoch 1/1'; echo 'Training done: epochs=1'"]})"));
   const auto db = (dir / "r.db").string();
   const auto first = cli_run({"run", (dir / "e.json").string(), "--db", db});
@@ -74,13 +76,15 @@ TEST_CASE("run --resume runs only the cells that are not ok, into the same insta
   // A report of a partly failed instance names the condition that has no ok run.
   const auto report = cli_run({"report", "--db", db});
   CHECK(report.status == 0);
-  CHECK(report.out.find("fast np=1: 0 of 3 runs ok (3 failed); not in the table") != std::string::npos);
+  CHECK(report.out.find("fast np=1: 0 of 3 runs ok (3 failed); not in the table") !=
+        std::string::npos);
 
   write(mark, "");
   const auto second = cli_run({"run", (dir / "e.json").string(), "--db", db, "--resume"});
   INFO(second.out, second.err);
   CHECK(second.status == 0);
-  CHECK(second.out.find("resuming instance 1: 3 of 6 cells already ok, 3 to run") != std::string::npos);
+  CHECK(second.out.find("resuming instance 1: 3 of 6 cells already ok, 3 to run") !=
+        std::string::npos);
   const auto database = db::Database::open(db, db::OpenMode::ReadOnly);
   CHECK(database.experiments().size() == 1);
   const auto runs = database.runs();
@@ -132,7 +136,8 @@ TEST_CASE("two concurrent writers wait out a write lock longer than the old 5 s 
   REQUIRE(fs::exists(scalebench));
   test::TempDir dir;
   const auto db = (dir / "r.db").string();
-  for (const std::string name : {"a", "b"}) write(dir / (name + ".json"), shell_experiment(name, "", 15));
+  for (const std::string name : {"a", "b"})
+    write(dir / (name + ".json"), shell_experiment(name, "", 15));
   REQUIRE(cli_run({"run", (dir / "a.json").string(), "--db", db, "--dry-run"}).status == 0);
   { auto created = db::Database::open(db); }
 
@@ -141,8 +146,8 @@ TEST_CASE("two concurrent writers wait out a write lock longer than the old 5 s 
   REQUIRE(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
   for (const std::string name : {"a", "b"}) {
     const auto command = "(" + scalebench.string() + " run " + (dir / (name + ".json")).string() +
-                         " --db " + db + " > " + (dir / (name + ".log")).string() + " 2>&1; echo $? > " +
-                         (dir / (name + ".rc")).string() + ") &";
+                         " --db " + db + " > " + (dir / (name + ".log")).string() +
+                         " 2>&1; echo $? > " + (dir / (name + ".rc")).string() + ") &";
     REQUIRE(std::system(command.c_str()) == 0);
   }
   std::this_thread::sleep_for(std::chrono::seconds(7));

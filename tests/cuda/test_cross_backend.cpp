@@ -5,8 +5,8 @@
 // running statistics must agree. Each layer sits between a convolution (so its input gradient
 // is checked through that convolution's weight gradient) and a dense classifier.
 //
-// Skipped (SCALEBENCH_SKIP) where no GPU is present. TF32 is switched off (NVIDIA_TF32_OVERRIDE=0) so
-// the comparison is fp32 against fp32; training runs keep cuDNN's default, as PyTorch does.
+// Skipped (SCALEBENCH_SKIP) where no GPU is present. TF32 is switched off (NVIDIA_TF32_OVERRIDE=0)
+// so the comparison is fp32 against fp32; training runs keep cuDNN's default, as PyTorch does.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -167,8 +167,7 @@ void compare_layer(int in_channels, const std::function<int(Graph&, int)>& add_l
   };
   const cpu::Dims input{in_channels, size, size};
   compare_networks(std::make_unique<cpu::Network>(full(), input, 3, sgd()),
-                   std::make_unique<cpu::Network>(full(), input, 3, sgd()), sgd(), batch,
-                   kClasses);
+                   std::make_unique<cpu::Network>(full(), input, 3, sgd()), sgd(), batch, kClasses);
 }
 
 }  // namespace
@@ -243,10 +242,13 @@ TEST_CASE("cuda vs cpu: global average pooling") {
 
 TEST_CASE("cuda vs cpu: batch norm, and batch norm with fused relu (eps 1e-3)") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
-  compare_layer(3, [](Graph& g, int x) {
-    int y = g.add_layer<cpu::BatchNorm>(x, 8);
-    return g.add_layer<cpu::BatchNorm>(y, 8, 1e-3f, 0.1f, true);
-  }, 4);
+  compare_layer(
+      3,
+      [](Graph& g, int x) {
+        int y = g.add_layer<cpu::BatchNorm>(x, 8);
+        return g.add_layer<cpu::BatchNorm>(y, 8, 1e-3f, 0.1f, true);
+      },
+      4);
 }
 
 TEST_CASE("cuda vs cpu: relu, relu6 and tanh") {
@@ -288,8 +290,8 @@ TEST_CASE("cuda vs cpu: channel concat of three branches") {
 
 TEST_CASE("cuda vs cpu: every optimizer, with weight decay, on an MLP") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
-  for (const std::string name : {"sgd", "momentum", "nesterov", "adadelta", "rmsprop", "adam",
-                                 "radam"}) {
+  for (const std::string name :
+       {"sgd", "momentum", "nesterov", "adadelta", "rmsprop", "adam", "radam"}) {
     CAPTURE(name);
     OptimizerOptions o = sgd(name == "adadelta" ? 1.0 : 0.01);
     o.name = name;
@@ -305,8 +307,8 @@ TEST_CASE("cuda vs cpu: every optimizer, with weight decay, on an MLP") {
 
 namespace {
 
-void compare_model(const std::string& name, int channels, int size, std::size_t batch,
-                   int classes, cuda::Precision precision = cuda::Precision::fp32) {
+void compare_model(const std::string& name, int channels, int size, std::size_t batch, int classes,
+                   cuda::Precision precision = cuda::Precision::fp32) {
   ModelSpec spec;
   spec.name = name;
   spec.channels = channels;
@@ -335,22 +337,28 @@ void compare_model(const std::string& name, int channels, int size, std::size_t 
 
 TEST_CASE("cuda vs cpu: mnist_cnn") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
- compare_model("mnist_cnn", 1, 28, 8, 10); }
+  compare_model("mnist_cnn", 1, 28, 8, 10);
+}
 TEST_CASE("cuda vs cpu: lenet5") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
- compare_model("lenet5", 1, 28, 8, 10); }
+  compare_model("lenet5", 1, 28, 8, 10);
+}
 TEST_CASE("cuda vs cpu: resnet50 at 3x32x32") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
- compare_model("resnet50", 3, 32, 4, 10); }
+  compare_model("resnet50", 3, 32, 4, 10);
+}
 TEST_CASE("cuda vs cpu: mobilenet_v2 at 3x32x32") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
- compare_model("mobilenet_v2", 3, 32, 4, 10); }
+  compare_model("mobilenet_v2", 3, 32, 4, 10);
+}
 TEST_CASE("cuda vs cpu: inception_v3 at 3x75x75") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
- compare_model("inception_v3", 3, 75, 2, 10); }
+  compare_model("inception_v3", 3, 75, 2, 10);
+}
 TEST_CASE("cuda vs cpu: vgg16 at 3x32x32") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
- compare_model("vgg16", 3, 32, 2, 10); }
+  compare_model("vgg16", 3, 32, 2, 10);
+}
 TEST_CASE("cuda bf16 vs cpu fp32: mnist_cnn, within bf16's rounding") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_model("mnist_cnn", 1, 28, 8, 10, cuda::Precision::bf16);
@@ -393,8 +401,8 @@ TEST_CASE("nccl: the bucketed, overlapped gradient allreduce on one rank leaves 
       ProcessGroup one;
       CHECK_FALSE(gpu.make_gradient_allreduce(one, 64 << 10, true)->overlap());  // one rank: none
       // 64 KiB buckets (many of them), launched during backward.
-      reducer = cuda::make_nccl_gradient_allreduce(gpu.context(), gpu.device_gradients(),
-                                                   gpu.parameter_count(), one, 64 << 10, true, true);
+      reducer = cuda::make_nccl_gradient_allreduce(
+          gpu.context(), gpu.device_gradients(), gpu.parameter_count(), one, 64 << 10, true, true);
       REQUIRE(reducer->overlap());
       gpu.set_gradients_ready([&](std::size_t offset) { reducer->gradients_ready(offset); });
     }

@@ -1,7 +1,7 @@
 // The cuda backend through the trainer's own loop (trainer/trainer.cpp): it learns, it follows
 // the CPU backend's loss curve, and under mpirun on two GPUs NCCL's bucketed, overlapped
-// allreduce gives the same numbers as one blocking allreduce. Skipped (SCALEBENCH_SKIP) without a GPU,
-// and the two-rank case without two GPUs or mpirun.
+// allreduce gives the same numbers as one blocking allreduce. Skipped (SCALEBENCH_SKIP) without a
+// GPU, and the two-rank case without two GPUs or mpirun.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
@@ -93,8 +93,7 @@ TEST_CASE("cuda training: bf16 mixed precision learns as well as fp32") {
       train(o, data, [&](std::string_view line) { lines.emplace_back(line); });
   CHECK(lines.at(0).find("precision=bf16") != std::string::npos);
   CHECK(bf16.epochs[2].loss < bf16.epochs[0].loss);
-  CHECK(bf16.epochs[2].test_accuracy.value_or(0) >
-        fp32.epochs[2].test_accuracy.value_or(0) - 0.05);
+  CHECK(bf16.epochs[2].test_accuracy.value_or(0) > fp32.epochs[2].test_accuracy.value_or(0) - 0.05);
 }
 
 TEST_CASE("cuda training: mpirun -np 2 on two GPUs, NCCL buckets and overlap change no digit") {

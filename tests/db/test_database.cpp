@@ -15,9 +15,9 @@
 #include "test_support.hpp"
 
 namespace db = scalebench::db;
-using scalebench::test::TempDir;
 using scalebench::test::error_of;
 using scalebench::test::scalar;
+using scalebench::test::TempDir;
 
 namespace {
 
@@ -80,7 +80,6 @@ db::RunBundle make_run(std::int64_t experiment_id, const std::string& experiment
   return b;
 }
 
-
 // Everything stored, as text, to compare before and after refused queries.
 std::string snapshot(const db::Database& d) {
   std::string out;
@@ -131,7 +130,6 @@ std::string raw_scalar(const std::filesystem::path& path, const std::string& sql
   sqlite3_close(handle);
   return value;
 }
-
 
 }  // namespace
 
@@ -331,9 +329,10 @@ TEST_CASE("insert_run is atomic: a failure half-way leaves no run, epoch or line
   bad_status.run.status = static_cast<db::RunStatus>(42);  // no enumerator: the CHECK refuses it
   CHECK_THROWS_AS(d.insert_run(bad_status), db::DatabaseError);
   CHECK(db::parse_run_status("interrupted") == db::RunStatus::Interrupted);
-  CHECK_THROWS_WITH_AS(db::parse_run_status("great"),
-                       "runs.status \"great\" is none of ok, failed, timeout, incomplete, interrupted",
-                       db::DatabaseError);
+  CHECK_THROWS_WITH_AS(
+      db::parse_run_status("great"),
+      "runs.status \"great\" is none of ok, failed, timeout, incomplete, interrupted",
+      db::DatabaseError);
 
   db::RunBundle no_experiment = make_run(999, "e", "mlp", 2, 1);
   CHECK_THROWS_AS(d.insert_run(no_experiment), db::DatabaseError);  // foreign key
@@ -648,8 +647,8 @@ TEST_CASE("allreduce rows round-trip with their run, in line order, and show in 
       "SELECT experiment, condition, np, transport, bytes, count, time_us, wrong, status "
       "FROM allreduce_times ORDER BY bytes");
   REQUIRE(view.rows.size() == 2);
-  CHECK(view.rows[1] == std::vector<std::optional<std::string>>{
-                            "ar", "mpi", "2", "nccl", "1048576", "262144", "250.125", "3", "ok"});
+  CHECK(view.rows[1] == std::vector<std::optional<std::string>>{"ar", "mpi", "2", "nccl", "1048576",
+                                                                "262144", "250.125", "3", "ok"});
 }
 
 TEST_CASE("a bad allreduce row rolls the whole run back") {

@@ -77,7 +77,7 @@ void raw_exec(const std::filesystem::path& path, const std::string& sql) {
 }  // namespace
 
 TEST_CASE("spec_hash identifies a normalised spec") {
-  CHECK(db::spec_hash("") == "fnv1a64:cbf29ce484222325");  // FNV-1a's offset basis
+  CHECK(db::spec_hash("") == "fnv1a64:cbf29ce484222325");   // FNV-1a's offset basis
   CHECK(db::spec_hash("a") == "fnv1a64:af63dc4c8601ec8c");  // the published FNV-1a test vector
   CHECK(db::spec_hash(R"({"name":"x"})") != db::spec_hash(R"({"name":"y"})"));
 }

@@ -13,18 +13,16 @@
 #include "test_support.hpp"
 
 namespace db = scalebench::db;
-using scalebench::test::TempDir;
 using scalebench::test::error_of;
 using scalebench::test::scalar;
+using scalebench::test::TempDir;
 
 namespace {
 
-
-
 // The limit a query stopped at, and its message; fails the test if it did not stop at one.
 std::pair<db::QueryLimitError::Limit, std::string> limit_hit(const db::Database& d,
-                                                            const std::string& sql,
-                                                            const db::QueryLimits& limits) {
+                                                             const std::string& sql,
+                                                             const db::QueryLimits& limits) {
   try {
     d.query_read_only(sql, limits);
   } catch (const db::QueryLimitError& e) {
@@ -36,8 +34,7 @@ std::pair<db::QueryLimitError::Limit, std::string> limit_hit(const db::Database&
   return {};
 }
 
-constexpr const char* kEndless =
-    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) ";
+constexpr const char* kEndless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) ";
 
 }  // namespace
 
@@ -92,9 +89,9 @@ TEST_CASE("query_read_only refuses functions outside the allow-list, naming them
   TempDir dir;
   auto d = db::Database::open((dir / "r.db").string());
   // Registered in Debian's libsqlite3 and refused by the authorizer, not merely unknown.
-  for (const std::string name : {"fts3_tokenizer", "load_extension", "sqlite_compileoption_get",
-                                 "sqlite_compileoption_used", "changes", "total_changes",
-                                 "last_insert_rowid"}) {
+  for (const std::string name :
+       {"fts3_tokenizer", "load_extension", "sqlite_compileoption_get", "sqlite_compileoption_used",
+        "changes", "total_changes", "last_insert_rowid"}) {
     CAPTURE(name);
     const std::string args = name == "fts3_tokenizer"              ? "'simple'"
                              : name == "load_extension"            ? "'/tmp/x.so'"
@@ -122,8 +119,9 @@ TEST_CASE("query_read_only refuses functions outside the allow-list, naming them
   // The pure ones stay: core, aggregate, window, date and time, math, JSON, LIKE and GLOB.
   CHECK(scalar(d, "SELECT printf('%05.2f', abs(-2.25)) || upper('x') || length('abc')") ==
         "02.25X3");
-  CHECK(scalar(d, "SELECT group_concat(r) FROM (SELECT row_number() OVER (ORDER BY v DESC) AS r "
-                  "FROM (SELECT 1 AS v UNION ALL SELECT 2))") == "1,2");
+  CHECK(scalar(d,
+               "SELECT group_concat(r) FROM (SELECT row_number() OVER (ORDER BY v DESC) AS r "
+               "FROM (SELECT 1 AS v UNION ALL SELECT 2))") == "1,2");
   CHECK(scalar(d, "SELECT strftime('%Y', '2024-05-01') || date('2024-05-01', '+1 day')") ==
         "20242024-05-02");
   CHECK(scalar(d, "SELECT json_extract('{\"a\": [1, 2]}', '$.a[1]') + ('{\"b\": 3}' ->> 'b')") ==
@@ -141,7 +139,8 @@ TEST_CASE("query_read_only stops an endless query at the time limit") {
   limits.timeout_seconds = 0.3;
   // count(*) yields no row until the end, which never comes: only the clock can stop it.
   const auto start = std::chrono::steady_clock::now();
-  const auto [limit, message] = limit_hit(d, std::string(kEndless) + "SELECT count(*) FROM c", limits);
+  const auto [limit, message] =
+      limit_hit(d, std::string(kEndless) + "SELECT count(*) FROM c", limits);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(limit == db::QueryLimitError::Limit::Time);
@@ -161,8 +160,9 @@ TEST_CASE("query_read_only stops at the row limit, the default one included") {
   CHECK(message.find("more than 1000 rows") != std::string::npos);
   CHECK(message.find("add a LIMIT clause") != std::string::npos);
   // Exactly max_rows rows is allowed.
-  CHECK(d.query_read_only(std::string(kEndless) + "SELECT x FROM c LIMIT 1000", limits)
-            .rows.size() == 1000);
+  CHECK(
+      d.query_read_only(std::string(kEndless) + "SELECT x FROM c LIMIT 1000", limits).rows.size() ==
+      1000);
 
   // The issue's reproducer with the defaults: it ends, with an error, instead of never.
   const auto [default_limit, default_message] =
@@ -197,9 +197,11 @@ TEST_CASE("query_read_only stops at the memory limit: big values, SQLite's heap,
   }
   // Values each under the length limit, together over it: SQLite's heap limit stops them.
   {
-    const auto [limit, message] = limit_hit(
-        d, "SELECT randomblob(3000000), randomblob(3000000), randomblob(3000000), "
-           "randomblob(3000000)", limits);
+    const auto [limit, message] =
+        limit_hit(d,
+                  "SELECT randomblob(3000000), randomblob(3000000), randomblob(3000000), "
+                  "randomblob(3000000)",
+                  limits);
     CHECK(limit == db::QueryLimitError::Limit::Memory);
     CHECK(message.find("SQLite's working memory") != std::string::npos);
   }

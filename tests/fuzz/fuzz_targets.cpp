@@ -20,8 +20,11 @@ bool valid_utf8(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
     const auto byte = static_cast<unsigned char>(text[i]);
-    std::size_t length = byte < 0x80 ? 1 : (byte & 0xE0) == 0xC0 ? 2 : (byte & 0xF0) == 0xE0 ? 3
-                                       : (byte & 0xF8) == 0xF0    ? 4 : 0;
+    std::size_t length = byte < 0x80             ? 1
+                         : (byte & 0xE0) == 0xC0 ? 2
+                         : (byte & 0xF0) == 0xE0 ? 3
+                         : (byte & 0xF8) == 0xF0 ? 4
+                                                 : 0;
     if (length == 0 || i + length > text.size()) return false;
     unsigned code = length == 1 ? byte : byte & (0x7F >> length);
     for (std::size_t k = 1; k < length; ++k) {
@@ -41,7 +44,8 @@ bool finite_non_negative(double value) { return std::isfinite(value) && value >=
 
 void check_key_values(const std::optional<KeyValueLine>& line) {
   if (!line) return;
-  for (const auto& [key, value] : line->fields) require(line->get(key).has_value(), "get(key) of a parsed field");
+  for (const auto& [key, value] : line->fields)
+    require(line->get(key).has_value(), "get(key) of a parsed field");
 }
 
 void check_line(std::string_view line) {
@@ -57,7 +61,8 @@ void check_line(std::string_view line) {
     if (!tagged.rank) require(!tagged.tag_stream, "parse_tagged_line: a stream only with a rank");
   }
   if (const auto marker = parse_epoch_marker(line))
-    require(1 <= marker->epoch && marker->epoch <= marker->total, "parse_epoch_marker: 1 <= y <= z");
+    require(1 <= marker->epoch && marker->epoch <= marker->total,
+            "parse_epoch_marker: 1 <= y <= z");
   (void)parse_epoch_end(line);
   check_key_values(parse_trainer_header(line));
   check_key_values(parse_training_done(line));
@@ -109,7 +114,8 @@ void line_parser_target(std::string_view input) {
     joined += '\n';
   }
   if (rest) {
-    require(!rest->empty() && rest->find('\n') == std::string::npos, "LineSplitter: the rest is one non-empty line");
+    require(!rest->empty() && rest->find('\n') == std::string::npos,
+            "LineSplitter: the rest is one non-empty line");
     joined += *rest;
   }
   require(joined == input, "LineSplitter: lines + rest == input");
@@ -131,7 +137,8 @@ void experiment_target(std::string_view input) {
   // What was accepted round-trips through its own spec.
   const auto again = parse_experiment(experiment.spec_json, path);
   require(again.spec_json == experiment.spec_json, "spec_json round-trips");
-  require(experiment.repetitions >= 1 && experiment.repetitions <= kMaxRepetitions, "repetitions in range");
+  require(experiment.repetitions >= 1 && experiment.repetitions <= kMaxRepetitions,
+          "repetitions in range");
   if (experiment.timeout_seconds)
     require(*experiment.timeout_seconds >= kMinTimeoutSeconds &&
                 *experiment.timeout_seconds <= kMaxTimeoutSeconds,

@@ -32,7 +32,8 @@ std::uint64_t seed() {
 std::string escaped(const std::string& input) {
   std::string out;
   for (unsigned char c : input.substr(0, 2000)) {
-    if (c >= 0x20 && c < 0x7f && c != '\\') out += static_cast<char>(c);
+    if (c >= 0x20 && c < 0x7f && c != '\\')
+      out += static_cast<char>(c);
     else {
       char buffer[8];
       std::snprintf(buffer, sizeof buffer, "\\x%02x", c);
@@ -122,28 +123,32 @@ void run_fuzz(const char* name, Target target, Mutator mutator) {
       try {
         target(input);
       } catch (const std::exception& error) {
-        FAIL(std::string(name) << ": " << std::string(error.what()) << " (seed " << seed() << ", execution " << executions
-                  << ")\ninput: \"" << escaped(input) << "\"");
+        FAIL(std::string(name) << ": " << std::string(error.what()) << " (seed " << seed()
+                               << ", execution " << executions << ")\ninput: \"" << escaped(input)
+                               << "\"");
       }
     }
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  MESSAGE(std::string(name) << ": " << executions << " executions in " << seconds << " s (seed " << seed() << ")");
+  MESSAGE(std::string(name) << ": " << executions << " executions in " << seconds << " s (seed "
+                            << seed() << ")");
   CHECK(executions > 0);
 }
 
 std::vector<std::string> experiment_seeds() {
   std::vector<std::string> seeds;
-  for (const auto& entry : std::filesystem::directory_iterator(scalebench::test::source_dir() / "experiments")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(scalebench::test::source_dir() / "experiments")) {
     if (entry.path().extension() != ".json") continue;
     std::ifstream file(entry.path(), std::ios::binary);
     std::stringstream text;
     text << file.rdbuf();
     seeds.push_back(text.str());
   }
-  seeds.push_back(R"({"name":"c","repetitions":2,"timeout_seconds":5,"np":[1,2],"conditions":[)"
-                  R"({"name":"a","launcher":"command","command":["{program}","-n","{np}","{args}"],)"
-                  R"("env":{"OMP_NUM_THREADS":"1"}},{"name":"b","launcher":"srun","launcher_args":["x"]}]})");
+  seeds.push_back(
+      R"({"name":"c","repetitions":2,"timeout_seconds":5,"np":[1,2],"conditions":[)"
+      R"({"name":"a","launcher":"command","command":["{program}","-n","{np}","{args}"],)"
+      R"("env":{"OMP_NUM_THREADS":"1"}},{"name":"b","launcher":"srun","launcher_args":["x"]}]})");
   return seeds;
 }
 
@@ -151,33 +156,112 @@ std::vector<std::string> experiment_seeds() {
 
 TEST_CASE("the line parser keeps its invariants on random and mutated lines") {
   const std::vector<std::string> seeds = {
-      "Epoch 1/5", "Epoch 3/3\r", "  Epoch 10/100  ", "[1,0]<stdout>:Epoch 1/2",
-      "[ns@1,0]<stderr>: text", "[0]<stdout>:x", "Mon Nov 22 10:00:00 2026[0]<stdout>:Epoch 2/4",
-      "3: Epoch 1/2", "12/12 - loss: 0.5 - accuracy: 0.8 - test_accuracy: 0.7 - images_per_second: 100 - epoch_seconds: 4.8",
-      "scalebench-train model=mlp np=2 backend=cpu", "Training done: epochs=5 seconds=12.5",
+      "Epoch 1/5",
+      "Epoch 3/3\r",
+      "  Epoch 10/100  ",
+      "[1,0]<stdout>:Epoch 1/2",
+      "[ns@1,0]<stderr>: text",
+      "[0]<stdout>:x",
+      "Mon Nov 22 10:00:00 2026[0]<stdout>:Epoch 2/4",
+      "3: Epoch 1/2",
+      "12/12 - loss: 0.5 - accuracy: 0.8 - test_accuracy: 0.7 - images_per_second: 100 - "
+      "epoch_seconds: 4.8",
+      "scalebench-train model=mlp np=2 backend=cpu",
+      "Training done: epochs=5 seconds=12.5",
       "# scalebench-train benchmark=allreduce transport=mpi np=2",
       "      1048576        262144   float     sum     123.456    8.4937    8.4937       0",
-      "# Avg bus bandwidth    : 8.4937", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "a\nb\r\nc",
+      "# Avg bus bandwidth    : 8.4937",
+      "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+      "a\nb\r\nc",
   };
-  const std::vector<std::string> dictionary = {
-      "Epoch ", "/", "0", "1", "-1", "2147483647", "99999999999", "1e308", "nan", "inf", "-0",
-      "[", "]", "<stdout>", "<stderr>", ":", ",", "@", " ", "\t", "\r", "\n", "=", "#", " - ",
-      "loss: ", "epoch_seconds: ", "Training done:", "scalebench-train ", "benchmark=",
-      "# Avg bus bandwidth    : ", "float", "sum", "\xc3", "\xe2\x82", "\xed\xa0\x80", "\xf4\x90\x80\x80",
-      "\xc0\x80", "\xef\xbf\xbd", "\xff"};
+  const std::vector<std::string> dictionary = {"Epoch ",
+                                               "/",
+                                               "0",
+                                               "1",
+                                               "-1",
+                                               "2147483647",
+                                               "99999999999",
+                                               "1e308",
+                                               "nan",
+                                               "inf",
+                                               "-0",
+                                               "[",
+                                               "]",
+                                               "<stdout>",
+                                               "<stderr>",
+                                               ":",
+                                               ",",
+                                               "@",
+                                               " ",
+                                               "\t",
+                                               "\r",
+                                               "\n",
+                                               "=",
+                                               "#",
+                                               " - ",
+                                               "loss: ",
+                                               "epoch_seconds: ",
+                                               "Training done:",
+                                               "scalebench-train ",
+                                               "benchmark=",
+                                               "# Avg bus bandwidth    : ",
+                                               "float",
+                                               "sum",
+                                               "\xc3",
+                                               "\xe2\x82",
+                                               "\xed\xa0\x80",
+                                               "\xf4\x90\x80\x80",
+                                               "\xc0\x80",
+                                               "\xef\xbf\xbd",
+                                               "\xff"};
   run_fuzz("line parser", scalebench::fuzz::line_parser_target, Mutator(seed(), seeds, dictionary));
 }
 
 TEST_CASE("parse_experiment returns a bounded Experiment or throws ExperimentError") {
-  const std::vector<std::string> dictionary = {
-      "{", "}", "[", "]", "\"", ":", ",", "1e400", "-1e400", "0", "-1", "1.5", "9.3e9", "2592000",
-      "18446744073709551615", "-9223372036854775809", "100000", "NaN", "true", "null", "\"\\u0000\"",
-      "\"\\ud800\"", "\"{np}\"", "\"{program}\"", "\"{args}\"", "\"{{np}}\"", "\"{nope}\"",
-      "\"x={args}\"", "\"env\":{\"\":\"x\"}", "\"env\":{\"A=B\":\"x\"}", "\"repetitions\":100000",
-      "\"np\":[1,2,3,4,5,6,7,8]", "\"launcher\":\"command\"", "\"command\":[\"{program}\",\"{args}\"]",
-      "\"timeout_seconds\":", "\"name\":\"x\",", "\"program\":\"{program}\"",
-      "\"launcher_args\":[\"{np}\"]", "[[[[[[[[[[[[[[[[", "]]]]]]]]]]]]]]]]", "\xff", "\xc3\xa9",
-      "\"trainer\":{\"\":1}", "\"args\":[\"a\",\"b\"]"};
+  const std::vector<std::string> dictionary = {"{",
+                                               "}",
+                                               "[",
+                                               "]",
+                                               "\"",
+                                               ":",
+                                               ",",
+                                               "1e400",
+                                               "-1e400",
+                                               "0",
+                                               "-1",
+                                               "1.5",
+                                               "9.3e9",
+                                               "2592000",
+                                               "18446744073709551615",
+                                               "-9223372036854775809",
+                                               "100000",
+                                               "NaN",
+                                               "true",
+                                               "null",
+                                               "\"\\u0000\"",
+                                               "\"\\ud800\"",
+                                               "\"{np}\"",
+                                               "\"{program}\"",
+                                               "\"{args}\"",
+                                               "\"{{np}}\"",
+                                               "\"{nope}\"",
+                                               "\"x={args}\"",
+                                               "\"env\":{\"\":\"x\"}",
+                                               "\"env\":{\"A=B\":\"x\"}",
+                                               "\"repetitions\":100000",
+                                               "\"np\":[1,2,3,4,5,6,7,8]",
+                                               "\"launcher\":\"command\"",
+                                               "\"command\":[\"{program}\",\"{args}\"]",
+                                               "\"timeout_seconds\":",
+                                               "\"name\":\"x\",",
+                                               "\"program\":\"{program}\"",
+                                               "\"launcher_args\":[\"{np}\"]",
+                                               "[[[[[[[[[[[[[[[[",
+                                               "]]]]]]]]]]]]]]]]",
+                                               "\xff",
+                                               "\xc3\xa9",
+                                               "\"trainer\":{\"\":1}",
+                                               "\"args\":[\"a\",\"b\"]"};
   run_fuzz("experiment", scalebench::fuzz::experiment_target,
            Mutator(seed() + 1, experiment_seeds(), dictionary));
 }

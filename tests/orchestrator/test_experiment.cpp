@@ -1,12 +1,10 @@
 #include <doctest/doctest.h>
-
-#include "orchestrator/experiment.hpp"
-
 #include <sys/stat.h>
 
 #include <fstream>
 #include <limits>
 
+#include "orchestrator/experiment.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench::orchestrator;
@@ -48,12 +46,13 @@ TEST_CASE("a valid experiment expands to conditions x np x repetitions, interlea
   CHECK(plans[4].condition == "single");
   CHECK(plans[4].repetition == 2);
   CHECK(plans[0].launch.argv == std::vector<std::string>{"/opt/sb/scalebench-train", "--dataset",
-                                                         "synthetic", "--epochs", "3", "--verbose"});
+                                                         "synthetic", "--epochs", "3",
+                                                         "--verbose"});
   CHECK(plans[2].np == 2);
   CHECK(plans[2].launch.argv ==
-        std::vector<std::string>{"mpirun", "-np", "2", "--tag-output", "--oversubscribe", "--bind-to",
-                                 "none", "/opt/sb/scalebench-train", "--dataset", "synthetic",
-                                 "--epochs", "3", "--verbose"});
+        std::vector<std::string>{"mpirun", "-np", "2", "--tag-output", "--oversubscribe",
+                                 "--bind-to", "none", "/opt/sb/scalebench-train", "--dataset",
+                                 "synthetic", "--epochs", "3", "--verbose"});
   CHECK(plans[3].launch.argv ==
         std::vector<std::string>{"run-it", "-n", "4", "/opt/sb/scalebench-train", "--dataset",
                                  "synthetic", "--epochs", "3", "--verbose"});
@@ -70,7 +69,8 @@ TEST_CASE("running as root adds Open MPI's opt-in for mpirun only") {
 
 TEST_CASE("srun gets --label and the rank-colon tag form") {
   const auto plans = expand_matrix(
-      parse_experiment(R"({"name":"s","conditions":[{"name":"srun","launcher":"srun","np":[2]}]})", "e"),
+      parse_experiment(R"({"name":"s","conditions":[{"name":"srun","launcher":"srun","np":[2]}]})",
+                       "e"),
       {"t", false});
   REQUIRE(plans.size() == 1);
   CHECK(plans[0].launch.argv == std::vector<std::string>{"srun", "-n", "2", "--label", "t"});
@@ -78,31 +78,41 @@ TEST_CASE("srun gets --label and the rank-colon tag form") {
 }
 
 TEST_CASE("malformed files: one clear error naming file, field and expectation") {
-  CHECK(error_of("{") .find("exp.json:1:2: not valid JSON") == 0);
+  CHECK(error_of("{").find("exp.json:1:2: not valid JSON") == 0);
   CHECK(error_of("{\n  \"name\": \"x\",\n  oops\n}").find("exp.json:3:3: not valid JSON") == 0);
   CHECK(error_of("[]") == "exp.json: field \"(top level)\": expected an object, got []");
   CHECK(error_of(R"({"conditions": []})") == "exp.json: field \"name\": missing (required)");
   CHECK(error_of(R"({"name": "x", "conditions": []})") ==
         "exp.json: field \"conditions\": expected a non-empty array of conditions, got []");
-  CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"mpirun","np":[1,"two"]}]})") ==
-        "exp.json: field \"conditions[0].np[1]\": expected a positive integer (at most 1000000), got \"two\"");
+  CHECK(
+      error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"mpirun","np":[1,"two"]}]})") ==
+      "exp.json: field \"conditions[0].np[1]\": expected a positive integer (at most 1000000), got "
+      "\"two\"");
   CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"mpirun","np":[0]}]})") ==
-        "exp.json: field \"conditions[0].np[0]\": expected a positive integer (at most 1000000), got 0");
+        "exp.json: field \"conditions[0].np[0]\": expected a positive integer (at most 1000000), "
+        "got 0");
   CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"mpirun"}]})") ==
         "exp.json: field \"conditions[0].np\": missing (required)");
   CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"mpi"}]})") ==
         "exp.json: field \"conditions[0].launcher\": expected one of \"single\", \"mpirun\", "
         "\"srun\", \"command\", got \"mpi\"");
-  CHECK(error_of(R"({"name":"x","repetitons":3,"conditions":[{"name":"a","launcher":"single"}]})")
-            .find("exp.json: field \"repetitons\": unknown field (did you mean \"repetitions\"?)") == 0);
-  CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"single"},{"name":"a","launcher":"single"}]})") ==
-        "exp.json: field \"conditions[1].name\": expected a condition name not used before, got \"a\"");
+  CHECK(
+      error_of(R"({"name":"x","repetitons":3,"conditions":[{"name":"a","launcher":"single"}]})")
+          .find("exp.json: field \"repetitons\": unknown field (did you mean \"repetitions\"?)") ==
+      0);
+  CHECK(
+      error_of(
+          R"({"name":"x","conditions":[{"name":"a","launcher":"single"},{"name":"a","launcher":"single"}]})") ==
+      "exp.json: field \"conditions[1].name\": expected a condition name not used before, got "
+      "\"a\"");
   CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"single","np":[2]}]})")
             .find("conditions[0].np\": expected [1] or nothing") != std::string::npos);
   CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"command","np":[1]}]})") ==
         "exp.json: field \"conditions[0].command\": missing (required)");
-  CHECK(error_of(R"({"name":"x","trainer":{"epochs":[1]},"conditions":[{"name":"a","launcher":"single"}]})") ==
-        "exp.json: field \"trainer.epochs\": expected a string, number or boolean, got [1]");
+  CHECK(
+      error_of(
+          R"({"name":"x","trainer":{"epochs":[1]},"conditions":[{"name":"a","launcher":"single"}]})") ==
+      "exp.json: field \"trainer.epochs\": expected a string, number or boolean, got [1]");
 }
 
 TEST_CASE("a missing file is an error naming it") {
@@ -113,7 +123,8 @@ TEST_CASE("a missing file is an error naming it") {
 }
 
 TEST_CASE("shell_join quotes what a shell would split") {
-  CHECK(shell_join({"mpirun", "-np", "2", "a b", "it's", ""}) == "mpirun -np 2 'a b' 'it'\\''s' ''");
+  CHECK(shell_join({"mpirun", "-np", "2", "a b", "it's", ""}) ==
+        "mpirun -np 2 'a b' 'it'\\''s' ''");
 }
 
 // Issue 16, item 4: hostile experiment files. Each gives one ExperimentError line naming the
@@ -144,13 +155,14 @@ TEST_CASE("numbers out of range are an error with their position, even in an unk
         "exp.json:2:24: field \"whatever.deep[0]\": expected a number within the range of a "
         "double, got -1e999");
   // NaN and Infinity are not JSON.
-  CHECK(error_with(R"("timeout_seconds": NaN,)", kSingle).find("exp.json:1:21: not valid JSON") == 0);
-  CHECK(error_with(R"("timeout_seconds": Infinity,)", kSingle).find("not valid JSON") != std::string::npos);
+  CHECK(error_with(R"("timeout_seconds": NaN,)", kSingle).find("exp.json:1:21: not valid JSON") ==
+        0);
+  CHECK(error_with(R"("timeout_seconds": Infinity,)", kSingle).find("not valid JSON") !=
+        std::string::npos);
 }
 
 TEST_CASE("timeout_seconds lies between 1 ms and 30 days, so it can never overflow the clock") {
-  const std::string expected =
-      "expected a number of seconds from 0.001 to 2592000 (30 days), got ";
+  const std::string expected = "expected a number of seconds from 0.001 to 2592000 (30 days), got ";
   CHECK(error_with(R"("timeout_seconds": 0,)", kSingle) ==
         "exp.json: field \"timeout_seconds\": " + expected + "0");
   CHECK(error_with(R"("timeout_seconds": -1,)", kSingle) ==
@@ -161,21 +173,24 @@ TEST_CASE("timeout_seconds lies between 1 ms and 30 days, so it can never overfl
   CHECK(error_with(R"("timeout_seconds": 1e308,)", kSingle).find(expected) != std::string::npos);
   CHECK(error_with(R"("timeout_seconds": "60",)", kSingle).find(expected) != std::string::npos);
   // The largest timeout converts exactly.
-  const auto plans = expand_matrix(
-      parse_experiment(R"({"name":"x","timeout_seconds":2592000,"conditions":[)" +
-                           std::string(kSingle) + "]}", "exp.json"), {});
+  const auto plans =
+      expand_matrix(parse_experiment(R"({"name":"x","timeout_seconds":2592000,"conditions":[)" +
+                                         std::string(kSingle) + "]}",
+                                     "exp.json"),
+                    {});
   REQUIRE(plans.size() == 1);
   CHECK(plans[0].launch.timeout == std::chrono::milliseconds(2'592'000'000LL));
   // An Experiment built in code is checked by expand_matrix too.
-  auto experiment = parse_experiment(R"({"name":"x","conditions":[)" + std::string(kSingle) + "]}",
-                                     "exp.json");
+  auto experiment =
+      parse_experiment(R"({"name":"x","conditions":[)" + std::string(kSingle) + "]}", "exp.json");
   experiment.timeout_seconds = std::numeric_limits<double>::infinity();
   CHECK_THROWS_AS(expand_matrix(experiment, {}), ExperimentError);
 }
 
 TEST_CASE("repetitions and np have documented limits") {
-  CHECK(error_with(R"("repetitions": 100001,)", kSingle) ==
-        "exp.json: field \"repetitions\": expected a positive integer (at most 100000), got 100001");
+  CHECK(
+      error_with(R"("repetitions": 100001,)", kSingle) ==
+      "exp.json: field \"repetitions\": expected a positive integer (at most 100000), got 100001");
   CHECK(error_with(R"("repetitions": 18446744073709551615,)", kSingle)
             .find("expected a positive integer (at most 100000)") != std::string::npos);
   CHECK(error_with(R"("repetitions": 2.5,)", kSingle).find("expected a positive integer") !=
@@ -190,7 +205,8 @@ TEST_CASE("JSON nested deeper than 64 levels is refused before it is parsed furt
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
   const auto message = error_of(deep);
   CHECK(message.find("exp.json:1:65: field \"") == 0);
-  CHECK(message.find("expected at most 64 levels of nested arrays and objects") != std::string::npos);
+  CHECK(message.find("expected at most 64 levels of nested arrays and objects") !=
+        std::string::npos);
   check_one_line(message);
   std::string objects = R"({"name":"x","a":)";
   for (int i = 0; i < 70; ++i) objects += R"({"k":)";
@@ -211,12 +227,14 @@ TEST_CASE("a duplicate key is refused, named with its path") {
         "exp.json: field \"conditions[0].env.A\": expected each key once in an object, got \"A\" "
         "twice");
   // The same key in two different objects is fine.
-  CHECK(error_with("", R"({"name":"a","launcher":"single","env":{"A":"1"},"trainer":{"A":1}})") == "");
+  CHECK(error_with("", R"({"name":"a","launcher":"single","env":{"A":"1"},"trainer":{"A":1}})") ==
+        "");
 }
 
 TEST_CASE("env keys must be portable names and values free of NUL") {
-  const std::string expected = "expected an environment variable name of letters, digits and _, "
-                               "not starting with a digit, got the key ";
+  const std::string expected =
+      "expected an environment variable name of letters, digits and _, "
+      "not starting with a digit, got the key ";
   // "" passed validation, created the database, then aborted.
   CHECK(error_with("", R"({"name":"a","launcher":"single","env":{"":"x"}})") ==
         "exp.json: field \"conditions[0].env[\"\"]\": " + expected + "\"\"");
@@ -269,16 +287,22 @@ TEST_CASE("placeholders: one pass, known names only, and only in command") {
   CHECK(error_with("", R"({"name":"a","launcher":"command","np":[1],"command":["x={args}"]})")
             .find("expected {args} as a whole element") != std::string::npos);
   const std::string only_command = "are expanded only in \\\"command\\\"";
-  CHECK(error_with("", R"({"name":"a","launcher":"mpirun","np":[1],"launcher_args":["--map-by","ppr:{np}:node"]})") ==
-        "exp.json: field \"conditions[0].launcher_args[1]\": expected no placeholder: {np}, "
-        "{program}, {repetition}, {condition} and {args} are expanded only in \"command\", got "
-        "\"ppr:{np}:node\"");
-  CHECK(error_with(R"("program":"/x/{program}",)", kSingle).find("field \"program\": expected no placeholder") !=
-        std::string::npos);
-  CHECK(error_with(R"("args":["{repetition}"],)", kSingle).find("field \"args[0]\": expected no placeholder") !=
-        std::string::npos);
+  CHECK(
+      error_with(
+          "",
+          R"({"name":"a","launcher":"mpirun","np":[1],"launcher_args":["--map-by","ppr:{np}:node"]})") ==
+      "exp.json: field \"conditions[0].launcher_args[1]\": expected no placeholder: {np}, "
+      "{program}, {repetition}, {condition} and {args} are expanded only in \"command\", got "
+      "\"ppr:{np}:node\"");
+  CHECK(error_with(R"("program":"/x/{program}",)", kSingle)
+            .find("field \"program\": expected no placeholder") != std::string::npos);
+  CHECK(error_with(R"("args":["{repetition}"],)", kSingle)
+            .find("field \"args[0]\": expected no placeholder") != std::string::npos);
   // Braces that are no placeholder stay as they are outside "command".
-  CHECK(error_with("", R"({"name":"a","launcher":"mpirun","np":[1],"launcher_args":["${HOME}","{x y}"]})") == "");
+  CHECK(
+      error_with(
+          "", R"({"name":"a","launcher":"mpirun","np":[1],"launcher_args":["${HOME}","{x y}"]})") ==
+      "");
 }
 
 TEST_CASE("the matrix size is limited before any plan is built, with an override") {
@@ -287,8 +311,8 @@ TEST_CASE("the matrix size is limited before any plan is built, with an override
   for (int i = 2; i <= 100; ++i) np += "," + std::to_string(i);
   np += "]";
   const auto experiment = parse_experiment(
-      R"({"name":"x","repetitions":100000,"conditions":[{"name":"a","launcher":"mpirun","np":)" + np +
-          "}]}",
+      R"({"name":"x","repetitions":100000,"conditions":[{"name":"a","launcher":"mpirun","np":)" +
+          np + "}]}",
       "exp.json");
   CHECK_THROWS_WITH_AS(
       expand_matrix(experiment, {}),
@@ -314,20 +338,22 @@ TEST_CASE("argument vectors that would multiply without bound are refused from t
   args += "]", command += "]";
   const auto experiment = parse_experiment(
       R"({"name":"x","args":)" + args +
-          R"(,"conditions":[{"name":"a","launcher":"command","np":[1],"command":)" + command + "}]}",
+          R"(,"conditions":[{"name":"a","launcher":"command","np":[1],"command":)" + command +
+          "}]}",
       "exp.json");
   try {
     expand_matrix(experiment, {});
     FAIL("expected an ExperimentError");
   } catch (const ExperimentError& error) {
-    CHECK(std::string(error.what()).find("exp.json: field \"conditions[0]\": expected the argv and "
-                                         "env of one run to hold at most 1048576 bytes") == 0);
+    CHECK(std::string(error.what())
+              .find("exp.json: field \"conditions[0]\": expected the argv and "
+                    "env of one run to hold at most 1048576 bytes") == 0);
   }
   // 1000 runs of 0.5 MiB each.
-  const auto wide = parse_experiment(R"({"name":"x","repetitions":1000,"args":[")" +
-                                         std::string(500'000, 'a') + R"("],"conditions":[)" +
-                                         kSingle + "]}",
-                                     "exp.json");
+  const auto wide =
+      parse_experiment(R"({"name":"x","repetitions":1000,"args":[")" + std::string(500'000, 'a') +
+                           R"("],"conditions":[)" + kSingle + "]}",
+                       "exp.json");
   CHECK_THROWS_WITH_AS(expand_matrix(wide, {}),
                        doctest::Contains("expected the argv and env of all runs to hold at most"),
                        ExperimentError);
@@ -348,20 +374,23 @@ TEST_CASE("hostile texts: empty, oversized, invalid UTF-8, huge tokens give one 
   }
 }
 
-TEST_CASE("only a regular file of at most 4 MiB is read: directories, FIFOs and devices are refused") {
+TEST_CASE(
+    "only a regular file of at most 4 MiB is read: directories, FIFOs and devices are refused") {
   scalebench::test::TempDir dir;
   // A directory was "not valid JSON".
-  CHECK_THROWS_WITH_AS(load_experiment(dir.path()),
-                       (dir.path().string() + ": is a directory; expected an experiment file").c_str(),
-                       ExperimentError);
+  CHECK_THROWS_WITH_AS(
+      load_experiment(dir.path()),
+      (dir.path().string() + ": is a directory; expected an experiment file").c_str(),
+      ExperimentError);
   // A FIFO blocked for ever waiting for a writer; /dev/zero was read without limit.
   const auto fifo = dir / "fifo.json";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  for (const std::filesystem::path& path : {fifo, std::filesystem::path("/dev/zero"),
-                                            std::filesystem::path("/dev/null")})
+  for (const std::filesystem::path& path :
+       {fifo, std::filesystem::path("/dev/zero"), std::filesystem::path("/dev/null")})
     CHECK_THROWS_WITH_AS(load_experiment(path),
                          (path.string() + ": is not a regular file (a FIFO, socket or device); "
-                                          "expected an experiment file").c_str(),
+                                          "expected an experiment file")
+                             .c_str(),
                          ExperimentError);
   const auto empty = dir / "empty.json";
   std::ofstream(empty).close();
@@ -372,15 +401,17 @@ TEST_CASE("only a regular file of at most 4 MiB is read: directories, FIFOs and 
   std::ofstream(big) << std::string(kMaxExperimentFileBytes + 1, ' ');
   CHECK_THROWS_WITH_AS(load_experiment(big),
                        (big.string() + ": larger than the limit of 4194304 bytes (4 MiB) for an "
-                                       "experiment file").c_str(),
+                                       "experiment file")
+                           .c_str(),
                        ExperimentError);
   const auto good = dir / "good.json";
   std::ofstream(good) << kValid;
   CHECK(load_experiment(good).conditions.size() == 3);
 }
 
-TEST_CASE("a repeated np value in the experiment's default np is an error, not an exception from "
-          "nlohmann") {
+TEST_CASE(
+    "a repeated np value in the experiment's default np is an error, not an exception from "
+    "nlohmann") {
   // Found by the fuzz harness: the distinctness check looked up the condition's own "np", which
   // a condition using the default has not (json::out_of_range escaped).
   CHECK(error_with(R"("np":[1,1,2],)", R"({"name":"a","launcher":"mpirun"})") ==

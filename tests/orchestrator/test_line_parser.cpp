@@ -34,9 +34,9 @@ TEST_CASE("horovodrun tag, with and without its 1-second timestamp") {
 }
 
 TEST_CASE("untagged and garbage lines are untagged, never errors") {
-  for (const char* text : {"Epoch 1/3", "", "   ", "[]<stdout>:x", "[a,b]<stdout>:x",
-                           "[1,]<stdout>:x", "[,1]<stdout>:x", "random [3]<stdout>:text",
-                           "[1,0]<stdin>:x", "\x01\x02\xff"}) {
+  for (const char* text :
+       {"Epoch 1/3", "", "   ", "[]<stdout>:x", "[a,b]<stdout>:x", "[1,]<stdout>:x",
+        "[,1]<stdout>:x", "random [3]<stdout>:text", "[1,0]<stdin>:x", "\x01\x02\xff"}) {
     const auto line = parse_tagged_line(text);
     CHECK_MESSAGE(!line.rank.has_value(), text);
     CHECK(line.payload == std::string_view(text));
@@ -89,9 +89,13 @@ TEST_CASE("header and training-done lines") {
 
 TEST_CASE("non-UTF-8 bytes become U+FFFD, valid UTF-8 is kept") {
   CHECK(sanitize_utf8("plain") == "plain");
-  CHECK(sanitize_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80") == "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
-  CHECK(sanitize_utf8("a\xFF" "b") == "a\xEF\xBF\xBD" "b");
-  CHECK(sanitize_utf8("\xC3") == "\xEF\xBF\xBD");                 // truncated sequence
+  CHECK(sanitize_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80") ==
+        "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
+  CHECK(sanitize_utf8("a\xFF"
+                      "b") ==
+        "a\xEF\xBF\xBD"
+        "b");
+  CHECK(sanitize_utf8("\xC3") == "\xEF\xBF\xBD");                  // truncated sequence
   CHECK(sanitize_utf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong '/'
   CHECK(sanitize_utf8("\xED\xA0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
   CHECK(sanitize_utf8("line\r") == "line");
@@ -199,8 +203,8 @@ TEST_CASE("allreduce benchmark: garbage is never a row, a header or a last line"
     CHECK_FALSE(parse_average_bus_bandwidth(line));
   }
   for (const char* line : {"scalebench-train benchmark=allreduce np=2",  // no `#`
-                           "# scalebench-train model=mlp np=2",         // no benchmark key
-                           "# scalebench-train",                        // no keys at all
+                           "# scalebench-train model=mlp np=2",          // no benchmark key
+                           "# scalebench-train",                         // no keys at all
                            "# scalebench-train benchmark=allreduce broken",
                            "#scalebench-trainer benchmark=allreduce", "#", ""}) {
     CAPTURE(line);

@@ -39,7 +39,8 @@ Captured run(std::vector<std::string> argv, std::optional<std::chrono::milliseco
 }  // namespace
 
 TEST_CASE("lines of both streams arrive in order with increasing stamps") {
-  const auto result = run({"sh", "-c", "echo one; sleep 0.2; echo two >&2; sleep 0.2; printf 'last'"});
+  const auto result =
+      run({"sh", "-c", "echo one; sleep 0.2; echo two >&2; sleep 0.2; printf 'last'"});
   CHECK(result.outcome.exit_code == 0);
   REQUIRE(result.lines.size() == 3);
   CHECK(result.lines[0].text == "one");
@@ -48,7 +49,8 @@ TEST_CASE("lines of both streams arrive in order with increasing stamps") {
   CHECK(result.lines[1].stream == Stream::Stderr);
   CHECK(result.lines[2].text == "last");
   CHECK(result.lines[2].unterminated);
-  const double gap = static_cast<double>(result.lines[1].monotonic_ns - result.lines[0].monotonic_ns) * 1e-9;
+  const double gap =
+      static_cast<double>(result.lines[1].monotonic_ns - result.lines[0].monotonic_ns) * 1e-9;
   CHECK(gap == doctest::Approx(0.2).epsilon(0.5));  // sleep 0.2 apart, loosely
   CHECK(result.lines[0].monotonic_ns >= result.outcome.start_monotonic_ns);
   CHECK(result.outcome.end_monotonic_ns >= result.lines[2].monotonic_ns);
@@ -73,12 +75,14 @@ TEST_CASE("a hanging process and its children are stopped at the timeout") {
   REQUIRE(result.lines.size() == 1);
   CHECK(result.lines[0].text == "started");
   const double seconds =
-      static_cast<double>(result.outcome.end_monotonic_ns - result.outcome.start_monotonic_ns) * 1e-9;
+      static_cast<double>(result.outcome.end_monotonic_ns - result.outcome.start_monotonic_ns) *
+      1e-9;
   CHECK(seconds < 5.0);
 }
 
 TEST_CASE("a process ignoring SIGTERM gets SIGKILL after the grace period") {
-  const auto result = run({"sh", "-c", "trap '' TERM; echo up; while :; do sleep 0.05; done"}, 300ms);
+  const auto result =
+      run({"sh", "-c", "trap '' TERM; echo up; while :; do sleep 0.05; done"}, 300ms);
   CHECK(result.outcome.timed_out);
   CHECK(result.outcome.signal == 9);
 }
@@ -111,7 +115,8 @@ bool gone_within(pid_t pid, std::chrono::milliseconds limit) {
 
 TEST_CASE("each run gets its own environment; the orchestrator's stays untouched") {
   REQUIRE(std::getenv("SCALEBENCH_LEAK_X") == nullptr);
-  const auto first = run({"sh", "-c", "echo ${SCALEBENCH_LEAK_X-unset}"}, {}, {{"SCALEBENCH_LEAK_X", "1"}});
+  const auto first =
+      run({"sh", "-c", "echo ${SCALEBENCH_LEAK_X-unset}"}, {}, {{"SCALEBENCH_LEAK_X", "1"}});
   REQUIRE(first.lines.size() == 1);
   CHECK(first.lines[0].text == "1");
   CHECK(std::getenv("SCALEBENCH_LEAK_X") == nullptr);
@@ -120,7 +125,8 @@ TEST_CASE("each run gets its own environment; the orchestrator's stays untouched
   CHECK(second.lines[0].text == "unset");
   // A value replaces the inherited one for that run only.
   ::setenv("SCALEBENCH_LEAK_Y", "outer", 1);
-  const auto replaced = run({"sh", "-c", "echo $SCALEBENCH_LEAK_Y"}, {}, {{"SCALEBENCH_LEAK_Y", "inner"}});
+  const auto replaced =
+      run({"sh", "-c", "echo $SCALEBENCH_LEAK_Y"}, {}, {{"SCALEBENCH_LEAK_Y", "inner"}});
   REQUIRE(replaced.lines.size() == 1);
   CHECK(replaced.lines[0].text == "inner");
   CHECK(std::string(std::getenv("SCALEBENCH_LEAK_Y")) == "outer");
@@ -135,7 +141,8 @@ TEST_CASE("the exit is noticed when it happens, not on a watchdog tick") {
     const auto result = run({"sh", "-c", "exit 0"});
     REQUIRE(result.outcome.exit_code == 0);
     CHECK(result.outcome.launched);
-    best = std::min(best, seconds_between(result.outcome.start_monotonic_ns, result.outcome.end_monotonic_ns));
+    best = std::min(
+        best, seconds_between(result.outcome.start_monotonic_ns, result.outcome.end_monotonic_ns));
   }
   MESSAGE("best wall time of sh -c 'exit 0': " << best * 1e3 << " ms");
   CHECK(best < 0.040);
@@ -159,7 +166,8 @@ TEST_CASE("a child that outlives the process is killed and does not hold the run
 }
 
 TEST_CASE("output written right before the exit is all read, stamped no later than the exit") {
-  const auto result = run({"sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done"});
+  const auto result =
+      run({"sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done"});
   REQUIRE(result.lines.size() == 2000);
   CHECK(result.lines.back().text == "line1999");
   CHECK(result.lines.back().monotonic_ns <= result.outcome.end_monotonic_ns);
@@ -232,7 +240,8 @@ TEST_CASE("a stop signal during a run stops its process group at once and is rec
 }
 
 TEST_CASE("the process starts with default signal dispositions and an empty mask") {
-  struct sigaction ignore {}, previous_pipe {}, previous_usr {};
+  struct sigaction ignore {
+  }, previous_pipe{}, previous_usr{};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ignore, &previous_pipe);
   ::sigaction(SIGUSR1, &ignore, &previous_usr);
@@ -264,7 +273,8 @@ TEST_CASE("a program that cannot be executed is a launch error") {
   CHECK(::waitpid(-1, &status, WNOHANG) == -1);
 }
 
-TEST_CASE("FakeExecutor follows the same stop contract: a stop during a run refuses the next launch") {
+TEST_CASE(
+    "FakeExecutor follows the same stop contract: a stop during a run refuses the next launch") {
   clear_interrupt();
   FakeExecutor executor([](const LaunchSpec&) {
     FakeProcess process;

@@ -1,5 +1,4 @@
 #include <doctest/doctest.h>
-
 #include <fmt/format.h>
 
 #include <cmath>
@@ -95,15 +94,19 @@ namespace {
 std::vector<StampedLine> benchmark_lines(bool finished, int wrong = 0) {
   std::vector<StampedLine> lines = {
       at(0.05, "[1,0]<stdout>:8 2 float sum 9.0 0.0009 0.0009 0"),  // before the header: ignored
-      at(0.10, "[1,0]<stdout>:# scalebench-train benchmark=allreduce transport=mpi np=2 "
-               "backend=cpu type=float op=sum"),
+      at(0.10,
+         "[1,0]<stdout>:# scalebench-train benchmark=allreduce transport=mpi np=2 "
+         "backend=cpu type=float op=sum"),
       at(0.11, "[1,0]<stdout>:#"),
       at(0.12, "[1,0]<stdout>:#        size         count    type   redop        time"),
-      at(0.20, "[1,0]<stdout>:            8             2   float     sum       0.823    0.0097"
-               "    0.0097       0"),
+      at(0.20,
+         "[1,0]<stdout>:            8             2   float     sum       0.823    0.0097"
+         "    0.0097       0"),
       at(0.21, "[1,1]<stderr>:a warning from rank 1"),
-      at(0.30, "[1,0]<stdout>:           32             8   float     sum       0.657    0.0487"
-               "    0.0487       " + std::to_string(wrong)),
+      at(0.30,
+         "[1,0]<stdout>:           32             8   float     sum       0.657    0.0487"
+         "    0.0487       " +
+             std::to_string(wrong)),
   };
   if (finished) {
     lines.push_back(at(0.31, "[1,0]<stdout>:# Out of bounds values : 0 OK"));
@@ -145,10 +148,9 @@ TEST_CASE("allreduce benchmark run: unfinished, empty or wrong is incomplete") {
   const auto wrong = analyze_run(benchmark_lines(true, 3), kStart);
   CHECK(wrong.problems == std::vector<std::string>{"3 wrong elements in the allreduce results"});
 
-  const auto empty = analyze_run(
-      {at(0.1, "# scalebench-train benchmark=allreduce transport=nccl"),
-       at(0.2, "# Avg bus bandwidth    : 0.0000")},
-      kStart);
+  const auto empty = analyze_run({at(0.1, "# scalebench-train benchmark=allreduce transport=nccl"),
+                                  at(0.2, "# Avg bus bandwidth    : 0.0000")},
+                                 kStart);
   CHECK(empty.problems ==
         std::vector<std::string>{"no allreduce result row after the benchmark header"});
 
@@ -169,8 +171,8 @@ TEST_CASE("a training run's rows-looking lines are not allreduce results") {
 // ---- issue "Results you can trust": lines that used to lose the run or exhaust memory ----------
 
 TEST_CASE("epochs out of order are a problem, never a negative duration") {
-  const auto analysis = analyze_run({at(0.1, "Epoch 1/3"), at(0.2, "Epoch 3/3"), at(0.3, "Epoch 2/3"),
-                                     at(0.4, "Training done: epochs=3")},
+  const auto analysis = analyze_run({at(0.1, "Epoch 1/3"), at(0.2, "Epoch 3/3"),
+                                     at(0.3, "Epoch 2/3"), at(0.4, "Training done: epochs=3")},
                                     kStart);
   for (const auto& epoch : analysis.epochs)
     if (epoch.duration_seconds) CHECK(*epoch.duration_seconds >= 0);
@@ -185,11 +187,13 @@ TEST_CASE("`Training done:` before the last epoch began leaves that epoch unmeas
   REQUIRE(analysis.epochs.size() == 2);
   CHECK(*analysis.epochs[0].duration_seconds == doctest::Approx(0.2));
   CHECK_FALSE(analysis.epochs[1].duration_seconds);
-  CHECK(analysis.problems == std::vector<std::string>{"`Training done:` arrived before `Epoch 2/2`"});
+  CHECK(analysis.problems ==
+        std::vector<std::string>{"`Training done:` arrived before `Epoch 2/2`"});
 }
 
 TEST_CASE("an absurd total gives one range, not one message per missing epoch") {
-  const auto analysis = analyze_run({at(0.1, "Epoch 1/100000000"), at(0.2, "Epoch 5/100000000")}, kStart);
+  const auto analysis =
+      analyze_run({at(0.1, "Epoch 1/100000000"), at(0.2, "Epoch 5/100000000")}, kStart);
   REQUIRE(analysis.problems.size() == 3);
   CHECK(analysis.problems[0] == "no `Epoch 2/100000000` … `Epoch 4/100000000` lines (3 missing)");
   CHECK(analysis.problems[1] ==
@@ -202,18 +206,22 @@ TEST_CASE("problems are capped: a million disagreeing totals make 21 messages") 
   for (int i = 0; i < 1'000'000; ++i) analyzer.add(at(0.2, "Epoch 1/3"));
   const auto analysis = analyzer.finish();
   REQUIRE(analysis.problems.size() == kMaxProblems + 1);
-  CHECK(analysis.problems.back() == fmt::format("and {} more problems", 1'000'000 + 2 - kMaxProblems));
+  CHECK(analysis.problems.back() ==
+        fmt::format("and {} more problems", 1'000'000 + 2 - kMaxProblems));
   CHECK(analysis.line_count == 1'000'001);
 }
 
 TEST_CASE("the failure reason: the trainer's last stderr words, else mpirun's own message") {
   const std::vector<StampedLine> mpirun_failed = {
-      at(0.1, "--------------------------------------------------------------------------", Stream::Stderr),
-      at(0.1, "mpirun was unable to launch the specified application as it could not access", Stream::Stderr),
+      at(0.1, "--------------------------------------------------------------------------",
+         Stream::Stderr),
+      at(0.1, "mpirun was unable to launch the specified application as it could not access",
+         Stream::Stderr),
       at(0.1, "or execute an executable:", Stream::Stderr),
       at(0.1, "", Stream::Stderr),
       at(0.1, "Executable: /nonexistent", Stream::Stderr),
-      at(0.1, "--------------------------------------------------------------------------", Stream::Stderr),
+      at(0.1, "--------------------------------------------------------------------------",
+         Stream::Stderr),
   };
   CHECK(analyze_run(mpirun_failed, kStart).failure_reason ==
         "mpirun was unable to launch the specified application as it could not access or execute "
@@ -221,9 +229,11 @@ TEST_CASE("the failure reason: the trainer's last stderr words, else mpirun's ow
   const std::vector<StampedLine> trainer_failed = {
       at(0.1, "[1,0]<stderr>:Traceback (most recent call last):"),
       at(0.1, "[1,0]<stderr>:ValueError: bad batch size"),
-      at(0.2, "--------------------------------------------------------------------------", Stream::Stderr),
+      at(0.2, "--------------------------------------------------------------------------",
+         Stream::Stderr),
       at(0.2, "Primary job  terminated normally, but 1 process returned", Stream::Stderr),
-      at(0.2, "--------------------------------------------------------------------------", Stream::Stderr),
+      at(0.2, "--------------------------------------------------------------------------",
+         Stream::Stderr),
   };
   CHECK(analyze_run(trainer_failed, kStart).failure_reason == "ValueError: bad batch size");
   CHECK(analyze_run({at(0.1, "oops", Stream::Stderr), at(0.2, "-----", Stream::Stderr)}, kStart)
@@ -234,7 +244,8 @@ TEST_CASE("printable_excerpt shows control characters instead of sending them to
   CHECK(printable_excerpt("\x1b[31mred\x1b[0m") == "\\x1b[31mred\\x1b[0m");
   CHECK(printable_excerpt(std::string("a\0b", 3)) == "a\\x00b");
   CHECK(printable_excerpt("tab\there\x7f") == "tab here\\x7f");
-  CHECK(printable_excerpt("\xc2\x9b" "2J") == "\\x9b2J");  // C1 CSI
+  CHECK(printable_excerpt("\xc2\x9b"
+                          "2J") == "\\x9b2J");  // C1 CSI
   CHECK(printable_excerpt("grüße") == "grüße");
   CHECK(printable_excerpt(std::string(500, 'x'), 10) == std::string(10, 'x') + "…");
 }

@@ -1,6 +1,5 @@
 // The matrix runner end to end through the fake executor and a real database file: milliseconds.
 #include <doctest/doctest.h>
-
 #include <fmt/format.h>
 
 #include "orchestrator/runner.hpp"
@@ -35,13 +34,17 @@ FakeProcess scripted_trainer(const LaunchSpec& spec) {
   const std::string tag = spec.argv[0] == "mpirun" ? "[1,0]<stdout>:" : "";
   FakeProcess process;
   double t = 0.25;
-  process.lines.push_back({0.1, Stream::Stdout, tag + fmt::format("scalebench-train model=mlp train_images=600 np={}", np)});
+  process.lines.push_back(
+      {0.1, Stream::Stdout,
+       tag + fmt::format("scalebench-train model=mlp train_images=600 np={}", np)});
   for (int y = 1; y <= 3; ++y) {
     process.lines.push_back({t, Stream::Stdout, tag + fmt::format("Epoch {}/3", y)});
-    if (np == 2) process.lines.push_back({t + 0.001, Stream::Stdout, "[1,1]<stdout>:rank one says hi"});
+    if (np == 2)
+      process.lines.push_back({t + 0.001, Stream::Stdout, "[1,1]<stdout>:rank one says hi"});
     t += epoch;
-    process.lines.push_back({t - 0.001, Stream::Stdout,
-                             tag + fmt::format("5/5 - loss: 0.5 - accuracy: 0.9 - epoch_seconds: {}", epoch - 0.001)});
+    process.lines.push_back(
+        {t - 0.001, Stream::Stdout,
+         tag + fmt::format("5/5 - loss: 0.5 - accuracy: 0.9 - epoch_seconds: {}", epoch - 0.001)});
   }
   process.lines.push_back({t, Stream::Stdout, tag + "Training done: epochs=3"});
   process.duration_seconds = t + 0.05;
@@ -59,7 +62,8 @@ TEST_CASE("the whole matrix runs through the fake executor into the database") {
   const auto plans = expand_matrix(experiment, {"scalebench-train", false});
   FakeExecutor executor(scripted_trainer);
 
-  const auto outcome = run_experiment(experiment, plans, executor, database, context_for(experiment));
+  const auto outcome =
+      run_experiment(experiment, plans, executor, database, context_for(experiment));
   CHECK(outcome.runs == 6);
   CHECK(outcome.ok == 6);
   CHECK(executor.launched().size() == 6);
@@ -94,14 +98,16 @@ TEST_CASE("failed, crashed and hanging runs are stored with their status and lin
   test::TempDir dir;
   auto database = db::Database::open((dir / "r.db").string());
   const auto experiment = parse_experiment(
-      R"({"name":"bad","repetitions":4,"conditions":[{"name":"single","launcher":"single"}]})", "bad.json");
+      R"({"name":"bad","repetitions":4,"conditions":[{"name":"single","launcher":"single"}]})",
+      "bad.json");
   const auto plans = expand_matrix(experiment, {"scalebench-train", false});
   int call = 0;
   FakeExecutor executor([&](const LaunchSpec&) {
     FakeProcess process;
     switch (call++) {
       case 0:  // crashes with an error
-        process.lines = {{0.1, Stream::Stdout, "Epoch 1/2"}, {0.5, Stream::Stderr, "out of memory"}};
+        process.lines = {{0.1, Stream::Stdout, "Epoch 1/2"},
+                         {0.5, Stream::Stderr, "out of memory"}};
         process.exit_code = 1;
         break;
       case 1:  // hangs and is stopped
@@ -118,7 +124,8 @@ TEST_CASE("failed, crashed and hanging runs are stored with their status and lin
     }
     return process;
   });
-  const auto outcome = run_experiment(experiment, plans, executor, database, context_for(experiment));
+  const auto outcome =
+      run_experiment(experiment, plans, executor, database, context_for(experiment));
   CHECK(outcome.runs == 4);
   CHECK(outcome.ok == 0);
   const auto runs = database.runs("bad");
@@ -143,7 +150,8 @@ TEST_CASE("an allreduce benchmark experiment stores its rows through the fake ex
     "np": [1, 2],
     "trainer": {"benchmark": "allreduce", "min-bytes": "8", "max-bytes": "32", "step-factor": 4},
     "conditions": [{"name": "mpi", "launcher": "mpirun"}]
-  })", "ar.json");
+  })",
+                                           "ar.json");
   const auto plans = expand_matrix(experiment, {"scalebench-train", false});
   // What scalebench-train --benchmark allreduce prints: two sizes, busbw = algbw · 2(np − 1)/np.
   FakeExecutor executor([](const LaunchSpec& spec) {
@@ -159,17 +167,20 @@ TEST_CASE("an allreduce benchmark experiment stores its rows through the fake ex
         {0.32, Stream::Stdout, tag + "#        size         count    type   redop        time"},
         {0.40, Stream::Stdout,
          tag + fmt::format("            8             2   float     sum       0.800    0.0100"
-                           "    {:.4f}       0", np == 1 ? 0.0 : 0.01)},
+                           "    {:.4f}       0",
+                           np == 1 ? 0.0 : 0.01)},
         {0.50, Stream::Stdout,
          tag + fmt::format("           32             8   float     sum       1.600    0.0200"
-                           "    {:.4f}       0", np == 1 ? 0.0 : 0.02)},
+                           "    {:.4f}       0",
+                           np == 1 ? 0.0 : 0.02)},
         {0.51, Stream::Stdout, tag + "# Out of bounds values : 0 OK"},
         {0.52, Stream::Stdout, tag + "# Avg bus bandwidth    : 0.0150"},
     };
     return process;
   });
 
-  const auto outcome = run_experiment(experiment, plans, executor, database, context_for(experiment));
+  const auto outcome =
+      run_experiment(experiment, plans, executor, database, context_for(experiment));
   CHECK(outcome.runs == 2);
   CHECK(outcome.ok == 2);  // no Epoch lines, and still ok
   const auto runs = database.runs("ar");

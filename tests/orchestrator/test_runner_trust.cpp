@@ -1,10 +1,11 @@
 // The runner under hostile output, failures, a busy database, resume and retries (issue "Results
 // you can trust"): through the fake executor and a real database file, plus one real process.
 #include <doctest/doctest.h>
-#include <csignal>
 #include <fmt/format.h>
 #include <sqlite3.h>
 #include <sys/resource.h>
+
+#include <csignal>
 
 #include "orchestrator/runner.hpp"
 #include "runner_support.hpp"
@@ -47,18 +48,21 @@ TEST_CASE("runs whose lines used to abort the matrix are stored, and the matrix 
   test::TempDir dir;
   auto database = db::Database::open((dir / "r.db").string());
   const auto experiment = parse_experiment(
-      R"({"name":"hostile","repetitions":5,"conditions":[{"name":"c","launcher":"single"}]})", "h.json");
+      R"({"name":"hostile","repetitions":5,"conditions":[{"name":"c","launcher":"single"}]})",
+      "h.json");
   const auto plans = expand_matrix(experiment, {"scalebench-train", false});
   int call = 0;
   FakeExecutor executor([&](const LaunchSpec&) {
     FakeProcess process;
     switch (call++) {
       case 0:  // out of order: used to fail CHECK (duration_seconds >= 0) and stop the matrix
-        process.lines = {{0.1, Stream::Stdout, "Epoch 2/2"}, {0.5, Stream::Stdout, "Epoch 1/2"},
+        process.lines = {{0.1, Stream::Stdout, "Epoch 2/2"},
+                         {0.5, Stream::Stdout, "Epoch 1/2"},
                          {0.9, Stream::Stdout, "Training done: epochs=2"}};
         break;
       case 1:  // `Training done:` before the last epoch
-        process.lines = {{0.1, Stream::Stdout, "Epoch 1/2"}, {0.2, Stream::Stdout, "Training done: x=1"},
+        process.lines = {{0.1, Stream::Stdout, "Epoch 1/2"},
+                         {0.2, Stream::Stdout, "Training done: x=1"},
                          {0.5, Stream::Stdout, "Epoch 2/2"}};
         break;
       case 2:  // an absurd total: used to run out of memory
@@ -73,7 +77,8 @@ TEST_CASE("runs whose lines used to abort the matrix are stored, and the matrix 
     }
     return process;
   });
-  const auto outcome = run_experiment(experiment, plans, executor, database, context_for(experiment));
+  const auto outcome =
+      run_experiment(experiment, plans, executor, database, context_for(experiment));
   CHECK(outcome.runs == 5);
   const auto runs = database.runs("hostile");
   REQUIRE(runs.size() == 5);
@@ -104,7 +109,8 @@ TEST_CASE("each run records the env its condition gave it") {
   CHECK(executor.launched()[1].env.empty());  // b does not inherit a's variables
 }
 
-TEST_CASE("--retries re-runs a failed cell, storing every attempt; --resume runs only cells not ok") {
+TEST_CASE(
+    "--retries re-runs a failed cell, storing every attempt; --resume runs only cells not ok") {
   test::TempDir dir;
   auto database = db::Database::open((dir / "r.db").string());
   const auto experiment = parse_experiment(kTwoConditions, "t.json");
@@ -120,8 +126,8 @@ TEST_CASE("--retries re-runs a failed cell, storing every attempt; --resume runs
   });
   RunnerOptions options;
   options.retries = 1;
-  const auto first = run_experiment(experiment, plans, flaky, database, context_for(experiment),
-                                    nullptr, options);
+  const auto first =
+      run_experiment(experiment, plans, flaky, database, context_for(experiment), nullptr, options);
   CHECK(first.cells == 4);
   CHECK(first.cells_ok == 2);
   CHECK(first.runs == 1 + 1 + 2 + 1 + 2);  // a: fail+ok, b: fail+fail, a: ok, b: fail+fail
@@ -152,7 +158,8 @@ TEST_CASE("--retries re-runs a failed cell, storing every attempt; --resume runs
 
   // Another spec cannot be resumed into this instance.
   const auto changed = parse_experiment(
-      R"({"name":"trust","repetitions":3,"conditions":[{"name":"a","launcher":"single"}]})", "t.json");
+      R"({"name":"trust","repetitions":3,"conditions":[{"name":"a","launcher":"single"}]})",
+      "t.json");
   CHECK_THROWS_AS(resume_instance(database, context_for(changed),
                                   expand_matrix(changed, {"scalebench-train", false})),
                   ExperimentError);
@@ -222,8 +229,8 @@ TEST_CASE("a stop during a run stores that run as interrupted and launches nothi
     if (++call == 2) process.stop_during_run = SIGINT;
     return process;
   });
-  const auto outcome = run_experiment(experiment, plans, executor, database,
-                                      context_for(experiment));
+  const auto outcome =
+      run_experiment(experiment, plans, executor, database, context_for(experiment));
   const int signal = stop_signal();
   clear_interrupt();
   CHECK(outcome.interrupted);
@@ -243,8 +250,8 @@ TEST_CASE("a stop between the runner's check and the launch stores no run for th
   const auto experiment = parse_experiment(kTwoConditions, "t.json");
   const auto plans = expand_matrix(experiment, {"scalebench-train", false});
   StopBeforeLaunch executor(3, [](const LaunchSpec&) { return good_run(); });
-  const auto outcome = run_experiment(experiment, plans, executor, database,
-                                      context_for(experiment));
+  const auto outcome =
+      run_experiment(experiment, plans, executor, database, context_for(experiment));
   clear_interrupt();
   CHECK(outcome.interrupted);
   CHECK(outcome.runs == 2);

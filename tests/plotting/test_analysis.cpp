@@ -1,5 +1,6 @@
-// The statistics assembly of `scalebench stats` (plotting/analysis.hpp) on R's warpbreaks, against R 4.2's aov and TukeyHSD
-// (values printed by scripts/reference/stats_reference.R and R's own printout).
+// The statistics assembly of `scalebench stats` (plotting/analysis.hpp) on R's warpbreaks, against
+// R 4.2's aov and TukeyHSD (values printed by scripts/reference/stats_reference.R and R's own
+// printout).
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -44,8 +45,8 @@ TEST_CASE("one factor from CSV: ANOVA and Tukey match R") {
 TEST_CASE("summary statistics: the reference study's Table 1 re-analysed") {
   // Means and SDs as printed (n = 51 per group, FACTS.md): F is 1119.95, not the printed 1191.61,
   // and the Tukey p-values are real numbers, not the 0.001 / 0.9 clipping limits.
-  const auto report =
-      plotting::analyze_summary_file((test::data_dir() / "cli" / "horovodrunner_table1.csv").string(), 0.95);
+  const auto report = plotting::analyze_summary_file(
+      (test::data_dir() / "cli" / "horovodrunner_table1.csv").string(), 0.95);
   REQUIRE(report.anova.size() == 2);
   CHECK(report.anova[0].df == 7);
   CHECK(report.anova[1].df == 400);
@@ -64,7 +65,8 @@ TEST_CASE("summary statistics: the reference study's Table 1 re-analysed") {
 }
 
 TEST_CASE("two factors from CSV: type III table with interaction, as car::Anova prints it") {
-  // R: options(contrasts = c("contr.sum", "contr.poly")); car::Anova(lm(breaks ~ wool * tension), type = 3)
+  // R: options(contrasts = c("contr.sum", "contr.poly")); car::Anova(lm(breaks ~ wool * tension),
+  // type = 3)
   const auto report = plotting::analyze_observations(
       plotting::observations_from_csv(kWarpbreaks, "breaks", {"wool", "tension"}), 3, 0.95);
   CHECK(report.ss_type == "III");
@@ -99,7 +101,8 @@ std::string make_results_database(const test::TempDir& dir) {
       bundle.run.repetition = repetition;
       bundle.run.status = db::RunStatus::Ok;
       for (int e = 0; e < 3; ++e)
-        bundle.epochs.push_back({0, e + 1, 3, e * 10.0, epoch_times[np - 1][repetition - 1][e], {}, {}, {}});
+        bundle.epochs.push_back(
+            {0, e + 1, 3, e * 10.0, epoch_times[np - 1][repetition - 1][e], {}, {}, {}});
       database.insert_run(bundle);
     }
   }
@@ -114,23 +117,29 @@ TEST_CASE("from the results database: per run by default, per epoch with a warni
   const auto per_run = plotting::observations_from_database(path, {}, {}, "run");
   CHECK(per_run.unit == "run");
   CHECK(per_run.values == std::vector<double>{11, 13, 6, 6});
-  CHECK(per_run.levels[0] == std::vector<std::string>{"mpirun np=1", "mpirun np=1", "mpirun np=2", "mpirun np=2"});
+  CHECK(per_run.levels[0] ==
+        std::vector<std::string>{"mpirun np=1", "mpirun np=1", "mpirun np=2", "mpirun np=2"});
   CHECK(per_run.warnings.empty());
   const auto report = plotting::analyze_observations(per_run, 2, 0.95);
   CHECK(report.anova[1].df == 2);  // 4 runs - 2 groups
 
-  const auto per_epoch = plotting::observations_from_database(path, plotting::InstanceQuery{std::string("scaling"), {}, false}, {"np"}, "epoch");
+  const auto per_epoch = plotting::observations_from_database(
+      path, plotting::InstanceQuery{std::string("scaling"), {}, false}, {"np"}, "epoch");
   CHECK(per_epoch.values.size() == 12);
   CHECK(per_epoch.levels[0][0] == "1");
   REQUIRE(per_epoch.warnings.size() == 1);
   CHECK(per_epoch.warnings[0].find("pseudo-replication") != std::string::npos);
   CHECK(plotting::analyze_observations(per_epoch, 2, 0.95).anova[1].df == 10);
 
-  CHECK_THROWS_AS(plotting::observations_from_database(path, {}, {"model"}, "run"), plotting::InputError);
-  CHECK_THROWS_AS(plotting::observations_from_database(path, plotting::InstanceQuery{std::string("nope"), {}, false}, {}, "run"), plotting::ReportError);
+  CHECK_THROWS_AS(plotting::observations_from_database(path, {}, {"model"}, "run"),
+                  plotting::InputError);
+  CHECK_THROWS_AS(plotting::observations_from_database(
+                      path, plotting::InstanceQuery{std::string("nope"), {}, false}, {}, "run"),
+                  plotting::ReportError);
 }
 
-TEST_CASE("two factors: Tukey per factor and per cell with the model's error term, as R's TukeyHSD") {
+TEST_CASE(
+    "two factors: Tukey per factor and per cell with the model's error term, as R's TukeyHSD") {
   // R: TukeyHSD(aov(breaks ~ wool * tension, warpbreaks)), printed with %.17g.
   const auto report = plotting::analyze_observations(
       plotting::observations_from_csv(kWarpbreaks, "breaks", {"wool", "tension"}), 2, 0.95);

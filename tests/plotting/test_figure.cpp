@@ -212,9 +212,7 @@ TEST_CASE("gnuplot renders the SVG and the PNG") {
 
 namespace {
 
-bool have_gnuplot() {
-  return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
-}
+bool have_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
 // The tiny table with hostile condition and experiment names: quotes, line breaks, a NUL,
 // backquoted commands, a macro, a trailing backslash (which continues a gnuplot line).
@@ -223,8 +221,8 @@ plotting::ReportTable hostile_table(const fs::path& marker) {
   const std::string touch = "`touch " + marker.string() + "`";
   table.experiment = "evil' " + touch + " \\";
   table.rows[0].condition = "a'b\nset output '" + marker.string() + "'\n" + touch;
-  table.rows[1].condition = std::string("c\0d\r@x \\", 8) + "'; system(\"touch " +
-                            marker.string() + "\") #";
+  table.rows[1].condition =
+      std::string("c\0d\r@x \\", 8) + "'; system(\"touch " + marker.string() + "\") #";
   return table;
 }
 
@@ -240,8 +238,7 @@ TEST_CASE("hostile names stay text: every line of the script is one command or c
   CHECK(script.find("title 'c d @x \\''; system(\"touch /tmp/never\") #' noenhanced") !=
         std::string::npos);
   // The comment naming the experiment does not end in a backslash (it would swallow a line).
-  CHECK(script.find("# scalebench scaling figure, experiment evil' `touch /tmp/never` \\ \n") ==
-        0);
+  CHECK(script.find("# scalebench scaling figure, experiment evil' `touch /tmp/never` \\ \n") == 0);
   const std::string data = plotting::scaling_data(table);
   CHECK(data.find("# index 0: a'b set output '/tmp/never' `touch /tmp/never`\n") !=
         std::string::npos);

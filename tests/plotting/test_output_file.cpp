@@ -87,8 +87,8 @@ TEST_CASE("refuse_database_output: the database by any name, and its -wal and -s
   fs::create_hard_link(database, dir / "hard.db");
 
   for (const fs::path& output :
-       {database, dir / "sub" / ".." / "r.db", dir / "link.db", dir / "hard.db",
-        dir / "r.db-wal", dir / "r.db-shm", dir / "r.db-journal"}) {
+       {database, dir / "sub" / ".." / "r.db", dir / "link.db", dir / "hard.db", dir / "r.db-wal",
+        dir / "r.db-shm", dir / "r.db-journal"}) {
     CAPTURE(output);
     CHECK_THROWS_WITH_AS(plotting::refuse_database_output(output, database),
                          doctest::Contains("it is the results database"), plotting::ReportError);

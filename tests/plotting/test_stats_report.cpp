@@ -27,7 +27,8 @@ StatsReport small_report() {
 
 }  // namespace
 
-TEST_CASE("stats JSON: the documented keys in order, numbers that read back exactly, null for NaN") {
+TEST_CASE(
+    "stats JSON: the documented keys in order, numbers that read back exactly, null for NaN") {
   const auto json = render_stats_json(small_report());
   CHECK(json ==
         R"({

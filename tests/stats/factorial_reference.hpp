@@ -1,4 +1,5 @@
-// Reads tests/data/stats/factorial_reference.txt, written by scripts/reference/factorial_reference.R.
+// Reads tests/data/stats/factorial_reference.txt, written by
+// scripts/reference/factorial_reference.R.
 #pragma once
 
 #include <fstream>
@@ -13,8 +14,8 @@
 namespace scalebench::test {
 
 struct FactorialRecord {
-  std::string name;                // case name
-  std::string kind;                // "obs", "total", "type1".."type3", "effect1".."effect3", "lmdata", "lm"
+  std::string name;  // case name
+  std::string kind;  // "obs", "total", "type1".."type3", "effect1".."effect3", "lmdata", "lm"
   std::vector<std::string> words;  // the rest of the line
 };
 
@@ -23,13 +24,15 @@ inline const std::vector<FactorialRecord>& factorial_reference() {
     std::vector<FactorialRecord> out;
     for (const auto& words :
          read_reference_lines("factorial_reference.txt", "scripts/reference/factorial_reference.R"))
-      out.push_back({words.at(0), words.at(1), std::vector<std::string>(words.begin() + 2, words.end())});
+      out.push_back(
+          {words.at(0), words.at(1), std::vector<std::string>(words.begin() + 2, words.end())});
     return out;
   }();
   return records;
 }
 
-inline std::vector<FactorialRecord> factorial_records(const std::string& name, const std::string& kind) {
+inline std::vector<FactorialRecord> factorial_records(const std::string& name,
+                                                      const std::string& kind) {
   std::vector<FactorialRecord> out;
   for (const auto& r : factorial_reference()) {
     if (r.name == name && r.kind == kind) out.push_back(r);

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "stats/summary_statistics.hpp"
 #include "reference_file.hpp"
+#include "stats/summary_statistics.hpp"
 #include "test_support.hpp"
 
 namespace scalebench::test::oneway {
@@ -24,8 +24,8 @@ struct Record {
 inline const std::vector<Record>& reference() {
   static const std::vector<Record> records = [] {
     std::vector<Record> out;
-    for (const auto& words :
-         read_reference_lines("oneway_family_reference.txt", "scripts/reference/oneway_family_reference.R"))
+    for (const auto& words : read_reference_lines("oneway_family_reference.txt",
+                                                  "scripts/reference/oneway_family_reference.R"))
       out.push_back({words.at(0), words.at(1), to_numbers(words.begin() + 2, words.end())});
     return out;
   }();

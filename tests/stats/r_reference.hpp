@@ -14,18 +14,20 @@
 namespace scalebench::test {
 
 struct RRecord {
-  std::string name;                 // case name, or "ptukey" / "ptukey_k2_check"
-  std::string kind;                 // "data", "anova", "tukey", "qtukey"; empty for ptukey rows
-  std::vector<double> numbers;      // the rest of the line
+  std::string name;             // case name, or "ptukey" / "ptukey_k2_check"
+  std::string kind;             // "data", "anova", "tukey", "qtukey"; empty for ptukey rows
+  std::vector<double> numbers;  // the rest of the line
 };
 
 inline const std::vector<RRecord>& r_reference() {
   static const std::vector<RRecord> records = [] {
     std::vector<RRecord> out;
-    for (const auto& words : read_reference_lines("r_reference.txt", "scripts/reference/stats_reference.R")) {
+    for (const auto& words :
+         read_reference_lines("r_reference.txt", "scripts/reference/stats_reference.R")) {
       RRecord r;
       r.name = words.at(0);
-      const std::size_t first_number = r.name.rfind("ptukey", 0) == 0 ? 1 : 2;  // ptukey rows have no kind
+      const std::size_t first_number =
+          r.name.rfind("ptukey", 0) == 0 ? 1 : 2;  // ptukey rows have no kind
       if (first_number == 2) r.kind = words.at(1);
       r.numbers = to_numbers(words.begin() + first_number, words.end());
       out.push_back(std::move(r));

@@ -12,7 +12,8 @@
 
 namespace scalebench::test {
 
-// The lines of tests/data/stats/<file> as words; `script` (the generator) is named if it is missing.
+// The lines of tests/data/stats/<file> as words; `script` (the generator) is named if it is
+// missing.
 inline std::vector<std::vector<std::string>> read_reference_lines(const std::string& file,
                                                                   const std::string& script) {
   const auto path = data_dir() / "stats" / file;

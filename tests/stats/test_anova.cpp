@@ -1,7 +1,5 @@
 // One-way ANOVA against R's aov (tests/data/stats/r_reference.txt, written by
 // scripts/reference/stats_reference.R) and against exact rational arithmetic.
-#include "stats/anova.hpp"
-
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,6 +7,7 @@
 #include <string>
 
 #include "r_reference.hpp"
+#include "stats/anova.hpp"
 
 using scalebench::stats::one_way_anova;
 using scalebench::stats::OneWayAnova;
@@ -47,7 +46,9 @@ TEST_CASE("one-way ANOVA matches R's aov on warpbreaks, PlantGrowth and an unbal
   check_against_r("unbalanced");
 }
 
-TEST_CASE("a p-value near 1e-258 does not underflow (HorovodRunner Table 1 rebuilt from its means and SDs)") {
+TEST_CASE(
+    "a p-value near 1e-258 does not underflow (HorovodRunner Table 1 rebuilt from its means and "
+    "SDs)") {
   // 8 groups of 51 with each group's published mean and SD exactly; d.f. (7, 400).
   const OneWayAnova got = one_way_anova(r_groups("table1"));
   CHECK(got.df_between == 7);
@@ -91,7 +92,8 @@ TEST_CASE("one-way ANOVA edge cases") {
   }
   SUBCASE("a non-finite observation") {
     CHECK_THROWS_AS(one_way_anova({{1, std::nan("")}, {2, 3}}), StatsError);
-    CHECK_THROWS_AS(one_way_anova({{1, 2}, {std::numeric_limits<double>::infinity(), 3}}), StatsError);
+    CHECK_THROWS_AS(one_way_anova({{1, 2}, {std::numeric_limits<double>::infinity(), 3}}),
+                    StatsError);
   }
   SUBCASE("no within-group variance, different means: F = inf, p = 0") {
     const OneWayAnova got = one_way_anova({{5, 5, 5}, {7, 7}});

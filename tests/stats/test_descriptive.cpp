@@ -1,9 +1,9 @@
-#include "stats/descriptive.hpp"
-
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
+
+#include "stats/descriptive.hpp"
 
 using scalebench::stats::mean;
 using scalebench::stats::median;
@@ -23,9 +23,11 @@ TEST_CASE("mean") {
 TEST_CASE("sample standard deviation") {
   CHECK_FALSE(sample_sd({}).has_value());
   CHECK_FALSE(sample_sd({42}).has_value());
-  CHECK(*sample_sd({2, 4, 4, 4, 5, 5, 7, 9}) == doctest::Approx(std::sqrt(32.0 / 7)).epsilon(1e-15));
+  CHECK(*sample_sd({2, 4, 4, 4, 5, 5, 7, 9}) ==
+        doctest::Approx(std::sqrt(32.0 / 7)).epsilon(1e-15));
   // Offset by 1e9 the variance (30) survives; the one-pass textbook formula returns garbage here.
-  CHECK(*sample_sd({1e9 + 4, 1e9 + 7, 1e9 + 13, 1e9 + 16}) == doctest::Approx(std::sqrt(30.0)).epsilon(1e-14));
+  CHECK(*sample_sd({1e9 + 4, 1e9 + 7, 1e9 + 13, 1e9 + 16}) ==
+        doctest::Approx(std::sqrt(30.0)).epsilon(1e-14));
   CHECK(*sample_sd({3, 3, 3}) == 0);
 }
 

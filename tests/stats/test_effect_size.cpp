@@ -1,7 +1,5 @@
 // Effect sizes (eta^2, partial eta^2, omega^2) against the formulas applied in R to R's tables
 // (tests/data/stats/factorial_reference.txt), and by hand.
-#include "stats/effect_size.hpp"
-
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,6 +7,7 @@
 
 #include "factorial_reference.hpp"
 #include "stats/anova.hpp"
+#include "stats/effect_size.hpp"
 #include "stats/factorial_anova.hpp"
 
 using scalebench::stats::effect_sizes;
@@ -40,14 +39,16 @@ TEST_CASE("the three formulas, by hand") {
 }
 
 TEST_CASE("factorial ANOVA effect sizes match R's tables through the documented formulas") {
-  for (const std::string name : {"warpbreaks", "toothgrowth", "warpbreaks_unbalanced", "epochs_unbalanced",
-                                 "warpbreaks_unbalanced_additive"}) {
+  for (const std::string name : {"warpbreaks", "toothgrowth", "warpbreaks_unbalanced",
+                                 "epochs_unbalanced", "warpbreaks_unbalanced_additive"}) {
     const auto d = factorial_data(name);
     for (int k = 1; k <= 3; ++k) {
       CAPTURE(name);
       CAPTURE(k);
       const auto got = factorial_anova(d.response, d.factors, d.names,
-                                       k == 1 ? SsType::I : k == 2 ? SsType::II : SsType::III,
+                                       k == 1   ? SsType::I
+                                       : k == 2 ? SsType::II
+                                                : SsType::III,
                                        name != "warpbreaks_unbalanced_additive");
       const auto rows = factorial_records(name, "effect" + std::to_string(k));
       REQUIRE(rows.size() + 1 == got.terms.size());
@@ -65,7 +66,8 @@ TEST_CASE("factorial ANOVA effect sizes match R's tables through the documented 
   }
 }
 
-TEST_CASE("eta^2 uses the total SS of the response, so Type I etas and the residual share add up to 1") {
+TEST_CASE(
+    "eta^2 uses the total SS of the response, so Type I etas and the residual share add up to 1") {
   const auto d = factorial_data("warpbreaks_unbalanced");
   const auto one = factorial_anova(d.response, d.factors, d.names, SsType::I);
   double sum = one.terms.back().ss / one.ss_total;
@@ -78,7 +80,9 @@ TEST_CASE("eta^2 uses the total SS of the response, so Type I etas and the resid
   CHECK(std::abs(sum3 - 1) > 0.01);
 }
 
-TEST_CASE("one-way effect sizes: partial eta^2 equals eta^2, and they match the one-factor factorial ANOVA") {
+TEST_CASE(
+    "one-way effect sizes: partial eta^2 equals eta^2, and they match the one-factor factorial "
+    "ANOVA") {
   const auto d = factorial_data("warpbreaks");
   std::vector<std::vector<double>> groups(3);
   const std::vector<std::string> levels{"L", "M", "H"};

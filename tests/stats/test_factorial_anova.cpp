@@ -1,7 +1,5 @@
 // Two-way ANOVA (Types I, II, III) against R: anova(lm) for Type I, car::Anova for Types II and III
 // (tests/data/stats/factorial_reference.txt, written by scripts/reference/factorial_reference.R).
-#include "stats/factorial_anova.hpp"
-
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 
 #include "factorial_reference.hpp"
 #include "stats/anova.hpp"
+#include "stats/factorial_anova.hpp"
 
 using scalebench::stats::AnovaTerm;
 using scalebench::stats::factorial_anova;
@@ -34,8 +33,8 @@ constexpr double kPTolerance = 1e-9;
 SsType ss_type(int k) { return k == 1 ? SsType::I : k == 2 ? SsType::II : SsType::III; }
 
 // Checks `got` against the case's R table of type k; `ss_tolerance` for SS, MS and F.
-void check_table(const std::string& name, int k, const FactorialAnova& got, double ss_tolerance = kSsTolerance,
-                 double p_tolerance = kPTolerance) {
+void check_table(const std::string& name, int k, const FactorialAnova& got,
+                 double ss_tolerance = kSsTolerance, double p_tolerance = kPTolerance) {
   CAPTURE(name);
   CAPTURE(k);
   const auto rows = factorial_records(name, "type" + std::to_string(k));
@@ -70,7 +69,8 @@ void check_case(const std::string& name, bool interaction = true) {
 
 }  // namespace
 
-TEST_CASE("balanced two-way ANOVA matches R on warpbreaks (breaks ~ wool * tension), Types I, II, III") {
+TEST_CASE(
+    "balanced two-way ANOVA matches R on warpbreaks (breaks ~ wool * tension), Types I, II, III") {
   check_case("warpbreaks");
   // Balanced: the three types coincide, and Type I rows add up to the total SS.
   const auto d = factorial_data("warpbreaks");
@@ -91,7 +91,9 @@ TEST_CASE("the default is Type II with interaction") {
   check_table("warpbreaks_unbalanced", 2, got);
 }
 
-TEST_CASE("balanced two-way ANOVA matches R on ToothGrowth (len ~ supp * factor(dose)), Types I, II, III") {
+TEST_CASE(
+    "balanced two-way ANOVA matches R on ToothGrowth (len ~ supp * factor(dose)), Types I, II, "
+    "III") {
   check_case("toothgrowth");
 }
 
@@ -114,7 +116,9 @@ TEST_CASE("level order and row order do not change the sums of squares") {
   auto d = factorial_data("epochs_unbalanced");
   std::reverse(d.response.begin(), d.response.end());
   for (auto& f : d.factors) std::reverse(f.begin(), f.end());
-  for (int k = 1; k <= 3; ++k) check_table("epochs_unbalanced", k, factorial_anova(d.response, d.factors, d.names, ss_type(k)));
+  for (int k = 1; k <= 3; ++k)
+    check_table("epochs_unbalanced", k,
+                factorial_anova(d.response, d.factors, d.names, ss_type(k)));
 }
 
 TEST_CASE("an offset of 1e12 leaves the SS and F of warpbreaks as R computes them without it") {
@@ -126,7 +130,8 @@ TEST_CASE("an offset of 1e12 leaves the SS and F of warpbreaks as R computes the
       CAPTURE(offset);
       auto d = factorial_data(name);
       for (double& y : d.response) y += offset;
-      for (int k = 1; k <= 3; ++k) check_table(name, k, factorial_anova(d.response, d.factors, d.names, ss_type(k)));
+      for (int k = 1; k <= 3; ++k)
+        check_table(name, k, factorial_anova(d.response, d.factors, d.names, ss_type(k)));
     }
   }
 }
@@ -196,7 +201,8 @@ TEST_CASE("factorial ANOVA refuses designs it cannot fit, saying why") {
     f[0].push_back(d.factors[0][i]);
     f[1].push_back(d.factors[1][i]);
   }
-  CHECK_THROWS_WITH_AS(factorial_anova(y, f, d.names), doctest::Contains("cell wool=B, tension=M"), StatsError);
+  CHECK_THROWS_WITH_AS(factorial_anova(y, f, d.names), doctest::Contains("cell wool=B, tension=M"),
+                       StatsError);
   // Without the interaction the same data are fine (the additive model is still estimable).
   const auto additive = factorial_anova(y, f, d.names, SsType::II, false);
   CHECK(additive.terms.size() == 3);
@@ -208,7 +214,9 @@ TEST_CASE("factorial ANOVA refuses designs it cannot fit, saying why") {
                        doctest::Contains("factor site has 1 level"), StatsError);
   // Mismatched lengths, wrong number of factors or names, equal names, a NaN.
   CHECK_THROWS_AS(factorial_anova({1, 2, 3}, {{"a", "b"}}, {"g"}), StatsError);
-  CHECK_THROWS_AS(factorial_anova(d.response, {d.factors[0], d.factors[1], d.factors[0]}, {"a", "b", "c"}), StatsError);
+  CHECK_THROWS_AS(
+      factorial_anova(d.response, {d.factors[0], d.factors[1], d.factors[0]}, {"a", "b", "c"}),
+      StatsError);
   CHECK_THROWS_AS(factorial_anova(d.response, {}, {}), StatsError);
   CHECK_THROWS_AS(factorial_anova(d.response, d.factors, {"wool"}), StatsError);
   CHECK_THROWS_AS(factorial_anova(d.response, d.factors, {"w", "w"}), StatsError);
@@ -216,11 +224,13 @@ TEST_CASE("factorial ANOVA refuses designs it cannot fit, saying why") {
   with_nan[3] = std::nan("");
   CHECK_THROWS_AS(factorial_anova(with_nan, d.factors, d.names), StatsError);
   // One observation per cell with the interaction: no residual degrees of freedom.
-  CHECK_THROWS_WITH_AS(factorial_anova({1, 2, 3, 5}, {{"a", "a", "b", "b"}, {"u", "v", "u", "v"}}, {"A", "B"}),
-                       doctest::Contains("no residual degrees of freedom"), StatsError);
+  CHECK_THROWS_WITH_AS(
+      factorial_anova({1, 2, 3, 5}, {{"a", "a", "b", "b"}, {"u", "v", "u", "v"}}, {"A", "B"}),
+      doctest::Contains("no residual degrees of freedom"), StatsError);
   // Confounded factors without interaction (B is a relabelling of A): named as rank deficiency.
   CHECK_THROWS_WITH_AS(
-      factorial_anova({1, 2, 3, 5, 6, 8}, {{"a", "a", "b", "b", "c", "c"}, {"u", "u", "v", "v", "w", "w"}}, {"A", "B"},
+      factorial_anova({1, 2, 3, 5, 6, 8},
+                      {{"a", "a", "b", "b", "c", "c"}, {"u", "u", "v", "v", "w", "w"}}, {"A", "B"},
                       SsType::II, false),
       doctest::Contains("term B"), StatsError);
 }

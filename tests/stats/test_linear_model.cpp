@@ -1,7 +1,5 @@
 // The least-squares core against R's lm (longley, in tests/data/stats/factorial_reference.txt) and
 // against exact answers.
-#include "stats/linear_model.hpp"
-
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,6 +7,7 @@
 #include <vector>
 
 #include "factorial_reference.hpp"
+#include "stats/linear_model.hpp"
 
 using scalebench::stats::ColumnMajorMatrix;
 using scalebench::stats::least_squares;
@@ -52,8 +51,8 @@ TEST_CASE("least squares matches R's lm on longley (condition number ~ 2e7)") {
     for (std::size_t j = 0; j < 6; ++j) cols[j].push_back(std::stod(r.words[1 + j]));
   }
   const auto fit = least_squares(with_intercept(cols), y);
-  // Perturbation theory allows each side ~cond x eps ~ 5e-9 relative error in the coefficients; both
-  // are Householder QR in the same column order, and agree to 2e-14 (rss to 2e-15) measured.
+  // Perturbation theory allows each side ~cond x eps ~ 5e-9 relative error in the coefficients;
+  // both are Householder QR in the same column order, and agree to 2e-14 (rss to 2e-15) measured.
   CHECK(relative_error(fit.rss, std::stod(want[0])) < 1e-10);
   CHECK(fit.df_residual == std::stod(want[1]));
   for (std::size_t j = 0; j < 7; ++j) {
@@ -69,8 +68,8 @@ TEST_CASE("least squares matches R's lm on longley (condition number ~ 2e7)") {
 TEST_CASE("a rank-deficient design or too few observations is refused") {
   const std::vector<double> a{1, 2, 3, 4};
   const std::vector<double> twice{2, 4, 6, 8};
-  CHECK_THROWS_WITH_AS(least_squares(with_intercept({a, twice}), {1, 3, 2, 5}), doctest::Contains("column 2"),
-                       StatsError);
+  CHECK_THROWS_WITH_AS(least_squares(with_intercept({a, twice}), {1, 3, 2, 5}),
+                       doctest::Contains("column 2"), StatsError);
   CHECK_THROWS_AS(least_squares(with_intercept({{1.0, 2.0}, {3.0, 1.0}}), {1, 2}), StatsError);
   CHECK_THROWS_AS(least_squares(with_intercept({a}), {1, 2, 3}), StatsError);
   CHECK_THROWS_AS(least_squares(with_intercept({a}), {1, 2, std::nan(""), 4}), StatsError);

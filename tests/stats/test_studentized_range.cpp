@@ -37,7 +37,8 @@ TEST_CASE("studentized range: the fast path equals the log-space reference down 
         CAPTURE(q);
         const double fast = studentized_range_survival_lattice(q, k, df);
         REQUIRE(!std::isnan(fast));
-        const double e = relative_error(fast, std::exp(studentized_range_log_survival_reference(q, k, df)));
+        const double e =
+            relative_error(fast, std::exp(studentized_range_log_survival_reference(q, k, df)));
         CHECK(e < 2e-12);
         worst = std::max(worst, e);
       }
@@ -54,9 +55,10 @@ TEST_CASE("studentized range: the fast quadrature at k = 2 equals the Student t 
     for (int i = 0; i < 20; ++i) {
       const double q = 0.1 * std::pow(q_max / 0.1, i / 19.0);
       const double exact =
-          std::isinf(df) ? std::erfc(q / 2)
-                         : 2 * boost::math::cdf(boost::math::complement(boost::math::students_t_distribution<double>(df),
-                                                                        q / std::sqrt(2.0)));
+          std::isinf(df)
+              ? std::erfc(q / 2)
+              : 2 * boost::math::cdf(boost::math::complement(
+                        boost::math::students_t_distribution<double>(df), q / std::sqrt(2.0)));
       CAPTURE(df);
       CAPTURE(q);
       const double e = relative_error(studentized_range_survival_lattice(q, 2, df), exact);
@@ -68,7 +70,7 @@ TEST_CASE("studentized range: the fast quadrature at k = 2 equals the Student t 
 }
 
 TEST_CASE("studentized range: outside the fast path's checked range the reference answers") {
-  CHECK(std::isnan(studentized_range_survival_lattice(3, 5, 3)));     // df < 5
+  CHECK(std::isnan(studentized_range_survival_lattice(3, 5, 3)));      // df < 5
   CHECK(std::isnan(studentized_range_survival_lattice(3, 2000, 10)));  // k > 200
   CHECK(std::isnan(studentized_range_survival_lattice(60, 3, kInf)));  // below 1e-280
   const double p = studentized_range_survival(3, 5, 1);

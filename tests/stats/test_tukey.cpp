@@ -1,8 +1,6 @@
 // The studentized range distribution and Tukey HSD, against exact identities, against R
 // (tests/data/stats/r_reference.txt, written by scripts/reference/stats_reference.R) and against an
 // independent QUADPACK evaluation of the same integral.
-#include "stats/tukey.hpp"
-
 #include <doctest/doctest.h>
 
 #include <boost/math/distributions/students_t.hpp>
@@ -12,6 +10,7 @@
 #include <string>
 
 #include "r_reference.hpp"
+#include "stats/tukey.hpp"
 
 using scalebench::stats::StatsError;
 using scalebench::stats::studentized_range_cdf;
@@ -35,12 +34,16 @@ double relative_error(double got, double want) { return std::abs(got - want) / s
 // For k = 2 the range is |Z1 - Z2| = sqrt(2) |N(0,1)|, so P(Q > q) = 2 P(T_df > q / sqrt(2)).
 double k2_exact_survival(double q, double df) {
   if (std::isinf(df)) return std::erfc(q / 2);
-  return 2 * boost::math::cdf(boost::math::complement(boost::math::students_t_distribution<double>(df), q / std::sqrt(2.0)));
+  return 2 * boost::math::cdf(boost::math::complement(
+                 boost::math::students_t_distribution<double>(df), q / std::sqrt(2.0)));
 }
 
 double k2_exact_upper_quantile(double alpha, double df) {
-  if (std::isinf(df)) return std::sqrt(2.0) * boost::math::quantile(boost::math::complement(boost::math::normal_distribution<double>(), alpha / 2));
-  return std::sqrt(2.0) * boost::math::quantile(boost::math::complement(boost::math::students_t_distribution<double>(df), alpha / 2));
+  if (std::isinf(df))
+    return std::sqrt(2.0) * boost::math::quantile(boost::math::complement(
+                                boost::math::normal_distribution<double>(), alpha / 2));
+  return std::sqrt(2.0) * boost::math::quantile(boost::math::complement(
+                              boost::math::students_t_distribution<double>(df), alpha / 2));
 }
 
 }  // namespace
@@ -49,8 +52,10 @@ double k2_exact_upper_quantile(double alpha, double df) {
 // P(Q > q) ~ 1e-105, df in {2, 5, 10, 30, 100, inf}, 40 points each): 3.1e-14 for the survival
 // function and 2.1e-15 for the cdf (GCC 12, x86-64); a denser scan of 1251 points with df down to 1
 // and up to 1e8 found 1.1e-13 at worst; R's ptukey is off by 1e-2 at
-// q = 10, df = inf and returns 1 instead of ~1e-22 at q = 20 (the ptukey_k2_check rows of the data).
-TEST_CASE("studentized range, k = 2: survival and cdf equal the Student t identity across the tail") {
+// q = 10, df = inf and returns 1 instead of ~1e-22 at q = 20 (the ptukey_k2_check rows of the
+// data).
+TEST_CASE(
+    "studentized range, k = 2: survival and cdf equal the Student t identity across the tail") {
   const double dfs[] = {2, 5, 10, 30, 100, kInf};
   double worst_survival = 0;
   double worst_cdf = 0;
@@ -84,7 +89,8 @@ TEST_CASE("studentized range, k > 2: survival matches an independent QUADPACK ev
     CAPTURE(r.numbers[0]);
     CAPTURE(r.numbers[1]);
     CAPTURE(r.numbers[2]);
-    CHECK(relative_error(studentized_range_survival(r.numbers[0], r.numbers[1], r.numbers[2]), r.numbers[3]) < 1e-10);
+    CHECK(relative_error(studentized_range_survival(r.numbers[0], r.numbers[1], r.numbers[2]),
+                         r.numbers[3]) < 1e-10);
   }
 }
 
@@ -133,7 +139,8 @@ TEST_CASE("studentized range quantiles") {
       for (double alpha : {1e-3, 1e-30, 1e-100}) {
         CAPTURE(df);
         CAPTURE(alpha);
-        CHECK(relative_error(studentized_range_upper_quantile(alpha, 2, df), k2_exact_upper_quantile(alpha, df)) < 1e-10);
+        CHECK(relative_error(studentized_range_upper_quantile(alpha, 2, df),
+                             k2_exact_upper_quantile(alpha, df)) < 1e-10);
       }
     }
   }
@@ -143,7 +150,8 @@ TEST_CASE("studentized range quantiles") {
     for (const auto& r : r_reference()) {
       if (r.kind != "qtukey") continue;
       CAPTURE(r.name);
-      CHECK(relative_error(studentized_range_quantile(0.95, r.numbers[0], r.numbers[1]), r.numbers[2]) < 1e-6);
+      CHECK(relative_error(studentized_range_quantile(0.95, r.numbers[0], r.numbers[1]),
+                           r.numbers[2]) < 1e-6);
     }
   }
   SUBCASE("ends") {
@@ -206,7 +214,8 @@ void check_tukey_against_r(const std::string& name, const std::vector<TukeyPair>
 }  // namespace
 
 TEST_CASE("Tukey HSD matches R's TukeyHSD") {
-  for (const std::string name : {"warpbreaks_tension", "warpbreaks_wool", "plantgrowth", "unbalanced"}) {
+  for (const std::string name :
+       {"warpbreaks_tension", "warpbreaks_wool", "plantgrowth", "unbalanced"}) {
     check_tukey_against_r(name, tukey_hsd(r_groups(name)));
   }
 }
@@ -263,7 +272,8 @@ TEST_CASE("Tukey HSD edge cases") {
 
 namespace {
 
-// Same bits (NaN included): the pairs against the base must be the all-pairs numbers, not close ones.
+// Same bits (NaN included): the pairs against the base must be the all-pairs numbers, not close
+// ones.
 bool same_bits(double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; }
 
 // tukey_vs_base(groups, base) against tukey_hsd(groups): the all-pairs row holding base, flipped to
@@ -296,7 +306,8 @@ void check_vs_base_is_all_pairs_subset(const std::vector<std::vector<double>>& g
 }  // namespace
 
 TEST_CASE("tukey_vs_base: bit-identical to the all-pairs rows that hold the base, for every base") {
-  for (const std::string name : {"warpbreaks_tension", "plantgrowth", "unbalanced", "near1e12", "table1"}) {
+  for (const std::string name :
+       {"warpbreaks_tension", "plantgrowth", "unbalanced", "near1e12", "table1"}) {
     CAPTURE(name);
     check_vs_base_is_all_pairs_subset(r_groups(name));
   }

@@ -1,7 +1,5 @@
 // trainer/allreduce_bench.cpp: sizes, the sequence of sizes, nccl-tests' bandwidth formulas, the
 // printed lines, and the benchmark loop over a scripted AllreduceBenchmark (one process).
-#include "trainer/allreduce_bench.hpp"
-
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -10,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "trainer/allreduce_bench.hpp"
 #include "trainer/backend_registry.hpp"
 #include "trainer/errors.hpp"
 
@@ -144,8 +143,8 @@ TEST_CASE("the printed lines: a # header, # column lines, fixed-width rows, # fo
 
   AllreduceSummary ok;
   ok.average_busbw_gbs = 2.55136;
-  CHECK(format_allreduce_footer(ok) ==
-        std::vector<std::string>{"# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 2.5514"});
+  CHECK(format_allreduce_footer(ok) == std::vector<std::string>{"# Out of bounds values : 0 OK",
+                                                                "# Avg bus bandwidth    : 2.5514"});
   AllreduceSummary failed;
   failed.wrong = 3;
   CHECK(format_allreduce_footer(failed)[0] == "# Out of bounds values : 3 FAILED");
@@ -189,8 +188,8 @@ TEST_CASE("the loop: warm-up at max and min, then check and time each size, rows
       benchmark_allreduce(bench, info, [&](std::string_view l) { lines.emplace_back(l); });
 
   CHECK(bench.calls == std::vector<std::string>{"time 40 1 1", "time 2 1 1", "check 2",
-                                                "time 2 1 3", "check 10", "time 10 1 3",
-                                                "check 40", "time 40 1 3"});
+                                                "time 2 1 3", "check 10", "time 10 1 3", "check 40",
+                                                "time 40 1 3"});
   REQUIRE(s.rows.size() == 3);
   CHECK(s.rows[0].bytes == 8);
   CHECK(s.rows[0].count == 2);
@@ -237,8 +236,7 @@ class FakeBackend final : public Backend {
   std::unique_ptr<Model> make_model(const ModelSpec&, const SgdOptions&) const override {
     return nullptr;
   }
-  std::unique_ptr<AllreduceBenchmark> make_allreduce_benchmark(
-      const ProcessGroup&) const override {
+  std::unique_ptr<AllreduceBenchmark> make_allreduce_benchmark(const ProcessGroup&) const override {
     if (!has_benchmark_) return nullptr;
     return std::make_unique<ScriptedAllreduce>();
   }

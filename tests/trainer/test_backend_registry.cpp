@@ -2,7 +2,6 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
-
 #include <string>
 
 #include "test_support.hpp"

@@ -55,6 +55,6 @@ TEST_CASE("RMSprop, Adam and RAdam match torch.optim") {
 }
 
 TEST_CASE("an unknown optimizer is a usage error naming the available ones") {
-  CHECK_THROWS_WITH_AS(cpu::make_optimizer(options("lamb", 0.1), 3),
-                       doctest::Contains("adadelta"), UsageError);
+  CHECK_THROWS_WITH_AS(cpu::make_optimizer(options("lamb", 0.1), 3), doctest::Contains("adadelta"),
+                       UsageError);
 }

@@ -201,12 +201,13 @@ TEST_CASE("benchmark settings without --benchmark, or out of order, are usage er
       validate(parse({option, "8"}));
       FAIL("no error");
     } catch (const UsageError& e) {
-      CHECK(std::string(e.what()) == std::string(option) + " applies to --benchmark allreduce only");
+      CHECK(std::string(e.what()) ==
+            std::string(option) + " applies to --benchmark allreduce only");
     }
   }
-  CHECK_THROWS_AS(validate(parse({"--benchmark", "allreduce", "--min-bytes", "1M", "--max-bytes",
-                                  "1K"})),
-                  UsageError);
+  CHECK_THROWS_AS(
+      validate(parse({"--benchmark", "allreduce", "--min-bytes", "1M", "--max-bytes", "1K"})),
+      UsageError);
   TrainOptions o;
   o.benchmark = "broadcast";  // past CLI11's check
   CHECK_THROWS_AS(validate(o), UsageError);
@@ -230,7 +231,8 @@ TEST_CASE("--precision and --cuda-graph: values, and the combinations validate()
     return std::string("no error");
   };
   CHECK(message(parse({"--cuda-graph", "on"})) == "--cuda-graph on needs --backend cuda");
-  CHECK(message(parse({"--precision", "bf16"})).starts_with("--precision bf16 needs --backend cuda"));
+  CHECK(
+      message(parse({"--precision", "bf16"})).starts_with("--precision bf16 needs --backend cuda"));
   CHECK(message(parse({"--precision", "bf16", "--backend", "cuda"})) == "no error");
   CHECK(message(parse({"--backend", "cuda", "--cuda-graph", "on", "--overlap", "on"}))
             .starts_with("--cuda-graph on needs --overlap off"));

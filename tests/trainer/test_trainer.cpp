@@ -55,8 +55,8 @@ void write_cifar(const std::filesystem::path& path, int records, int label_bytes
 }  // namespace
 
 TEST_CASE("output lines follow docs/trainer-output.md") {
-  RunInfo info{"mlp", 101770, "fashion-mnist", 60000, 10000, 2,    128,
-               0.1,   1,      1,               "cpu", "fp32", 64,    true};
+  RunInfo info{"mlp", 101770, "fashion-mnist", 60000,  10000, 2,   128, 0.1,
+               1,     1,      "cpu",           "fp32", 64,    true};
   CHECK(format_header(info) ==
         "scalebench-train model=mlp parameters=101770 dataset=fashion-mnist train_images=60000 "
         "test_images=10000 np=2 batch_size=128 lr=0.1 seed=1 threads=1 backend=cpu "
@@ -86,7 +86,8 @@ TEST_CASE("a run prints header, Epoch and end-of-epoch lines in order") {
   REQUIRE(run.lines.size() == 1 + 2 * 3 + 1);
   CHECK(run.lines[0] ==
         "scalebench-train model=mlp parameters=1108 dataset=synthetic train_images=1000 "
-        "test_images=200 np=1 batch_size=50 lr=0.05 seed=3 threads=1 backend=cpu precision=fp32 fusion_mb=64 "
+        "test_images=200 np=1 batch_size=50 lr=0.05 seed=3 threads=1 backend=cpu precision=fp32 "
+        "fusion_mb=64 "
         "overlap=off");
   const std::regex end_line(
       R"(20/20 - loss: \d+\.\d{6} - accuracy: \d\.\d{6} - test_accuracy: \d\.\d{6} - images/s: \d+\.\d - epoch_seconds: \d+\.\d{6})");
@@ -232,7 +233,8 @@ TEST_CASE("load_data reads CIFAR-10 and CIFAR-100 from --data-dir, and a run tra
   // 3072 → 8 → 10: 3072·8 + 8 + 8·10 + 10 parameters; 60 of the 100 training images.
   CHECK(c10.lines[0] ==
         "scalebench-train model=mlp parameters=24674 dataset=cifar10 train_images=60 "
-        "test_images=10 np=1 batch_size=20 lr=0.05 seed=1 threads=1 backend=cpu precision=fp32 fusion_mb=64 "
+        "test_images=10 np=1 batch_size=20 lr=0.05 seed=1 threads=1 backend=cpu precision=fp32 "
+        "fusion_mb=64 "
         "overlap=off");
 
   o.dataset = "cifar100";

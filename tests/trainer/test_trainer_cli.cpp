@@ -140,12 +140,13 @@ TEST_CASE("--help lists every option") {
   CHECK(r.exit_code == 0);
   std::string all;
   for (const auto& line : r.out) all += line + "\n";
-  for (const char* option :
-       {"--model", "--hidden", "--dataset", "--data-dir", "--coarse-labels", "--input-shape",
-        "--classes", "--train-images", "--test-images", "--train-limit", "--epochs", "--batch-size",
-        "--lr", "--momentum", "--seed", "--threads", "--backend", "--fusion-mb", "--overlap",
-        "--benchmark", "--min-bytes", "--max-bytes", "--step-factor", "--iterations",
-        "--warmup-iterations"}) {
+  for (
+      const char* option :
+      {"--model",       "--hidden",     "--dataset",      "--data-dir",    "--coarse-labels",
+       "--input-shape", "--classes",    "--train-images", "--test-images", "--train-limit",
+       "--epochs",      "--batch-size", "--lr",           "--momentum",    "--seed",
+       "--threads",     "--backend",    "--fusion-mb",    "--overlap",     "--benchmark",
+       "--min-bytes",   "--max-bytes",  "--step-factor",  "--iterations",  "--warmup-iterations"}) {
     INFO(option);
     CHECK(all.find(option) != std::string::npos);
   }
@@ -285,8 +286,8 @@ std::vector<AllreduceRowText> allreduce_rows(const Result& r, const std::string&
   for (std::size_t i = 4; i < 4 + rows; ++i) {
     std::smatch m;
     REQUIRE(std::regex_match(r.out[i], m, kAllreduceRow));
-    parsed.push_back({std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[6]), std::stod(m[4]),
-                      std::stod(m[5])});
+    parsed.push_back(
+        {std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[6]), std::stod(m[4]), std::stod(m[5])});
   }
   CHECK(r.out[rows + 4] == "# Out of bounds values : 0 OK");
   CHECK(std::regex_match(r.out[rows + 5], std::regex(R"(# Avg bus bandwidth    : \d+\.\d{4})")));
@@ -296,8 +297,9 @@ std::vector<AllreduceRowText> allreduce_rows(const Result& r, const std::string&
 }  // namespace
 
 TEST_CASE("--benchmark allreduce alone: the table of one process without MPI") {
-  const Result r = run_shell(kCleanEnv + trainer() +
-                             " --benchmark allreduce --max-bytes 2K --step-factor 4 --iterations 3");
+  const Result r =
+      run_shell(kCleanEnv + trainer() +
+                " --benchmark allreduce --max-bytes 2K --step-factor 4 --iterations 3");
   const auto rows = allreduce_rows(
       r,
       "# scalebench-train benchmark=allreduce transport=none np=1 backend=cpu type=float op=sum "
@@ -317,7 +319,8 @@ TEST_CASE("--benchmark allreduce alone: the table of one process without MPI") {
   CHECK(misuse.out.empty());
   CHECK(misuse.err ==
         "scalebench-train: error: --min-bytes applies to --benchmark allreduce only\n");
-  const Result bad_size = run_shell(kCleanEnv + trainer() + " --benchmark allreduce --max-bytes 1T");
+  const Result bad_size =
+      run_shell(kCleanEnv + trainer() + " --benchmark allreduce --max-bytes 1T");
   CHECK(bad_size.exit_code != 0);
   CHECK(bad_size.err.find("'1T' is not a size in bytes") != std::string::npos);
 }

@@ -30,8 +30,13 @@ TEST_CASE("repair_utf8: one U+FFFD per bad byte, valid text unchanged") {
   const std::string valid = "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80";
   CHECK(util::is_valid_utf8(valid));
   CHECK(util::repair_utf8(valid) == valid);
-  CHECK(!util::is_valid_utf8("a\xFF" "b"));
-  CHECK(util::repair_utf8("a\xFF" "b") == "a\xEF\xBF\xBD" "b");
+  CHECK(
+      !util::is_valid_utf8("a\xFF"
+                           "b"));
+  CHECK(util::repair_utf8("a\xFF"
+                          "b") ==
+        "a\xEF\xBF\xBD"
+        "b");
   CHECK(util::repair_utf8("\xE2\x82") == "\xEF\xBF\xBD\xEF\xBF\xBD");
   CHECK(util::repair_utf8(std::string("\0x", 2)) == std::string("\0x", 2));  // NUL is valid UTF-8
   CHECK(util::is_valid_utf8(""));

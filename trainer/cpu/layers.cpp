@@ -23,8 +23,8 @@ Dims to_dims(const Pair& p) { return {p[0], p[1]}; }
 
 void require_4d(const memory::desc& src, std::string_view layer) {
   if (src.dims().size() != 4) {
-    throw std::invalid_argument(fmt::format(
-        "{} needs a 4-D input (N×C×H×W), got {} dimensions", layer, src.dims().size()));
+    throw std::invalid_argument(
+        fmt::format("{} needs a 4-D input (N×C×H×W), got {} dimensions", layer, src.dims().size()));
   }
 }
 
@@ -60,15 +60,14 @@ class Conv2dPlan final : public LayerPlan {
       throw std::invalid_argument(
           fmt::format("conv2d expects {} input channels, got {}", o.in_channels, s[1]));
     }
-    const Dims dst_dims{s[0], o.out_channels,
-                        output_extent(s[2], o.kernel[0], o.stride[0], o.padding[0],
-                                      o.padding_end[0], "conv2d"),
-                        output_extent(s[3], o.kernel[1], o.stride[1], o.padding[1],
-                                      o.padding_end[1], "conv2d")};
-    const Dims w_dims =
-        o.groups == 1 ? Dims{o.out_channels, o.in_channels, o.kernel[0], o.kernel[1]}
-                      : Dims{o.groups, o.out_channels / o.groups, o.in_channels / o.groups,
-                             o.kernel[0], o.kernel[1]};
+    const Dims dst_dims{
+        s[0], o.out_channels,
+        output_extent(s[2], o.kernel[0], o.stride[0], o.padding[0], o.padding_end[0], "conv2d"),
+        output_extent(s[3], o.kernel[1], o.stride[1], o.padding[1], o.padding_end[1], "conv2d")};
+    const Dims w_dims = o.groups == 1
+                            ? Dims{o.out_channels, o.in_channels, o.kernel[0], o.kernel[1]}
+                            : Dims{o.groups, o.out_channels / o.groups, o.in_channels / o.groups,
+                                   o.kernel[0], o.kernel[1]};
     const memory::desc w_user = plain_desc(w_dims);
     const memory::desc bias = o.bias ? plain_desc({o.out_channels}) : memory::desc();
     const Dims strides = to_dims(o.stride), pad_l = to_dims(o.padding),
@@ -80,8 +79,8 @@ class Conv2dPlan final : public LayerPlan {
     // they save (its first convolution: 1.2 → 9.7 ms), so those stay direct. Winograd rounds
     // differently from the direct algorithm, as cuDNN's does; oneDNN only picks it for large
     // shapes (not for the small reference cases of tests/trainer/test_layers_torch.cpp).
-    const bool winograd_candidate = o.kernel == Pair{3, 3} && o.stride == Pair{1, 1} &&
-                                    o.groups == 1 && o.in_channels >= 16;
+    const bool winograd_candidate =
+        o.kernel == Pair{3, 3} && o.stride == Pair{1, 1} && o.groups == 1 && o.in_channels >= 16;
     const algorithm conv_alg =
         winograd_candidate ? algorithm::convolution_auto : algorithm::convolution_direct;
     dnnl::primitive_attr attr;
@@ -91,8 +90,8 @@ class Conv2dPlan final : public LayerPlan {
       attr.set_post_ops(ops);
     }
     const dnnl::convolution_forward::primitive_desc fwd_pd(
-        {prop_kind::forward_training, conv_alg, any_desc(s), any_desc(w_dims),
-         bias, any_desc(dst_dims), strides, pad_l, pad_r},
+        {prop_kind::forward_training, conv_alg, any_desc(s), any_desc(w_dims), bias,
+         any_desc(dst_dims), strides, pad_l, pad_r},
         attr, engine());
     dst_desc_ = fwd_pd.dst_desc();
     fwd_ = dnnl::convolution_forward(fwd_pd);
@@ -100,8 +99,7 @@ class Conv2dPlan final : public LayerPlan {
     w_fwd_ = Staged(w_user, fwd_pd.weights_desc());
 
     const dnnl::convolution_backward_data::primitive_desc data_pd(
-        {conv_alg, any_desc(s), any_desc(w_dims), any_desc(dst_dims),
-         strides, pad_l, pad_r},
+        {conv_alg, any_desc(s), any_desc(w_dims), any_desc(dst_dims), strides, pad_l, pad_r},
         engine(), fwd_pd);
     bwd_data_ = dnnl::convolution_backward_data(data_pd);
     diff_src_ = Staged(src, data_pd.diff_src_desc());
@@ -109,8 +107,8 @@ class Conv2dPlan final : public LayerPlan {
     diff_dst_data_ = Staged(dst_desc_, data_pd.diff_dst_desc());
 
     const dnnl::convolution_backward_weights::primitive_desc weights_pd(
-        {conv_alg, fwd_pd.src_desc(), any_desc(w_dims), bias,
-         any_desc(dst_dims), strides, pad_l, pad_r},
+        {conv_alg, fwd_pd.src_desc(), any_desc(w_dims), bias, any_desc(dst_dims), strides, pad_l,
+         pad_r},
         engine(), fwd_pd);
     // src as the forward had it: for a 1-channel first layer 'any' would pick a blocked format
     // padded 8× and a reorder every step.
@@ -137,9 +135,8 @@ class Conv2dPlan final : public LayerPlan {
   }
 
   void forward(const memory& src, const memory& dst, bool) override {
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_.in(src)},
-                                         {DNNL_ARG_WEIGHTS, w_fwd_.in(weights_)},
-                                         {DNNL_ARG_DST, dst}};
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src_.in(src)}, {DNNL_ARG_WEIGHTS, w_fwd_.in(weights_)}, {DNNL_ARG_DST, dst}};
     if (bias_) args[DNNL_ARG_BIAS] = bias_;
     execute(fwd_, args);
   }
@@ -148,8 +145,9 @@ class Conv2dPlan final : public LayerPlan {
                 const memory& diff_src) override {
     if (relu_bwd_) {
       if (!relu_diff_) relu_diff_ = make_memory(dst_desc_);
-      execute(relu_bwd_,
-              {{DNNL_ARG_DST, dst}, {DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, relu_diff_}});
+      execute(
+          relu_bwd_,
+          {{DNNL_ARG_DST, dst}, {DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, relu_diff_}});
       backward_linear(src, relu_diff_, diff_src);
       return;
     }
@@ -201,8 +199,8 @@ class PoolPlan final : public LayerPlan {
     const algorithm alg = o.kind == PoolKind::max       ? algorithm::pooling_max
                           : o.kind == PoolKind::average ? algorithm::pooling_avg_include_padding
                                                         : algorithm::pooling_avg_exclude_padding;
-    const Dims strides = to_dims(o.stride), kernel = to_dims(o.kernel),
-               pad_l = to_dims(o.padding), pad_r = to_dims(o.padding_end);
+    const Dims strides = to_dims(o.stride), kernel = to_dims(o.kernel), pad_l = to_dims(o.padding),
+               pad_r = to_dims(o.padding_end);
     // 2×2/2 max pooling of nChw8c (the convolutions' format on AVX2) runs in a loop of our own:
     // oneDNN 2.6's jit pooling takes ~4× the memory-bound time, and its backward zero-fills
     // diff_src before scattering. The backward finds the window's first maximum again from src
@@ -364,9 +362,9 @@ class BatchNormPlan final : public LayerPlan {
                        {DNNL_ARG_SHIFT, beta_}});
       return;
     }
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},         {DNNL_ARG_DST, dst},
-                                         {DNNL_ARG_MEAN, mean_},      {DNNL_ARG_VARIANCE, variance_},
-                                         {DNNL_ARG_SCALE, gamma_},    {DNNL_ARG_SHIFT, beta_}};
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},      {DNNL_ARG_DST, dst},
+                                         {DNNL_ARG_MEAN, mean_},   {DNNL_ARG_VARIANCE, variance_},
+                                         {DNNL_ARG_SCALE, gamma_}, {DNNL_ARG_SHIFT, beta_}};
     if (workspace_) args[DNNL_ARG_WORKSPACE] = workspace_;
     execute(train_, args);
     stream().wait();
@@ -389,15 +387,16 @@ class BatchNormPlan final : public LayerPlan {
       if (!scratch_) scratch_ = make_memory(src_desc_);
       target = scratch_;
     }
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
-                                         {DNNL_ARG_MEAN, mean_},
-                                         {DNNL_ARG_VARIANCE, variance_},
-                                         {DNNL_ARG_DIFF_DST, diff_dst},
-                                         {DNNL_ARG_SCALE, gamma_},
-                                         {DNNL_ARG_SHIFT, beta_},  // oneDNN 2.6 wants it, though unused
-                                         {DNNL_ARG_DIFF_SRC, target},
-                                         {DNNL_ARG_DIFF_SCALE, gamma_grad_},
-                                         {DNNL_ARG_DIFF_SHIFT, beta_grad_}};
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src},
+        {DNNL_ARG_MEAN, mean_},
+        {DNNL_ARG_VARIANCE, variance_},
+        {DNNL_ARG_DIFF_DST, diff_dst},
+        {DNNL_ARG_SCALE, gamma_},
+        {DNNL_ARG_SHIFT, beta_},  // oneDNN 2.6 wants it, though unused
+        {DNNL_ARG_DIFF_SRC, target},
+        {DNNL_ARG_DIFF_SCALE, gamma_grad_},
+        {DNNL_ARG_DIFF_SHIFT, beta_grad_}};
     if (workspace_) args[DNNL_ARG_WORKSPACE] = workspace_;
     execute(bwd_, args);
   }
@@ -436,7 +435,8 @@ class EltwisePlan final : public LayerPlan {
   void backward(const memory& src, const memory&, const memory& diff_dst,
                 const memory& diff_src) override {
     if (!diff_src) return;
-    execute(bwd_, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}});
+    execute(bwd_,
+            {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}});
   }
 
  private:
@@ -462,8 +462,8 @@ class FlattenPlan final : public LayerPlan {
   void backward(const memory&, const memory&, const memory& diff_dst,
                 const memory& diff_src) override {
     if (!diff_src) return;
-    from_plain_.execute(stream(),
-                        {{DNNL_ARG_FROM, wrap(plain_, data_of(diff_dst))}, {DNNL_ARG_TO, diff_src}});
+    from_plain_.execute(
+        stream(), {{DNNL_ARG_FROM, wrap(plain_, data_of(diff_dst))}, {DNNL_ARG_TO, diff_src}});
   }
 
  private:
@@ -515,7 +515,8 @@ class DropoutPlan final : public LayerPlan {
     const auto n = static_cast<std::int64_t>(count_);
 #pragma omp parallel for simd schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
-      const auto bits = static_cast<std::uint32_t>(splitmix64(key + static_cast<std::uint64_t>(i)) >> 40);
+      const auto bits =
+          static_cast<std::uint32_t>(splitmix64(key + static_cast<std::uint64_t>(i)) >> 40);
       const bool keep = bits >= threshold;
       mask[i] = keep ? scale : 0.0f;
       y[i] = keep ? x[i] * scale : 0.0f;
@@ -772,7 +773,8 @@ void ConcatPlan::forward(const std::vector<memory>& srcs, const memory& dst) {
 
 void ConcatPlan::backward(const memory& diff_dst, const std::vector<memory>& diff_srcs) {
   for (std::size_t i = 0; i < diff_srcs.size(); ++i) {
-    if (diff_srcs[i]) reorder(memory(slices_[i], engine(), diff_dst.get_data_handle()), diff_srcs[i]);
+    if (diff_srcs[i])
+      reorder(memory(slices_[i], engine(), diff_dst.get_data_handle()), diff_srcs[i]);
   }
 }
 

@@ -128,8 +128,7 @@ class GlobalAvgPool final : public Layer {
 // no separate activation tensor (the ResNet/Inception conv→BN→ReLU blocks).
 class BatchNorm final : public Layer {
  public:
-  explicit BatchNorm(int channels, float epsilon = 1e-5f, float momentum = 0.1f,
-                     bool relu = false);
+  explicit BatchNorm(int channels, float epsilon = 1e-5f, float momentum = 0.1f, bool relu = false);
   std::string_view kind() const override { return relu_ ? "batch_norm_relu" : "batch_norm"; }
   std::size_t parameter_count() const override { return 2 * channels_; }
   void bind(std::span<float> parameters, std::span<float> gradients) override;
@@ -161,9 +160,12 @@ class Eltwise final : public Layer {
   Activation activation() const { return activation_; }
   std::string_view kind() const override {
     switch (activation_) {
-      case Activation::relu: return "relu";
-      case Activation::relu6: return "relu6";
-      case Activation::tanh: return "tanh";
+      case Activation::relu:
+        return "relu";
+      case Activation::relu6:
+        return "relu6";
+      case Activation::tanh:
+        return "tanh";
     }
     return "eltwise";
   }

@@ -160,8 +160,8 @@ AdamScalars adam_scalars(const OptimizerRecipe& r, int t, double lr) {
   const double rho_inf = 2 / (1 - b2) - 1;
   const double rho_t = rho_inf - 2 * t * std::pow(b2, t) / bc2;
   if (rho_t > 5) {
-    const double rect = std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf /
-                                  ((rho_inf - 4) * (rho_inf - 2) * rho_t));
+    const double rect =
+        std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t));
     s.scale = static_cast<float>(lr * rect * std::sqrt(bc2) / bc1);
     s.adaptive_scale = 1;  // torch: √bc2 / (√v + eps)
   } else {
@@ -176,10 +176,13 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerOptions& o, std::size_t
   switch (r.kind) {
     case OptimizerRecipe::Kind::sgd:
       return std::make_unique<Sgd>(size, r.momentum, r.nesterov, r.weight_decay);
-    case OptimizerRecipe::Kind::adadelta: return std::make_unique<Adadelta>(size, r);
-    case OptimizerRecipe::Kind::rmsprop: return std::make_unique<RmsProp>(size, r);
+    case OptimizerRecipe::Kind::adadelta:
+      return std::make_unique<Adadelta>(size, r);
+    case OptimizerRecipe::Kind::rmsprop:
+      return std::make_unique<RmsProp>(size, r);
     case OptimizerRecipe::Kind::adam:
-    case OptimizerRecipe::Kind::radam: return std::make_unique<Adam>(size, r);
+    case OptimizerRecipe::Kind::radam:
+      return std::make_unique<Adam>(size, r);
   }
   throw std::logic_error("unknown optimizer kind");
 }

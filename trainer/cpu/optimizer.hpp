@@ -1,5 +1,6 @@
 // Optimizers over the flat parameter and gradient buffers, in PyTorch 1.13's formulations
-// (torch.optim), so that a step can be checked against PyTorch's (tests/trainer/test_optimizer.cpp).
+// (torch.optim), so that a step can be checked against PyTorch's
+// (tests/trainer/test_optimizer.cpp).
 #pragma once
 
 #include <cstdint>
@@ -36,7 +37,7 @@ struct OptimizerRecipe {
   float rho = 0.9f;       // adadelta
   float alpha = 0.99f;    // rmsprop
   float beta1 = 0.9f, beta2 = 0.999f;  // adam, radam
-  float eps = 0;          // adadelta 1e-6, rmsprop/adam/radam 1e-8
+  float eps = 0;                       // adadelta 1e-6, rmsprop/adam/radam 1e-8
 };
 // Throws UsageError for an unknown name.
 OptimizerRecipe optimizer_recipe(const OptimizerOptions& options);

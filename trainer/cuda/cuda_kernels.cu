@@ -17,9 +17,9 @@ unsigned blocks_for(std::size_t n) {
   return static_cast<unsigned>(blocks < 65535 ? (blocks == 0 ? 1 : blocks) : 65535);
 }
 
-#define SB_GRID_STRIDE(i, n)                                                          \
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; \
-       i < (n); i += static_cast<std::size_t>(blockDim.x) * gridDim.x)
+#define SB_GRID_STRIDE(i, n)                                                                     \
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += static_cast<std::size_t>(blockDim.x) * gridDim.x)
 
 __device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -195,8 +195,7 @@ void fill(float* x, std::size_t n, float value, cudaStream_t stream) {
 
 void to_bf16(const float* x, std::uint16_t* y, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;
-  to_bf16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
-      x, reinterpret_cast<__nv_bfloat16*>(y), n);
+  to_bf16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, reinterpret_cast<__nv_bfloat16*>(y), n);
   SB_CHECK(cudaGetLastError());
 }
 
@@ -241,8 +240,8 @@ void sgd_step(float* w, const float* g, std::size_t n, float lr, float wd, cudaS
 void momentum_step(float* w, const float* g, float* velocity, std::size_t n, float lr,
                    float momentum, bool nesterov, float wd, cudaStream_t stream) {
   if (n == 0) return;
-  momentum_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, velocity, n, lr, momentum,
-                                                          nesterov, wd);
+  momentum_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, velocity, n, lr, momentum, nesterov,
+                                                          wd);
   SB_CHECK(cudaGetLastError());
 }
 
@@ -254,8 +253,8 @@ void adadelta_step(float* w, const float* g, float* square_avg, float* acc_delta
   SB_CHECK(cudaGetLastError());
 }
 
-void rmsprop_step(float* w, const float* g, float* square_avg, std::size_t n, float lr,
-                  float alpha, float eps, float wd, cudaStream_t stream) {
+void rmsprop_step(float* w, const float* g, float* square_avg, std::size_t n, float lr, float alpha,
+                  float eps, float wd, cudaStream_t stream) {
   if (n == 0) return;
   rmsprop_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, g, square_avg, n, lr, alpha, eps, wd);
   SB_CHECK(cudaGetLastError());

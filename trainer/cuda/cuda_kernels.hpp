@@ -46,8 +46,8 @@ void momentum_step(float* w, const float* g, float* velocity, std::size_t n, flo
                    float momentum, bool nesterov, float wd, cudaStream_t stream);
 void adadelta_step(float* w, const float* g, float* square_avg, float* acc_delta, std::size_t n,
                    float lr, float rho, float eps, float wd, cudaStream_t stream);
-void rmsprop_step(float* w, const float* g, float* square_avg, std::size_t n, float lr,
-                  float alpha, float eps, float wd, cudaStream_t stream);
+void rmsprop_step(float* w, const float* g, float* square_avg, std::size_t n, float lr, float alpha,
+                  float eps, float wd, cudaStream_t stream);
 // Adam/RAdam: w −= scale·m / (adaptive_scale·√v + eps) when adaptive, else w −= scale·m.
 void adam_step(float* w, const float* g, float* m, float* v, std::size_t n, float scale,
                float adaptive_scale, bool adaptive, float beta1, float beta2, float eps, float wd,

@@ -119,8 +119,8 @@ ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const Filt
   static std::mutex mutex;
   static std::map<std::string, ConvAlgorithms> cache;
   const std::lock_guard lock(mutex);
-  const std::string device_key =
-      fmt::format("{}:{}{}", context.device(), key, context.deterministic() ? " deterministic" : "");
+  const std::string device_key = fmt::format("{}:{}{}", context.device(), key,
+                                             context.deterministic() ? " deterministic" : "");
   if (auto it = cache.find(device_key); it != cache.end()) return it->second;
 
   cudnnHandle_t h = context.cudnn();
@@ -137,7 +137,8 @@ ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const Filt
     SB_CHECK(cudnnFindConvolutionForwardAlgorithm(h, x.get(), w.get(), fwd.get(), y.get(),
                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
                                                   results));
-    const auto& best = fastest(results, count, workspace_limit, context.deterministic(), "forward convolution");
+    const auto& best =
+        fastest(results, count, workspace_limit, context.deterministic(), "forward convolution");
     a.forward = best.algo;
     a.forward_math = best.mathType;
     a.workspace = std::max(a.workspace, best.memory);
@@ -149,7 +150,7 @@ ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const Filt
                                                        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
                                                        &count, results));
     const auto& best = fastest(results, count, workspace_limit, context.deterministic(),
-                                "backward-data convolution");
+                               "backward-data convolution");
     a.backward_data = best.algo;
     a.data_math = best.mathType;
     a.workspace = std::max(a.workspace, best.memory);
@@ -157,12 +158,11 @@ ConvAlgorithms find_algorithms(Context& context, const TensorDesc& x, const Filt
   {
     cudnnConvolutionBwdFilterAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int count = 0;
-    SB_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(h, x.get(), y.get(), filter.get(),
-                                                         w.get(),
+    SB_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(h, x.get(), y.get(), filter.get(), w.get(),
                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
                                                          &count, results));
     const auto& best = fastest(results, count, workspace_limit, context.deterministic(),
-                                "backward-filter convolution");
+                               "backward-filter convolution");
     a.backward_filter = best.algo;
     a.filter_math = best.mathType;
     a.workspace = std::max(a.workspace, best.memory);
@@ -201,7 +201,8 @@ class ConvLayer final : public DeviceLayer {
       throw std::invalid_argument(
           fmt::format("conv2d expects {} input channels, got {}", o.in_channels, in.c));
     }
-    out_ = {in.n, o.out_channels, output_extent(in.h, o.kernel[0], o.stride[0], o.padding[0], "conv2d"),
+    out_ = {in.n, o.out_channels,
+            output_extent(in.h, o.kernel[0], o.stride[0], o.padding[0], "conv2d"),
             output_extent(in.w, o.kernel[1], o.stride[1], o.padding[1], "conv2d")};
     int n = 0, c = 0, h = 0, w = 0;
     SB_CHECK(cudnnGetConvolution2dForwardOutputDim(fwd_.get(), conv_in_desc_.get(), w_desc_.get(),
@@ -226,12 +227,11 @@ class ConvLayer final : public DeviceLayer {
     weight_grad_ = grads;
     bias_ = params + weights;
     bias_grad_ = grads + weights;
-    const std::string key =
-        fmt::format("x{} k{}x{}x{} s{},{} p{},{} g{} {}", in.str(), o.out_channels, o.kernel[0],
-                    o.kernel[1], o.stride[0], o.stride[1], o.padding[0], o.padding[1], o.groups,
-                    bf16_ ? "bf16" : "fp32");
-    algorithms_ = find_algorithms(context, conv_in_desc_, w_desc_, conv_out_desc_, fwd_, data_,
-                                  filter_, key);
+    const std::string key = fmt::format(
+        "x{} k{}x{}x{} s{},{} p{},{} g{} {}", in.str(), o.out_channels, o.kernel[0], o.kernel[1],
+        o.stride[0], o.stride[1], o.padding[0], o.padding[1], o.groups, bf16_ ? "bf16" : "fp32");
+    algorithms_ =
+        find_algorithms(context, conv_in_desc_, w_desc_, conv_out_desc_, fwd_, data_, filter_, key);
     SB_CHECK(cudnnSetConvolutionMathType(fwd_.get(), algorithms_.forward_math));
     SB_CHECK(cudnnSetConvolutionMathType(data_.get(), algorithms_.data_math));
     SB_CHECK(cudnnSetConvolutionMathType(filter_.get(), algorithms_.filter_math));
@@ -244,11 +244,10 @@ class ConvLayer final : public DeviceLayer {
       cudaStream_t s = context_.stream();
       to_bf16(x, context_.bf16(kBF16Input), in_.count(), s);
       to_bf16(weights_, context_.bf16(kBF16Weights), weight_count_, s);
-      SB_CHECK(cudnnConvolutionForward(h, &kOne, conv_in_desc_.get(), context_.bf16(kBF16Input),
-                                       w_desc_.get(), context_.bf16(kBF16Weights), fwd_.get(),
-                                       algorithms_.forward, context_.workspace(),
-                                       context_.workspace_bytes(), &kZero, conv_out_desc_.get(),
-                                       context_.bf16(kBF16Output)));
+      SB_CHECK(cudnnConvolutionForward(
+          h, &kOne, conv_in_desc_.get(), context_.bf16(kBF16Input), w_desc_.get(),
+          context_.bf16(kBF16Weights), fwd_.get(), algorithms_.forward, context_.workspace(),
+          context_.workspace_bytes(), &kZero, conv_out_desc_.get(), context_.bf16(kBF16Output)));
       from_bf16(context_.bf16(kBF16Output), y, out_.count(), s);
     } else {
       SB_CHECK(cudnnConvolutionForward(h, &kOne, in_desc_.get(), x, w_desc_.get(), weights_,
@@ -281,8 +280,8 @@ class ConvLayer final : public DeviceLayer {
                                             context_.workspace(), context_.workspace_bytes(),
                                             &kZero, w_desc_.get(), weight_grad_));
     if (has_bias_) {
-      SB_CHECK(cudnnConvolutionBackwardBias(h, &kOne, out_desc_.get(), dy, &kZero,
-                                            bias_desc_.get(), bias_grad_));
+      SB_CHECK(cudnnConvolutionBackwardBias(h, &kOne, out_desc_.get(), dy, &kZero, bias_desc_.get(),
+                                            bias_grad_));
     }
     if (dx != nullptr) {
       SB_CHECK(cudnnConvolutionBackwardData(h, &kOne, w_desc_.get(), weights_, out_desc_.get(), dy,
@@ -302,23 +301,22 @@ class ConvLayer final : public DeviceLayer {
     std::uint16_t* dy16 = context_.bf16(kBF16Output);
     std::uint16_t* w16 = context_.bf16(kBF16Weights);
     if (has_bias_) {
-      SB_CHECK(cudnnConvolutionBackwardBias(h, &kOne, out_desc_.get(), dy, &kZero,
-                                            bias_desc_.get(), bias_grad_));
+      SB_CHECK(cudnnConvolutionBackwardBias(h, &kOne, out_desc_.get(), dy, &kZero, bias_desc_.get(),
+                                            bias_grad_));
     }
     to_bf16(dy, dy16, out_.count(), s);
     to_bf16(x, x16, in_.count(), s);
-    SB_CHECK(cudnnConvolutionBackwardFilter(h, &kOne, conv_in_desc_.get(), x16,
-                                            conv_out_desc_.get(), dy16, filter_.get(),
-                                            algorithms_.backward_filter, context_.workspace(),
-                                            context_.workspace_bytes(), &kZero, w_desc_.get(),
-                                            w16));
+    SB_CHECK(cudnnConvolutionBackwardFilter(
+        h, &kOne, conv_in_desc_.get(), x16, conv_out_desc_.get(), dy16, filter_.get(),
+        algorithms_.backward_filter, context_.workspace(), context_.workspace_bytes(), &kZero,
+        w_desc_.get(), w16));
     from_bf16(w16, weight_grad_, weight_count_, s);
     if (dx == nullptr) return;
     to_bf16(weights_, w16, weight_count_, s);
     SB_CHECK(cudnnConvolutionBackwardData(h, &kOne, w_desc_.get(), w16, conv_out_desc_.get(), dy16,
                                           data_.get(), algorithms_.backward_data,
-                                          context_.workspace(), context_.workspace_bytes(),
-                                          &kZero, conv_in_desc_.get(), x16));
+                                          context_.workspace(), context_.workspace_bytes(), &kZero,
+                                          conv_in_desc_.get(), x16));
     from_bf16(x16, dx, in_.count(), s);
   }
 
@@ -426,8 +424,8 @@ class BatchNormLayer final : public DeviceLayer {
   void backward(const float* x, const float* y, float* dy, float* dx) override {
     cudnnHandle_t h = context_.cudnn();
     if (relu_) {
-      SB_CHECK(cudnnActivationBackward(h, relu_desc_.get(), &kOne, desc_.get(), y, desc_.get(),
-                                       dy, desc_.get(), y, &kZero, desc_.get(), dy));
+      SB_CHECK(cudnnActivationBackward(h, relu_desc_.get(), &kOne, desc_.get(), y, desc_.get(), dy,
+                                       desc_.get(), y, &kZero, desc_.get(), dy));
     }
     float* target = dx;
     if (target == nullptr) {  // cuDNN always writes dx; the first layer has nowhere to put it
@@ -571,8 +569,8 @@ class DenseLayer final : public DeviceLayer {
     if (static_cast<std::size_t>(in.c) * static_cast<std::size_t>(in.h) *
             static_cast<std::size_t>(in.w) !=
         layer.in_features()) {
-      throw std::invalid_argument(fmt::format(
-          "dense expects {} features per image, got {}", layer.in_features(), in.str()));
+      throw std::invalid_argument(fmt::format("dense expects {} features per image, got {}",
+                                              layer.in_features(), in.str()));
     }
     batch_ = in.n;
     out_ = {in.n, outputs_, 1, 1};
@@ -744,7 +742,6 @@ DeviceAdd::AddDesc::AddDesc() {
                                       CUDNN_NOT_PROPAGATE_NAN));
 }
 
-
 void DeviceAdd::forward(const float* a, const float* b, float* dst) {
   SB_CHECK(cudnnOpTensor(context_.cudnn(), add_.get(), &kOne, desc_.get(), a, &kOne, desc_.get(), b,
                          &kZero, desc_.get(), dst));
@@ -762,8 +759,8 @@ DeviceConcat::DeviceConcat(Context& context, const std::vector<Shape>& inputs)
   shape_.c = 0;
   for (const Shape& s : inputs) {
     if (s.n != shape_.n || s.h != shape_.h || s.w != shape_.w) {
-      throw std::invalid_argument(fmt::format("concat: input {} does not match {}x?x{}x{}",
-                                              s.str(), shape_.n, shape_.h, shape_.w));
+      throw std::invalid_argument(fmt::format("concat: input {} does not match {}x?x{}x{}", s.str(),
+                                              shape_.n, shape_.h, shape_.w));
     }
     offsets_.push_back(static_cast<std::size_t>(shape_.c));
     shape_.c += s.c;

@@ -26,8 +26,8 @@ namespace scalebench::trainer::cuda {
 struct Shape {
   int n = 0, c = 0, h = 1, w = 1;
   std::size_t count() const {
-    return static_cast<std::size_t>(n) * static_cast<std::size_t>(c) *
-           static_cast<std::size_t>(h) * static_cast<std::size_t>(w);
+    return static_cast<std::size_t>(n) * static_cast<std::size_t>(c) * static_cast<std::size_t>(h) *
+           static_cast<std::size_t>(w);
   }
   bool operator==(const Shape&) const = default;
   std::string str() const;
@@ -41,8 +41,7 @@ class TensorDesc : public Owned<cudnnTensorDescriptor_t, &cudnnDestroyTensorDesc
 };
 
 // Batch norm's per-channel parameter descriptor, derived from the data's.
-class BatchNormParamDesc
-    : public Owned<cudnnTensorDescriptor_t, &cudnnDestroyTensorDescriptor> {
+class BatchNormParamDesc : public Owned<cudnnTensorDescriptor_t, &cudnnDestroyTensorDescriptor> {
  public:
   explicit BatchNormParamDesc(const TensorDesc& data);
 };

@@ -1,15 +1,14 @@
 #include "trainer/cuda/nccl.hpp"
 
-#include <nccl.h>
-
 #include <fmt/format.h>
+#include <nccl.h>
 
 #include <span>
 #include <vector>
 
 #include "trainer/cuda/check.hpp"
-#include "trainer/errors.hpp"
 #include "trainer/cuda/cuda_kernels.hpp"
+#include "trainer/errors.hpp"
 #include "trainer/gradient_buckets.hpp"
 
 namespace scalebench::trainer::cuda {
@@ -130,8 +129,8 @@ class NcclGradientAllreduce final : public GradientAllreduce {
     for (; launched_ < complete; ++launched_) {
       const Bucket& b = buckets_[launched_];
       float* data = gradients_ + b.begin;
-      SB_CHECK(ncclAllReduce(data, data, b.end - b.begin, ncclFloat, ncclAvg,
-                             communicator_.get(), stream_.get()));
+      SB_CHECK(ncclAllReduce(data, data, b.end - b.begin, ncclFloat, ncclAvg, communicator_.get(),
+                             stream_.get()));
     }
     SB_CHECK(ncclGroupEnd());
   }
@@ -211,13 +210,9 @@ class NcclAllreduceBenchmark final : public AllreduceBenchmark {
 
 }  // namespace
 
-std::unique_ptr<GradientAllreduce> make_nccl_gradient_allreduce(Context& context,
-                                                                float* gradients,
-                                                                std::size_t count,
-                                                                const ProcessGroup& group,
-                                                                std::size_t bucket_bytes,
-                                                                bool overlap,
-                                                                bool even_for_one_rank) {
+std::unique_ptr<GradientAllreduce> make_nccl_gradient_allreduce(
+    Context& context, float* gradients, std::size_t count, const ProcessGroup& group,
+    std::size_t bucket_bytes, bool overlap, bool even_for_one_rank) {
   if (group.size <= 1 && !even_for_one_rank) return std::make_unique<NoAllreduce>();
   return std::make_unique<NcclGradientAllreduce>(context, gradients, count, group, bucket_bytes,
                                                  overlap);

@@ -20,13 +20,9 @@ namespace scalebench::trainer::cuda {
 // computes the first layers' gradients. finish() launches the rest and makes the compute stream
 // wait for all of them before the optimizer step. Nothing waits on the host. One rank gets a
 // reducer that does nothing, unless `even_for_one_rank` (tests: the NCCL path on one GPU).
-std::unique_ptr<GradientAllreduce> make_nccl_gradient_allreduce(Context& context,
-                                                                float* gradients,
-                                                                std::size_t count,
-                                                                const ProcessGroup& group,
-                                                                std::size_t bucket_bytes,
-                                                                bool overlap,
-                                                                bool even_for_one_rank = false);
+std::unique_ptr<GradientAllreduce> make_nccl_gradient_allreduce(
+    Context& context, float* gradients, std::size_t count, const ProcessGroup& group,
+    std::size_t bucket_bytes, bool overlap, bool even_for_one_rank = false);
 
 // The allreduce benchmark over device memory of this rank's GPU (nccl-tests' all_reduce_perf:
 // sum of floats, in place, iterations launched back to back then waited for).

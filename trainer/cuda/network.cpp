@@ -257,8 +257,8 @@ void CudaNetwork::stage(Plan& p, std::span<const float> images,
                         std::span<const std::int32_t> labels, std::size_t batch) {
   const std::size_t input_count = p.shapes[0].count();
   if (images.size() < input_count || labels.size() < batch) {
-    throw std::invalid_argument(fmt::format("cuda network: a batch of {} needs {} floats",
-                                            batch, input_count));
+    throw std::invalid_argument(
+        fmt::format("cuda network: a batch of {} needs {} floats", batch, input_count));
   }
   // The staging buffers are free: the previous step's copies finished before its loss was read.
   std::memcpy(p.images.data(), images.data(), input_count * sizeof(float));
@@ -275,7 +275,9 @@ void CudaNetwork::forward(Plan& p, std::size_t batch, bool training) {
                            cudaMemcpyHostToDevice, stream));
   for (std::size_t i = 1; i < nodes.size(); ++i) {
     const cpu::Node& node = nodes[i];
-    auto in = [&](std::size_t k) { return p.activations[static_cast<std::size_t>(node.inputs[k])]; };
+    auto in = [&](std::size_t k) {
+      return p.activations[static_cast<std::size_t>(node.inputs[k])];
+    };
     if (p.layers[i]) {
       p.layers[i]->forward(in(0), p.activations[i], training);
     } else if (p.adds[i]) {

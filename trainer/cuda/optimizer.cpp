@@ -89,10 +89,13 @@ std::unique_ptr<DeviceOptimizer> make_device_optimizer(const OptimizerOptions& o
   switch (r.kind) {
     case cpu::OptimizerRecipe::Kind::sgd:
       return std::make_unique<Sgd>(size, r.momentum, r.nesterov, r.weight_decay);
-    case cpu::OptimizerRecipe::Kind::adadelta: return std::make_unique<Adadelta>(size, r);
-    case cpu::OptimizerRecipe::Kind::rmsprop: return std::make_unique<RmsProp>(size, r);
+    case cpu::OptimizerRecipe::Kind::adadelta:
+      return std::make_unique<Adadelta>(size, r);
+    case cpu::OptimizerRecipe::Kind::rmsprop:
+      return std::make_unique<RmsProp>(size, r);
     case cpu::OptimizerRecipe::Kind::adam:
-    case cpu::OptimizerRecipe::Kind::radam: return std::make_unique<Adam>(size, r);
+    case cpu::OptimizerRecipe::Kind::radam:
+      return std::make_unique<Adam>(size, r);
   }
   throw std::logic_error("unknown optimizer kind");
 }
