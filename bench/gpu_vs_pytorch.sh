@@ -42,9 +42,7 @@
 #       failed --cuda-graph on run stops only the graph runs of that model and precision).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=${1:-$here/../build}
-train=$build/scalebench-train
-python=${PYTHON:-/usr/bin/python3}
+source "$here/paths.sh" "$@"  # build, train, python, rounds
 epochs=${EPOCHS:-4}
 warmup=${WARMUP:-10}
 threads=${THREADS:-1}

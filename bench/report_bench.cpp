@@ -9,22 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_support.hpp"
 #include "plotting/report.hpp"
 #include "stats/tukey.hpp"
 
-namespace {
+using scalebench::bench::seconds_since;
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   const auto option = [&](const std::string& name, const std::string& fallback) {
-    const auto it = std::find(args.begin(), args.end(), name);
-    return it != args.end() && it + 1 != args.end() ? *(it + 1) : fallback;
+    return scalebench::bench::option(args, name, fallback);
   };
   const std::size_t groups = std::stoul(option("--groups", "300"));
   const int epochs = std::stoi(option("--epochs", "10"));

@@ -27,10 +27,7 @@
 #        EXTRA= for none) PYTHON=/usr/bin/python3
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=${1:-$here/../build}
-train=$build/scalebench-train
-python=${PYTHON:-/usr/bin/python3}
-rounds=${ROUNDS:-5}
+source "$here/paths.sh" "$@"  # build, train, python, rounds
 steps=${STEPS:-20}
 epochs=${EPOCHS:-3}
 bind=${BIND:-none}

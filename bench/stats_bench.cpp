@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_support.hpp"
 #include "stats/anova.hpp"
 #include "stats/tukey.hpp"
 
@@ -52,8 +53,7 @@ std::vector<std::vector<double>> read_csv(const std::string& path) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   const auto option = [&](const std::string& name, const std::string& fallback) {
-    const auto it = std::find(args.begin(), args.end(), name);
-    return it != args.end() && it + 1 != args.end() ? *(it + 1) : fallback;
+    return scalebench::bench::option(args, name, fallback);
   };
   if (args.size() >= 2 && args[0] == "--write") {
     write_csv(args[1], std::stoul(option("--groups", "64")), std::stoul(option("--n", "10000")));

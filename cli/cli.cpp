@@ -40,6 +40,14 @@ void add_instance_options(CLI::App& app, std::optional<std::string>& experiment,
                "Pool every instance of the experiment (refused unless their specs are identical)");
 }
 
+// What report and plot share: the database, the instances, the base group.
+template <typename Command>
+void add_report_source_options(CLI::App& app, Command& options) {
+  add_database_option(app, options.database);
+  add_instance_options(app, options.experiment, options.instances, options.pool);
+  app.add_option("--base", options.base, "Base condition label for Tukey and speed-up");
+}
+
 const std::vector<Entry>& table() {
   static const std::vector<Entry> entries = {
       {{"run", "run every cell of an experiment matrix and store the measurements"},
@@ -63,21 +71,17 @@ const std::vector<Entry>& table() {
       {{"report", "print the paper-style table: epoch times, Tukey p, images/s, ANOVA"},
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
          auto options = std::make_shared<ReportCommand>();
-         add_database_option(app, options->database);
-         add_instance_options(app, options->experiment, options->instances, options->pool);
+         add_report_source_options(app, *options);
          app.add_option("--format", options->format, "Output format")
              ->check(CLI::IsMember(plotting::exporter_names()))
              ->capture_default_str();
-         app.add_option("--base", options->base, "Base condition label for Tukey and speed-up");
          app.add_option("--output,-o", options->output, "Write to this file instead of stdout");
          return [options, &out, &err] { return report_command(*options, out, err); };
        }},
       {{"plot", "render the scaling figure (epoch time and images/s against np) as SVG and PNG"},
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
          auto options = std::make_shared<PlotCommand>();
-         add_database_option(app, options->database);
-         add_instance_options(app, options->experiment, options->instances, options->pool);
-         app.add_option("--base", options->base, "Base condition label");
+         add_report_source_options(app, *options);
          app.add_option("--output,-o", options->output_prefix,
                         "Path prefix for .svg/.png/.dat/.gp (default: next to the database)");
          return [options, &out, &err] { return plot_command(*options, out, err); };

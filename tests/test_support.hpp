@@ -27,6 +27,16 @@ void report_skip(const std::string& reason);
     }                                                    \
   } while (false)
 
+// Whether `text` holds a raw byte that could steer a terminal: a C0 control other than newline,
+// DEL, or the UTF-8 form of the C1 CSI (U+009B).
+inline bool has_raw_control(const std::string& text) {
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n') || u == 0x7F) return true;
+  }
+  return text.find("\xC2\x9B") != std::string::npos;
+}
+
 inline std::filesystem::path source_dir() { return SCALEBENCH_SOURCE_DIR; }
 inline std::filesystem::path binary_dir() { return SCALEBENCH_BINARY_DIR; }
 inline std::filesystem::path data_dir() { return SCALEBENCH_TEST_DATA_DIR; }

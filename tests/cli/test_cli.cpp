@@ -7,24 +7,14 @@
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "cli_support.hpp"
 #include "db/database.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
+using test::invoke;
 
 namespace {
-
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-Result invoke(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int status = cli::run_cli(args, out, err);
-  return {status, out.str(), err.str()};
-}
 
 // A database with one experiment and one run of two epochs.
 void make_database(const std::string& path) {

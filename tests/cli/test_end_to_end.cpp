@@ -14,11 +14,17 @@
 using namespace scalebench;
 namespace fs = std::filesystem;
 
+namespace {
+std::optional<std::string> why_no_mpirun_or_trainer(const fs::path& trainer) {
+  if (fs::exists(trainer) && std::system("command -v mpirun >/dev/null 2>&1") == 0)
+    return std::nullopt;
+  return "needs mpirun and scalebench-train";
+}
+}  // namespace
+
 TEST_CASE("scalebench run: real mpirun with 2 ranks, then report and plot") {
   const auto trainer = test::binary_dir() / "scalebench-train";
-  if (!fs::exists(trainer) || std::system("command -v mpirun >/dev/null 2>&1") != 0) {
-    SCALEBENCH_SKIP("needs mpirun and scalebench-train");
-  }
+  SCALEBENCH_SKIP_IF(why_no_mpirun_or_trainer(trainer));
   test::TempDir dir;
   const auto experiment = dir / "e2e.json";
   std::ofstream(experiment) << R"({
@@ -77,9 +83,7 @@ TEST_CASE("scalebench run: real mpirun with 2 ranks, then report and plot") {
 
 TEST_CASE("scalebench run: the allreduce benchmark under real mpirun -np 2, its rows stored") {
   const auto trainer = test::binary_dir() / "scalebench-train";
-  if (!fs::exists(trainer) || std::system("command -v mpirun >/dev/null 2>&1") != 0) {
-    SCALEBENCH_SKIP("needs mpirun and scalebench-train");
-  }
+  SCALEBENCH_SKIP_IF(why_no_mpirun_or_trainer(trainer));
   test::TempDir dir;
   const auto experiment = dir / "ar.json";
   std::ofstream(experiment) << R"({

@@ -10,25 +10,16 @@
 #include <sstream>
 
 #include "cli/cli.hpp"
+#include "cli_support.hpp"
 #include "db/database.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
+using test::has_raw_control;
+using test::invoke;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Result {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-Result invoke(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int status = cli::run_cli(args, out, err);
-  return {status, out.str(), err.str()};
-}
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -59,14 +50,6 @@ void make_database(const fs::path& path, const std::string& experiment,
   bundle.lines = {db::LineRecord{0, 0, 0.5, "stdout", {}, line},
                   db::LineRecord{0, 1, 1.75, "stdout", {}, "Epoch 2/2"}};
   database.insert_run(bundle);
-}
-
-bool has_raw_control(const std::string& text) {
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\n') || u == 0x7F) return true;
-  }
-  return text.find("\xC2\x9B") != std::string::npos;
 }
 
 }  // namespace
@@ -196,7 +179,7 @@ TEST_CASE("report -o replaces a symlink planted at the output instead of writing
 // ---- plot's file names ------------------------------------------------------------------------
 
 // With gnuplot the four files exist; without it the data and script do (and plot fails).
-void check_figure(const Result& result, const fs::path& prefix) {
+void check_figure(const test::CliResult& result, const fs::path& prefix) {
   CAPTURE(result.err);
   fs::path script = prefix;
   script += ".gp";

@@ -12,27 +12,15 @@
 #include <thread>
 
 #include "cli/cli.hpp"
+#include "cli_support.hpp"
 #include "db/database.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
+const auto cli_run = test::invoke;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Result {
-  int status = 0;
-  std::string out, err;
-};
-
-Result cli_run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  Result result;
-  result.status = cli::run_cli(args, out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
 
 // An experiment whose "trainer" is a shell one-liner printing one epoch; `extra` goes before it.
 std::string shell_experiment(const std::string& name, const std::string& extra, int repetitions = 2,

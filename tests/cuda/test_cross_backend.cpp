@@ -307,8 +307,10 @@ TEST_CASE("cuda vs cpu: every optimizer, with weight decay, on an MLP") {
 
 namespace {
 
+// The whole body of a test case: it skips (returns) where there is no GPU.
 void compare_model(const std::string& name, int channels, int size, std::size_t batch, int classes,
                    cuda::Precision precision = cuda::Precision::fp32) {
+  SCALEBENCH_SKIP_IF(why_no_gpu());
   ModelSpec spec;
   spec.name = name;
   spec.channels = channels;
@@ -335,36 +337,16 @@ void compare_model(const std::string& name, int channels, int size, std::size_t 
 
 }  // namespace
 
-TEST_CASE("cuda vs cpu: mnist_cnn") {
-  SCALEBENCH_SKIP_IF(why_no_gpu());
-  compare_model("mnist_cnn", 1, 28, 8, 10);
-}
-TEST_CASE("cuda vs cpu: lenet5") {
-  SCALEBENCH_SKIP_IF(why_no_gpu());
-  compare_model("lenet5", 1, 28, 8, 10);
-}
-TEST_CASE("cuda vs cpu: resnet50 at 3x32x32") {
-  SCALEBENCH_SKIP_IF(why_no_gpu());
-  compare_model("resnet50", 3, 32, 4, 10);
-}
-TEST_CASE("cuda vs cpu: mobilenet_v2 at 3x32x32") {
-  SCALEBENCH_SKIP_IF(why_no_gpu());
-  compare_model("mobilenet_v2", 3, 32, 4, 10);
-}
-TEST_CASE("cuda vs cpu: inception_v3 at 3x75x75") {
-  SCALEBENCH_SKIP_IF(why_no_gpu());
-  compare_model("inception_v3", 3, 75, 2, 10);
-}
-TEST_CASE("cuda vs cpu: vgg16 at 3x32x32") {
-  SCALEBENCH_SKIP_IF(why_no_gpu());
-  compare_model("vgg16", 3, 32, 2, 10);
-}
+TEST_CASE("cuda vs cpu: mnist_cnn") { compare_model("mnist_cnn", 1, 28, 8, 10); }
+TEST_CASE("cuda vs cpu: lenet5") { compare_model("lenet5", 1, 28, 8, 10); }
+TEST_CASE("cuda vs cpu: resnet50 at 3x32x32") { compare_model("resnet50", 3, 32, 4, 10); }
+TEST_CASE("cuda vs cpu: mobilenet_v2 at 3x32x32") { compare_model("mobilenet_v2", 3, 32, 4, 10); }
+TEST_CASE("cuda vs cpu: inception_v3 at 3x75x75") { compare_model("inception_v3", 3, 75, 2, 10); }
+TEST_CASE("cuda vs cpu: vgg16 at 3x32x32") { compare_model("vgg16", 3, 32, 2, 10); }
 TEST_CASE("cuda bf16 vs cpu fp32: mnist_cnn, within bf16's rounding") {
-  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_model("mnist_cnn", 1, 28, 8, 10, cuda::Precision::bf16);
 }
 TEST_CASE("cuda bf16 vs cpu fp32: resnet50 at 3x32x32, within bf16's rounding") {
-  SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_model("resnet50", 3, 32, 4, 10, cuda::Precision::bf16);
 }
 

@@ -5,21 +5,13 @@
 
 #include "db/database.hpp"
 #include "plotting/query_output.hpp"
+#include "test_support.hpp"
 
 using namespace scalebench;
+using test::has_raw_control;
 using namespace scalebench::plotting;
 
-namespace {
-
-bool has_raw_control(const std::string& text) {
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\n') || u == 0x7F) return true;
-  }
-  return text.find("\xC2\x9B") != std::string::npos;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 // ---- escaping
 // ------------------------------------------------------------------------------------
