@@ -11,7 +11,7 @@
 namespace scalebench::plotting {
 namespace {
 
-// JSON number with 17 significant digits (round-trips every double); not a number -> null.
+// One pair comparison (Tukey or Games-Howell) per object, keys in the documented order.
 Json pairs_json(const std::vector<StatsPairRow>& pairs) {
   Json out = Json::array();
   for (const auto& p : pairs)

@@ -69,7 +69,8 @@ struct StatsReport {
 
 // An R-like text report: what was tested, the tables, the warnings.
 std::string render_stats_text(const StatsReport& report);
-// {"anova": [...], "tukey": [...], ...}; numbers with 17 significant digits, NaN/inf as null.
+// {"anova": [...], "tukey": [...], ...} through plotting/json.hpp: each number in the shortest
+// form that reads back as the same double, NaN/inf as null.
 std::string render_stats_json(const StatsReport& report);
 
 }  // namespace scalebench::plotting
