@@ -184,14 +184,20 @@ std::optional<std::string> why_no_binary() {
   return "build the scalebench binary first";
 }
 
+// The fake trainer every case runs, written into `dir`.
+fs::path write_trainer(const test::TempDir& dir) {
+  const auto trainer = dir / "trainer.sh";
+  std::ofstream(trainer) << kTrainer;
+  return trainer;
+}
+
 }  // namespace
 
 TEST_CASE(
     "kill -9 of scalebench run at random moments: database intact, runs complete, no orphans") {
   SCALEBENCH_SKIP_IF(why_no_binary());
   test::TempDir dir;
-  const auto trainer = dir / "trainer.sh";
-  std::ofstream(trainer) << kTrainer;
+  const auto trainer = write_trainer(dir);
   const auto database = dir / "kill.db";
   std::mt19937 random(20260916);  // fixed seed: the same delays on every run of the test
   std::uniform_int_distribution<int> delay_ms(0, 600);
@@ -243,8 +249,7 @@ TEST_CASE(
     "SIGHUP, SIGQUIT and SIGTERM stop scalebench run: run stored as interrupted, no orphans") {
   SCALEBENCH_SKIP_IF(why_no_binary());
   test::TempDir dir;
-  const auto trainer = dir / "trainer.sh";
-  std::ofstream(trainer) << kTrainer;
+  const auto trainer = write_trainer(dir);
   for (const int signal : {SIGHUP, SIGQUIT, SIGTERM}) {
     CAPTURE(signal);
     const std::string marker = "sbsig" + std::to_string(::getpid()) + "x" + std::to_string(signal);
@@ -268,8 +273,7 @@ TEST_CASE(
 TEST_CASE("scalebench run | head -1: a closed stdout ends it cleanly, non-zero, without orphans") {
   SCALEBENCH_SKIP_IF(why_no_binary());
   test::TempDir dir;
-  const auto trainer = dir / "trainer.sh";
-  std::ofstream(trainer) << kTrainer;
+  const auto trainer = write_trainer(dir);
   const std::string marker = "sbpipe" + std::to_string(::getpid());
   const auto experiment = dir / "pipe.json";
   const auto database = dir / "pipe.db";
