@@ -26,14 +26,14 @@ int stats_command(const StatsCommand& options, std::ostream& out, std::ostream&)
       throw plotting::InputError("--csv needs --factor COLUMN (once or twice)");
     report = plotting::analyze_observations(
         plotting::observations_from_csv(*options.csv, options.response, options.factors),
-        options.ss_type, options.confidence);
+        options.ss_type, options.confidence, !options.no_interaction);
   } else {
     report = plotting::analyze_observations(
         plotting::observations_from_database(
             *options.database,
             plotting::InstanceQuery{options.experiment, options.instances, options.pool},
             options.factors, options.unit),
-        options.ss_type, options.confidence);
+        options.ss_type, options.confidence, !options.no_interaction);
   }
   if (options.base) plotting::keep_pairs_against(report, *options.base);
   out << (options.json ? plotting::render_stats_json(report) : plotting::render_stats_text(report));

@@ -210,10 +210,13 @@ Observations observations_from_database(const std::string& path, const InstanceQ
   return data;
 }
 
-StatsReport analyze_observations(const Observations& data, int ss_type, double confidence) {
+StatsReport analyze_observations(const Observations& data, int ss_type, double confidence,
+                                 bool interaction) {
   if (data.factor_names.empty() || data.factor_names.size() > 2)
     throw InputError(
         fmt::format("{} factors given: expected one or two --factor", data.factor_names.size()));
+  if (!interaction && data.factor_names.size() != 2)
+    throw InputError("--no-interaction needs two --factor (it drops their interaction term)");
   StatsReport report;
   report.source = data.source;
   report.response = data.response;
@@ -238,8 +241,16 @@ StatsReport analyze_observations(const Observations& data, int ss_type, double c
     add_one_factor_robust(report, data.factor_names[0], grouping, confidence);
     return report;
   }
-  const auto anova = stats::factorial_anova(data.values, data.levels, data.factor_names,
-                                            static_cast<stats::SsType>(ss_type));
+  const auto anova = [&] {
+    try {
+      return stats::factorial_anova(data.values, data.levels, data.factor_names,
+                                    static_cast<stats::SsType>(ss_type), interaction);
+    } catch (const stats::EmptyCellError& error) {
+      throw InputError(fmt::format(
+          "{}; --no-interaction fits the additive model {} + {} instead (docs/statistics.md)",
+          error.what(), data.factor_names[0], data.factor_names[1]));
+    }
+  }();
   for (const auto& term : anova.terms) {
     if (term.term == "Residuals") {
       report.anova.push_back({term.term, term.df, term.ss, term.ms, {}, {}, {}, {}, {}});
@@ -252,18 +263,43 @@ StatsReport analyze_observations(const Observations& data, int ss_type, double c
   std::vector<std::string> cells;
   for (std::size_t i = 0; i < data.values.size(); ++i)
     cells.push_back(data.levels[0][i] + ":" + data.levels[1][i]);
-  const std::string interaction = data.factor_names[0] + ":" + data.factor_names[1];
+  const std::string interaction_term = data.factor_names[0] + ":" + data.factor_names[1];
+  // Without the interaction the design may have an empty or thin cell (single has no np=2): a
+  // factor's observed level means then carry the other factor's effect, and Tukey pairs on them
+  // would report a difference the ANOVA does not see. They are left out unless every cell holds
+  // the same number of observations.
+  const auto cell_groups = group_by(data.values, cells);
+  const std::size_t level_cells = group_by(data.values, data.levels[0]).levels.size() *
+                                  group_by(data.values, data.levels[1]).levels.size();
+  bool balanced = cell_groups.levels.size() == level_cells;
+  for (const auto& group : cell_groups.groups)
+    balanced = balanced && group.size() == cell_groups.groups.front().size();
+  const bool tukey = interaction || balanced;
   for (std::size_t f = 0; f < 2; ++f) {
     const auto grouping = group_by(data.values, data.levels[f]);
     add_group_rows(report, data.factor_names[f], grouping, confidence);
-    add_model_tukey(report, data.factor_names[f], grouping, residual.ms, residual.df, confidence);
+    if (tukey)
+      add_model_tukey(report, data.factor_names[f], grouping, residual.ms, residual.df, confidence);
   }
-  add_model_tukey(report, interaction, group_by(data.values, cells), residual.ms, residual.df,
-                  confidence);
-  report.warnings.push_back(
-      "Tukey comparisons for two factors use each factor's observed level means with the model's "
-      "residual mean square; for unbalanced designs R's TukeyHSD uses model-projected means "
-      "instead");
+  if (!tukey) {
+    report.warnings.push_back(
+        "no Tukey pairs: the cells are empty or unequal, so each factor's observed level means "
+        "carry the other factor's effect; read the F tests of the additive model");
+  }
+  if (interaction) {
+    add_model_tukey(report, interaction_term, group_by(data.values, cells), residual.ms,
+                    residual.df, confidence);
+  } else {
+    report.warnings.push_back(fmt::format(
+        "additive model {} + {}: no {} term, so each factor's effect is assumed the same at every "
+        "level of the other (an interaction would be absorbed into the residuals)",
+        data.factor_names[0], data.factor_names[1], interaction_term));
+  }
+  if (tukey)
+    report.warnings.push_back(
+        "Tukey comparisons for two factors use each factor's observed level means with the model's "
+        "residual mean square; for unbalanced designs R's TukeyHSD uses model-projected means "
+        "instead");
   return report;
 }
 

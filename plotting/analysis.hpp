@@ -29,7 +29,11 @@ Observations observations_from_database(const std::string& path, const InstanceQ
                                         const std::vector<std::string>& factors,
                                         const std::string& unit);
 
-StatsReport analyze_observations(const Observations& data, int ss_type, double confidence);
+// With two factors, `interaction` false fits the additive model A + B (no A:B term, no per-cell
+// Tukey): the answer for a design with an empty cell, such as the single condition, which has no
+// np=2. An empty cell with the interaction is an InputError that names the cell and the option.
+StatsReport analyze_observations(const Observations& data, int ss_type, double confidence,
+                                 bool interaction = true);
 StatsReport analyze_summary_file(const std::string& path, double confidence);
 
 // Keeps the post-hoc pairs that involve `base`, turned to read base first (diff = mean(base) -

@@ -1,4 +1,4 @@
-// The one error type of the stats module.
+// The errors of the stats module.
 #pragma once
 
 #include <stdexcept>
@@ -11,6 +11,13 @@ namespace scalebench::stats {
 class StatsError : public Error {
  public:
   using Error::Error;
+};
+
+// A two-way design with interaction in which a cell (a pair of levels) has no observation: the
+// additive model (no interaction) may still be estimable.
+class EmptyCellError : public StatsError {
+ public:
+  using StatsError::StatsError;
 };
 
 }  // namespace scalebench::stats

@@ -84,7 +84,7 @@ void check_cells(const CodedFactor& a, const CodedFactor& b) {
   for (std::size_t la = 0; la < a.levels.size(); ++la) {
     for (std::size_t lb = 0; lb < b.levels.size(); ++lb) {
       if (count[la * b.levels.size() + lb] == 0) {
-        throw StatsError(
+        throw EmptyCellError(
             "cell " + a.name + "=" + a.levels[la] + ", " + b.name + "=" + b.levels[lb] +
             " has no observation, so the " + a.name + ":" + b.name +
             " interaction cannot be estimated (observe that combination, or fit without the "

@@ -38,7 +38,8 @@ struct FactorialAnova {
 // factor f; levels are ordered by first appearance (R sorts them; sums of squares do not depend on
 // the order). With two factors and `interaction`, the model is A + B + A:B and every cell (pair of
 // levels) needs an observation; without it, A + B. One factor gives one_way_anova's result.
-// Throws StatsError for: a factor with fewer than two levels, an empty cell (named in the message),
+// Throws StatsError for: a factor with fewer than two levels, an empty cell (EmptyCellError, the
+// cell named in the message),
 // otherwise confounded factors, no residual degrees of freedom, mismatched lengths, a non-finite
 // response, or other than 1 or 2 factors.
 FactorialAnova factorial_anova(const std::vector<double>& response,

@@ -55,3 +55,22 @@ TEST_CASE("stats CLI: bad input gets one clear line") {
   CHECK(err3.str().find(":2: column \"wool\": expected a finite number, got \"A\"") !=
         std::string::npos);
 }
+
+TEST_CASE("stats CLI: --no-interaction fits the additive model") {
+  std::ostringstream out, err;
+  REQUIRE(cli::run_cli({"stats", "--csv", kWarpbreaks, "--response", "breaks", "--factor", "wool",
+                        "--factor", "tension", "--no-interaction", "--json"},
+                       out, err) == 0);
+  const auto json = nlohmann::json::parse(out.str());
+  REQUIRE(json["anova"].size() == 3);
+  CHECK(json["anova"][0]["term"] == "wool");
+  CHECK(json["anova"][1]["term"] == "tension");
+  CHECK(json["anova"][2]["term"] == "Residuals");
+  std::ostringstream out2, err2;
+  CHECK(cli::run_cli({"stats", "--csv", kWarpbreaks, "--response", "breaks", "--factor", "wool",
+                      "--no-interaction"},
+                     out2, err2) == 1);
+  CHECK(err2.str() ==
+        "scalebench: error: --no-interaction needs two --factor (it drops their "
+        "interaction term)\n");
+}

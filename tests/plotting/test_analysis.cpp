@@ -3,6 +3,7 @@
 // printout).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "db/database.hpp"
@@ -187,4 +188,93 @@ TEST_CASE("--base keeps the pairs against one level, read as other - base") {
   CHECK(report.tukey[1].a == "H");  // R's H-M row unchanged
   CHECK(report.games_howell.size() == 2);
   CHECK_THROWS_AS(plotting::keep_pairs_against(report, "X"), plotting::InputError);
+}
+
+namespace {
+
+// The quickstart's shape: single at np=1, mpirun at np=1 and 2; two runs each, whose two epochs
+// equal the run's mean: single 10, 11; mpirun np=1 10.5, 11.5; mpirun np=2 6, 7.
+std::string make_quickstart_shaped_database(const test::TempDir& dir) {
+  const auto path = (dir / "q.db").string();
+  auto database = db::Database::open(path);
+  db::ExperimentRecord experiment;
+  experiment.name = "quick";
+  const auto id = database.insert_experiment(experiment);
+  struct Cell {
+    const char* condition;
+    int np;
+    double means[2];
+  };
+  for (const Cell& cell :
+       {Cell{"single", 1, {10, 11}}, Cell{"mpirun", 1, {10.5, 11.5}}, Cell{"mpirun", 2, {6, 7}}}) {
+    for (int repetition = 1; repetition <= 2; ++repetition) {
+      db::RunBundle bundle;
+      bundle.run.experiment_id = id;
+      bundle.run.experiment = "quick";
+      bundle.run.condition = bundle.run.launcher = cell.condition;
+      bundle.run.np = cell.np;
+      bundle.run.repetition = repetition;
+      const double mean = cell.means[repetition - 1];
+      for (int e = 0; e < 2; ++e) bundle.epochs.push_back({0, e + 1, 2, e * 1.0, mean, {}, {}, {}});
+      database.insert_run(bundle);
+    }
+  }
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("an empty cell: a refusal naming it and --no-interaction, or the additive model") {
+  test::TempDir dir;
+  const auto path = make_quickstart_shaped_database(dir);
+  const auto data = plotting::observations_from_database(path, {}, {"condition", "np"}, "run");
+  REQUIRE(data.values.size() == 6);
+  std::string refusal;
+  try {
+    plotting::analyze_observations(data, 2, 0.95);
+  } catch (const plotting::InputError& error) {
+    refusal = error.what();
+  }
+  CHECK(refusal.find("cell condition=single, np=2 has no observation") != std::string::npos);
+  CHECK(refusal.find("--no-interaction fits the additive model condition + np") !=
+        std::string::npos);
+
+  // Additive, type II, by hand: the model fits the three cell means, so SS_residual = 1.5 on
+  // 6 - 3 d.f.; SS_condition = RSS(np only) - 1.5 = 1.75 - 1.5; SS_np = RSS(condition only) - 1.5
+  // = 21.75 - 1.5.
+  const auto report = plotting::analyze_observations(data, 2, 0.95, false);
+  REQUIRE(report.anova.size() == 3);
+  CHECK(report.anova[0].term == "condition");
+  CHECK(report.anova[0].df == 1);
+  CHECK(report.anova[0].ss == doctest::Approx(0.25).epsilon(1e-12));
+  CHECK(*report.anova[0].f == doctest::Approx(0.5).epsilon(1e-12));
+  CHECK(*report.anova[0].p == doctest::Approx(0.5305).epsilon(1e-3));  // t(3) = sqrt(0.5)
+  CHECK(report.anova[1].term == "np");
+  CHECK(report.anova[1].ss == doctest::Approx(20.25).epsilon(1e-12));
+  CHECK(*report.anova[1].f == doctest::Approx(40.5).epsilon(1e-12));
+  CHECK(*report.anova[1].p == doctest::Approx(0.007666).epsilon(1e-3));
+  CHECK(report.anova[2].term == "Residuals");
+  CHECK(report.anova[2].df == 3);
+  CHECK(report.anova[2].ss == doctest::Approx(1.5).epsilon(1e-12));
+  // The observed condition means (10.5 vs 8.75) carry np's effect: no Tukey pairs, and why.
+  CHECK(report.tukey.empty());
+  const auto says = [&](const std::string& text) {
+    return std::any_of(report.warnings.begin(), report.warnings.end(),
+                       [&](const auto& w) { return w.find(text) != std::string::npos; });
+  };
+  CHECK(says("no Tukey pairs: the cells are empty or unequal"));
+  CHECK(says("additive model condition + np: no condition:np term"));
+  CHECK_THROWS_AS(
+      plotting::analyze_observations(plotting::observations_from_database(path, {}, {"np"}, "run"),
+                                     2, 0.95, false),
+      plotting::InputError);
+}
+
+TEST_CASE("the additive model on a balanced design keeps the per-factor Tukey pairs") {
+  const auto report = plotting::analyze_observations(
+      plotting::observations_from_csv(kWarpbreaks, "breaks", {"wool", "tension"}), 2, 0.95, false);
+  REQUIRE(report.anova.size() == 3);  // wool, tension, Residuals: no wool:tension
+  CHECK(report.anova[2].df == 54 - 4);
+  CHECK(report.tukey.size() == 1 + 3);  // wool B-A; tension M-L, H-L, H-M; no cells
+  for (const auto& pair : report.tukey) CHECK(pair.factor != "wool:tension");
 }
