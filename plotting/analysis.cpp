@@ -268,18 +268,18 @@ StatsReport analyze_observations(const Observations& data, int ss_type, double c
   // factor's observed level means then carry the other factor's effect, and Tukey pairs on them
   // would report a difference the ANOVA does not see. They are left out unless every cell holds
   // the same number of observations.
-  const auto cell_groups = group_by(data.values, cells);
-  const std::size_t level_cells = group_by(data.values, data.levels[0]).levels.size() *
-                                  group_by(data.values, data.levels[1]).levels.size();
-  bool balanced = cell_groups.levels.size() == level_cells;
-  for (const auto& group : cell_groups.groups)
-    balanced = balanced && group.size() == cell_groups.groups.front().size();
+  const Grouping by_factor[2] = {group_by(data.values, data.levels[0]),
+                                 group_by(data.values, data.levels[1])};
+  const auto by_cell = group_by(data.values, cells);
+  bool balanced = by_cell.levels.size() == by_factor[0].levels.size() * by_factor[1].levels.size();
+  for (const auto& group : by_cell.groups)
+    balanced = balanced && group.size() == by_cell.groups.front().size();
   const bool tukey = interaction || balanced;
   for (std::size_t f = 0; f < 2; ++f) {
-    const auto grouping = group_by(data.values, data.levels[f]);
-    add_group_rows(report, data.factor_names[f], grouping, confidence);
+    add_group_rows(report, data.factor_names[f], by_factor[f], confidence);
     if (tukey)
-      add_model_tukey(report, data.factor_names[f], grouping, residual.ms, residual.df, confidence);
+      add_model_tukey(report, data.factor_names[f], by_factor[f], residual.ms, residual.df,
+                      confidence);
   }
   if (!tukey) {
     report.warnings.push_back(
@@ -287,8 +287,7 @@ StatsReport analyze_observations(const Observations& data, int ss_type, double c
         "carry the other factor's effect; read the F tests of the additive model");
   }
   if (interaction) {
-    add_model_tukey(report, interaction_term, group_by(data.values, cells), residual.ms,
-                    residual.df, confidence);
+    add_model_tukey(report, interaction_term, by_cell, residual.ms, residual.df, confidence);
   } else {
     report.warnings.push_back(fmt::format(
         "additive model {} + {}: no {} term, so each factor's effect is assumed the same at every "

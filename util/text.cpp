@@ -49,18 +49,21 @@ bool is_valid_utf8(std::string_view text) {
 }
 
 std::string repair_utf8(std::string_view text) {
+  // Valid runs are copied whole: this is on the line reader's path (one call per output line).
   std::string out;
   out.reserve(text.size() + 8);
+  std::size_t run = 0;  // start of the current valid run
   for (std::size_t i = 0; i < text.size();) {
     const auto length = decode_utf8(text, i).second;
-    if (length == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(text.substr(i, length));
+    if (length != 0) {
       i += length;
+      continue;
     }
+    out.append(text.substr(run, i - run));
+    out += "\xEF\xBF\xBD";
+    run = ++i;
   }
+  out.append(text.substr(run));
   return out;
 }
 

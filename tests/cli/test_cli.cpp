@@ -4,11 +4,16 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli_support.hpp"
 #include "db/database.hpp"
+#include "orchestrator/experiment.hpp"
+#include "plotting/csv_table.hpp"
+#include "plotting/report.hpp"
+#include "stats/error.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
@@ -134,12 +139,6 @@ TEST_CASE("report and plot on a missing experiment name fail clearly") {
 }
 
 // One error root: the CLI's single catch relies on it.
-#include <type_traits>
-
-#include "orchestrator/experiment.hpp"
-#include "plotting/csv_table.hpp"
-#include "plotting/report.hpp"
-#include "stats/error.hpp"
 
 static_assert(std::is_base_of_v<Error, db::DatabaseError>);
 static_assert(std::is_base_of_v<Error, db::DatabaseBusy>);
