@@ -2,8 +2,8 @@
 # Sanitizer job: builds scalebench with AddressSanitizer (+ LeakSanitizer) and
 # UndefinedBehaviorSanitizer into ./build-asan (override with ASAN_BUILD_DIR) and runs the
 # non-trainer test suites there: util, db, orchestrator, stats, plotting, cli, fuzz (the seeded
-# harness). scripts/test.sh runs it
-# after the normal test suite; run it alone after scripts/install-deps.sh.
+# harness). scripts/test.sh runs it after the normal test suite; run it alone after
+# scripts/install-deps.sh.
 #
 # - Configured with -DSCALEBENCH_SANITIZE=address,undefined (every C/C++ target compiled and
 #   linked with -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
