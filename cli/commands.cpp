@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <ostream>
+#include <random>
 #include <thread>
 
 #include "db/database.hpp"
@@ -44,6 +45,13 @@ std::string host_name() {
   return buffer;
 }
 
+// "model=vgg16 " for a plan with factors: the columns of the dry run and of the progress lines.
+std::string levels_text(const orchestrator::RunPlan& plan) {
+  std::string out;
+  for (const auto& [factor, level] : plan.levels) out += fmt::format("{}={} ", factor, level);
+  return out;
+}
+
 class ProgressPrinter final : public orchestrator::RunObserver {
  public:
   ProgressPrinter(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
@@ -54,8 +62,9 @@ class ProgressPrinter final : public orchestrator::RunObserver {
   }
   void on_run_start(const orchestrator::RunPlan& plan, std::size_t index,
                     std::size_t total) override {
-    fmt::print(out_, "[{}/{}] {} np={} repetition {}: {}\n", index + 1, total, plan.condition,
-               plan.np, plan.repetition, orchestrator::shell_join(plan.launch.argv));
+    fmt::print(out_, "[{}/{}] {} {}np={} repetition {}: {}\n", index + 1, total, plan.condition,
+               levels_text(plan), plan.np, plan.repetition,
+               orchestrator::shell_join(plan.launch.argv));
     out_.flush();
   }
   void on_run_end(const db::RunBundle& bundle, std::size_t, std::size_t) override {
@@ -92,6 +101,46 @@ class ProgressPrinter final : public orchestrator::RunObserver {
   bool saw_allreduce_ = false;
 };
 
+// --dry-run: the matrix as a table, one column per factor, then each run's command line.
+void print_matrix(std::ostream& out, const orchestrator::Experiment& experiment,
+                  const std::vector<orchestrator::RunPlan>& plans,
+                  std::optional<std::uint64_t> seed) {
+  std::vector<std::string> header = {"run", "repetition", "condition"};
+  for (const auto& factor : experiment.factors) header.push_back(factor.name);
+  header.push_back("np");
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    std::vector<std::string> row = {std::to_string(i + 1), std::to_string(plans[i].repetition),
+                                    plans[i].condition};
+    for (const auto& [factor, level] : plans[i].levels) row.push_back(level);
+    row.push_back(std::to_string(plans[i].np));
+    rows.push_back(std::move(row));
+  }
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    width[c] = header[c].size();
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+  }
+  const auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c)
+      line += fmt::format("{:<{}}{}", row[c], width[c], c + 1 < row.size() ? "  " : "");
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    fmt::print(out, "{}\n", line);
+  };
+  fmt::print(out, "experiment \"{}\": {} runs, order {}{}\n", experiment.name, plans.size(),
+             orchestrator::run_order_name(experiment.order),
+             seed ? fmt::format(" (seed {}{})", *seed,
+                                experiment.seed ? "" : "; drawn now, add \"seed\" to keep it")
+                  : "");
+  print_row(header);
+  for (const auto& row : rows) print_row(row);
+  fmt::print(out, "\n");
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    fmt::print(out, "[{}/{}] {}: {}\n", i + 1, plans.size(), plans[i].condition,
+               orchestrator::shell_join(plans[i].launch.argv));
+}
+
 std::string describe_matrix(const orchestrator::Instance& instance) {
   if (!instance.resumed) return fmt::format("{} runs", instance.pending.size());
   return fmt::format("resuming instance {}: {} of {} cells already ok, {} to run",
@@ -108,16 +157,26 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
     throw Error(fmt::format("--retries {}: expected 0 to 100", options.retries));
   ExpandOptions expand{default_trainer(), ::geteuid() == 0};
   expand.max_runs = options.max_runs;
+  // A randomized order without a seed in the file gets a drawn one, stored with the instance; a
+  // resumed instance keeps the one it was started with.
+  std::optional<db::Database> database;
+  if (options.resume && !options.dry_run) database = db::Database::open(options.database);
+  if (experiment.order == orchestrator::RunOrder::Randomized && !experiment.seed) {
+    std::optional<long long> stored;
+    if (database)
+      if (const auto latest = database->latest_instance_of_spec(db::spec_hash(experiment.spec_json)))
+        stored = latest->order_seed;
+    expand.seed = stored ? static_cast<std::uint64_t>(*stored)
+                         : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
+  }
+  const auto seed = orchestrator::order_seed(experiment, expand.seed.value_or(0));
   const auto plans = orchestrator::expand_matrix(experiment, expand);
   if (options.dry_run) {
-    for (std::size_t i = 0; i < plans.size(); ++i)
-      fmt::print(out, "[{}/{}] {} np={} repetition {}: {}\n", i + 1, plans.size(),
-                 plans[i].condition, plans[i].np, plans[i].repetition,
-                 orchestrator::shell_join(plans[i].launch.argv));
+    print_matrix(out, experiment, plans, seed);
     return 0;
   }
 
-  auto database = db::Database::open(options.database);
+  if (!database) database = db::Database::open(options.database);
   db::ExperimentRecord context;
   context.name = experiment.name;
   context.source_path = options.experiment_path;
@@ -126,9 +185,12 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   context.host = host_name();
   context.cpu_count = static_cast<int>(std::thread::hardware_concurrency());
   context.scalebench_version = SCALEBENCH_VERSION;
+  context.factors_json = orchestrator::factors_json(experiment);
+  context.run_order = std::string(orchestrator::run_order_name(experiment.order));
+  if (seed) context.order_seed = static_cast<long long>(*seed);
 
-  auto instance = options.resume ? orchestrator::resume_instance(database, context, plans)
-                                 : orchestrator::start_instance(database, context, plans);
+  auto instance = options.resume ? orchestrator::resume_instance(*database, context, plans)
+                                 : orchestrator::start_instance(*database, context, plans);
   fmt::print(out, "scalebench: experiment \"{}\" ({}), instance {}: {} into {}\n", experiment.name,
              options.experiment_path, instance.record.id, describe_matrix(instance),
              options.database);
@@ -139,7 +201,7 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   orchestrator::RunnerOptions runner;
   runner.retries = options.retries;
   const auto outcome =
-      orchestrator::run_instance(experiment, instance, executor, database, &progress, runner);
+      orchestrator::run_instance(experiment, instance, executor, *database, &progress, runner);
 
   fmt::print(out, "scalebench: {} of {} cells ok ({} runs this time, {} ok); results in {}\n",
              outcome.cells_ok, outcome.cells, outcome.runs, outcome.ok, options.database);

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <concepts>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <utility>
 
@@ -257,6 +258,54 @@ void set_user_version(sqlite3* db, const std::string& path, int version) {
   exec(db, path, sql.c_str(), "set the schema version");
 }
 
+std::string quoted_identifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string quoted_literal(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+// Recreates epoch_levels and allreduce_levels with one column per factor name the database
+// holds (in the instances' factor lists or in run_factors), when that set changed.
+void refresh_level_views(sqlite3* db, const std::string& path) {
+  std::vector<std::string> names;
+  {
+    Statement st(db, path,
+                 "SELECT json_extract(j.value, '$.name') FROM experiments AS e, "
+                 "json_each(e.factors_json) AS j UNION SELECT factor FROM run_factors WHERE factor "
+                 "NOT IN ('condition', 'launcher', 'np') ORDER BY 1",
+                 "read the factor names");
+    while (st.step())
+      if (!st.is_null(0)) names.push_back(st.text(0));
+  }
+  std::vector<std::string> current;
+  {
+    Statement st(db, path,
+                 "SELECT name FROM pragma_table_info('epoch_levels') WHERE name NOT IN (SELECT "
+                 "name FROM pragma_table_info('epoch_times'))",
+                 "read the columns of epoch_levels");
+    while (st.step()) current.push_back(st.text(0));
+  }
+  if (current == names) return;
+  const auto view = [&](const char* name, const char* base) {
+    std::string columns;
+    for (const auto& factor : names)
+      columns += fmt::format(
+          ", (SELECT level FROM run_factors AS f WHERE f.run_id = t.run_id AND f.factor = {}) AS {}",
+          quoted_literal(factor), quoted_identifier(factor));
+    return fmt::format("DROP VIEW IF EXISTS {0}; CREATE VIEW {0} AS SELECT t.*{1} FROM {2} AS t;",
+                       name, columns, base);
+  };
+  exec(db, path, view("epoch_levels", "epoch_times").c_str(), "recreate the view epoch_levels");
+  exec(db, path, view("allreduce_levels", "allreduce_times").c_str(),
+       "recreate the view allreduce_levels");
+}
+
 // One step of the schema's history: from `version` to version + 1. Both a new file (created as
 // version 1) and an older one go through these, so they end up with the same schema.
 void apply_migration(sqlite3* db, const std::string& path, int version) {
@@ -286,6 +335,9 @@ void apply_migration(sqlite3* db, const std::string& path, int version) {
            "record the end of stored instances");
       break;
     }
+    case 3:
+      exec(db, path, schema::kMigrateV3ToV4, "migrate the schema from version 3 to 4");
+      break;
     default:
       throw DatabaseError(
           fmt::format("{}: no migration from schema version {} to {}", path, version, version + 1));
@@ -318,9 +370,25 @@ void migrate_schema(sqlite3* db, const std::string& path, int from) {
 constexpr const char* kRunColumns =
     "id, experiment_id, experiment, condition, launcher, np, repetition, command_line, status, "
     "exit_code, signal, error, started_at, ended_at, wall_seconds, startup_seconds, "
-    "train_images, images_per_second, attempt, env_json";
+    "train_images, images_per_second, attempt, env_json, "
+    "(SELECT json_group_array(json_array(factor, level)) FROM (SELECT factor, level FROM "
+    "run_factors AS f WHERE f.run_id = runs.id AND f.factor NOT IN ('condition', 'launcher', "
+    "'np') ORDER BY f.factor))";
 
-RunRecord read_run(const Statement& st) {
+// The factors column of a run query: [[factor, level], ...].
+FactorLevels parse_factor_levels(const std::string& json_text, const std::string& path) {
+  FactorLevels out;
+  try {
+    for (const auto& pair : nlohmann::json::parse(json_text))
+      out.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
+  } catch (const nlohmann::json::exception& error) {
+    throw DatabaseError(fmt::format("{}: run_factors holds an unreadable level: {}", path,
+                                    error.what()));
+  }
+  return out;
+}
+
+RunRecord read_run(const Statement& st, const std::string& path) {
   RunRecord r;
   r.id = st.int64(0);
   r.experiment_id = st.int64(1);
@@ -342,6 +410,7 @@ RunRecord read_run(const Statement& st) {
   r.images_per_second = st.optional_real(17);
   r.attempt = st.integer(18);
   r.env_json = st.text(19);
+  r.factors = parse_factor_levels(st.text(20), path);
   return r;
 }
 
@@ -515,10 +584,12 @@ int Database::schema_version() const { return read_user_version(handle_, path_);
 // ---- writing -----------------------------------------------------------------------------------
 
 std::int64_t Database::insert_experiment(const ExperimentRecord& e) {
+  Transaction tx(handle_, path_, "insert an experiment");
   Statement st(handle_, path_,
                "INSERT INTO experiments (name, source_path, spec_json, started_at, host, "
-               "cpu_count, scalebench_version, spec_hash, cells, ended_at, end_reason) "
-               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+               "cpu_count, scalebench_version, spec_hash, cells, ended_at, end_reason, "
+               "factors_json, run_order, order_seed) "
+               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                "insert an experiment");
   st.bind(1, e.name);
   st.bind(2, e.source_path);
@@ -531,8 +602,14 @@ std::int64_t Database::insert_experiment(const ExperimentRecord& e) {
   st.bind(9, e.cells);
   st.bind(10, e.ended_at);
   st.bind(11, e.end_reason);
+  st.bind(12, e.factors_json);
+  st.bind(13, e.run_order);
+  st.bind(14, e.order_seed);
   st.run();
-  return sqlite3_last_insert_rowid(handle_);
+  const std::int64_t id = sqlite3_last_insert_rowid(handle_);
+  refresh_level_views(handle_, path_);
+  tx.commit();
+  return id;
 }
 
 void Database::end_experiment(std::int64_t id, const std::string& ended_at,
@@ -644,6 +721,27 @@ std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) 
   run.bind(19, r.env_json);
   run.run();
   const std::int64_t run_id = sqlite3_last_insert_rowid(handle_);
+  {
+    Statement factor(handle_, path_,
+                     "INSERT INTO run_factors (run_id, factor, level) VALUES (?1, ?2, ?3)",
+                     "insert a run's factor level");
+    const auto add = [&](const std::string& name, const std::string& level) {
+      factor.bind(1, run_id);
+      factor.bind(2, name);
+      factor.bind(3, level);
+      factor.run();
+    };
+    add("condition", r.condition);
+    add("launcher", r.launcher);
+    add("np", std::to_string(r.np));
+    for (const auto& [name, level] : r.factors) {
+      for (const char* built_in : kBuiltInFactors)
+        if (name == built_in)
+          throw DatabaseError(fmt::format("{}: a run's factor may not be named {} (built in)",
+                                          path_, name));
+      add(name, level);
+    }
+  }
 
   // The run_id fields of the epoch and line records are ignored: they belong to this run.
   if (!bundle.epochs.empty()) {
@@ -741,7 +839,7 @@ namespace {
 
 constexpr const char* kExperimentColumns =
     "id, name, source_path, spec_json, started_at, host, cpu_count, scalebench_version, "
-    "spec_hash, cells, ended_at, end_reason";
+    "spec_hash, cells, ended_at, end_reason, factors_json, run_order, order_seed";
 
 ExperimentRecord read_experiment(const Statement& st) {
   ExperimentRecord e;
@@ -757,6 +855,9 @@ ExperimentRecord read_experiment(const Statement& st) {
   e.cells = st.optional_int64(9);
   if (!st.is_null(10)) e.ended_at = st.text(10);
   if (!st.is_null(11)) e.end_reason = st.text(11);
+  e.factors_json = st.text(12);
+  e.run_order = st.text(13);
+  e.order_seed = st.optional_int64(14);
   return e;
 }
 
@@ -821,7 +922,7 @@ std::vector<RunRecord> Database::runs_of_instances(const std::vector<std::int64_
                "read runs");
   st.bind(1, placeholders_json(ids));
   std::vector<RunRecord> out;
-  while (st.step()) out.push_back(read_run(st));
+  while (st.step()) out.push_back(read_run(st, path_));
   return out;
 }
 
@@ -832,7 +933,7 @@ std::vector<RunRecord> Database::runs(const std::optional<std::string>& experime
   Statement st(handle_, path_, sql, "read runs");
   if (experiment) st.bind(1, *experiment);
   std::vector<RunRecord> out;
-  while (st.step()) out.push_back(read_run(st));
+  while (st.step()) out.push_back(read_run(st, path_));
   return out;
 }
 
@@ -905,7 +1006,7 @@ std::vector<AllreduceRecord> Database::allreduce_results(std::int64_t run_id) co
 
 namespace {
 
-std::vector<EpochSample> read_epoch_samples(Statement& st) {
+std::vector<EpochSample> read_epoch_samples(Statement& st, const std::string& path) {
   std::vector<EpochSample> out;
   while (st.step()) {
     EpochSample s;
@@ -920,6 +1021,7 @@ std::vector<EpochSample> read_epoch_samples(Statement& st) {
     s.trainer_seconds = st.optional_real(8);
     s.train_images = st.optional_int64(9);
     s.experiment_id = st.int64(10);
+    s.factors = parse_factor_levels(st.text(11), path);
     out.push_back(std::move(s));
   }
   return out;
@@ -927,7 +1029,10 @@ std::vector<EpochSample> read_epoch_samples(Statement& st) {
 
 constexpr const char* kEpochSampleQuery =
     "SELECT r.id, r.experiment, r.condition, r.launcher, r.np, r.repetition, e.epoch, "
-    "e.duration_seconds, e.trainer_seconds, r.train_images, r.experiment_id "
+    "e.duration_seconds, e.trainer_seconds, r.train_images, r.experiment_id, "
+    "(SELECT json_group_array(json_array(factor, level)) FROM (SELECT factor, level FROM "
+    "run_factors AS f WHERE f.run_id = r.id AND f.factor NOT IN ('condition', 'launcher', "
+    "'np') ORDER BY f.factor)) "
     "FROM epochs AS e JOIN runs AS r ON r.id = e.run_id "
     "WHERE r.status = 'ok' AND e.duration_seconds IS NOT NULL{} "
     "ORDER BY r.id, e.epoch";
@@ -941,7 +1046,7 @@ std::vector<EpochSample> Database::epoch_samples(
       fmt::format(fmt::runtime(kEpochSampleQuery), experiment ? " AND r.experiment = ?1" : ""),
       "read epoch samples");
   if (experiment) st.bind(1, *experiment);
-  return read_epoch_samples(st);
+  return read_epoch_samples(st, path_);
 }
 
 std::vector<EpochSample> Database::epoch_samples_of_instances(
@@ -951,7 +1056,7 @@ std::vector<EpochSample> Database::epoch_samples_of_instances(
                            " AND r.experiment_id IN (SELECT value FROM json_each(?1))"),
                "read epoch samples");
   st.bind(1, placeholders_json(ids));
-  return read_epoch_samples(st);
+  return read_epoch_samples(st, path_);
 }
 
 std::optional<std::string> Database::latest_experiment() const {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "util/error.hpp"
@@ -48,7 +49,13 @@ class QueryLimitError : public DatabaseError {
   Limit limit_;
 };
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
+
+// The factors every run has, stored in run_factors beside the experiment file's own.
+inline constexpr const char* kBuiltInFactors[] = {"condition", "launcher", "np"};
+
+// A run's levels of the experiment file's factors: (factor, level), in factor name order.
+using FactorLevels = std::vector<std::pair<std::string, std::string>>;
 
 // The identifier of a normalised experiment spec (its JSON with sorted keys, no spaces):
 // "fnv1a64:" and 16 hex digits. Equal specs have equal hashes; instances are pooled only then.
@@ -69,6 +76,10 @@ struct ExperimentRecord {
   std::optional<long long> cells;         // matrix size (conditions x np x repetitions)
   std::optional<std::string> ended_at;    // absent while running, or when the orchestrator died
   std::optional<std::string> end_reason;  // finished | interrupted | failed
+  // [{"name": factor, "levels": [level, ...]}, ...] in the file's order (levels: base first).
+  std::string factors_json = "[]";
+  std::string run_order = "interleaved";  // interleaved | randomized
+  std::optional<long long> order_seed;    // the seed of a randomized order
 };
 
 // One launched process (one cell of the matrix: condition x np x repetition).
@@ -100,6 +111,7 @@ struct RunRecord {
   std::optional<double> images_per_second;  // train_images * epochs / sum(epoch durations)
   int attempt = 1;              // 1-based: re-runs of the same cell (--retries, --resume)
   std::string env_json = "{}";  // the variables the condition set for this run (JSON object)
+  FactorLevels factors;         // the levels of the experiment file's factors (not built-ins)
 };
 
 struct EpochRecord {
@@ -177,6 +189,7 @@ struct EpochSample {
   double duration_seconds = 0;
   std::optional<double> trainer_seconds;
   std::optional<long long> train_images;
+  FactorLevels factors;  // the run's levels of the experiment file's factors
 };
 
 enum class OpenMode { ReadWrite, ReadOnly };

@@ -133,6 +133,38 @@ SELECT r.id AS run_id, r.experiment_id, r.experiment, r.condition, r.launcher, r
 FROM allreduce_results AS a JOIN runs AS r ON r.id = a.run_id;
 )sql";
 
+// Version 4: factors (issue "Studies, not single tables").
+// - experiments: factors_json lists the instance's factors and their levels in file order
+//   ([{"name": "model", "levels": ["vgg16", "inception_v3"]}]); run_order and order_seed say
+//   how the matrix was ordered (the seed of a randomized order, so that it can be repeated).
+// - run_factors: one row per run and factor. The built-in factors condition, launcher and np are
+//   rows too, so that every factor is queried the same way (backfilled for older runs).
+// - epoch_levels, allreduce_levels: epoch_times and allreduce_times with one more column per
+//   factor name stored in the database (NULL for runs without it). They are generated: the
+//   database recreates them when an instance brings a new factor name.
+inline constexpr const char* kMigrateV3ToV4 = R"sql(
+ALTER TABLE experiments ADD COLUMN factors_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE experiments ADD COLUMN run_order TEXT NOT NULL DEFAULT 'interleaved'
+  CHECK (run_order IN ('interleaved', 'randomized'));
+ALTER TABLE experiments ADD COLUMN order_seed INTEGER CHECK (order_seed >= 0);
+
+CREATE TABLE run_factors (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  factor TEXT NOT NULL,
+  level  TEXT NOT NULL,
+  PRIMARY KEY (run_id, factor)
+) WITHOUT ROWID;
+CREATE INDEX run_factors_by_level ON run_factors (factor, level);
+
+INSERT INTO run_factors (run_id, factor, level)
+SELECT id, 'condition', condition FROM runs
+UNION ALL SELECT id, 'launcher', launcher FROM runs
+UNION ALL SELECT id, 'np', CAST(np AS TEXT) FROM runs;
+
+CREATE VIEW epoch_levels AS SELECT * FROM epoch_times;
+CREATE VIEW allreduce_levels AS SELECT * FROM allreduce_times;
+)sql";
+
 // The staging area of the run being measured: its lines go here as they arrive (in batches), so
 // the orchestrator's memory stays flat whatever a run prints, and move into `lines` in the same
 // transaction as the run itself. A TEMP table: private to the connection, on disk

@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 
 #include "util/text.hpp"
@@ -360,9 +362,9 @@ class Reader {
     return out;
   }
   // {"epochs": 3, "dataset": "x", "verbose": true} -> --dataset x --epochs 3 --verbose
-  std::vector<std::string> option_args() const {
+  std::vector<TrainerArgs::Option> options() const {
     if (!value_.is_object()) fail("an object of trainer options");
-    std::vector<std::string> out;
+    std::vector<TrainerArgs::Option> out;
     for (const auto& [key, item] : value_.items()) {
       const bool name_ok =
           !key.empty() && key[0] != '-' &&
@@ -371,20 +373,25 @@ class Reader {
               std::string::npos;
       if (!name_ok)
         fail_key(key, "an option name of letters, digits and _-. (not starting with -)");
+      TrainerArgs::Option option{key, {}};
       if (item.is_boolean()) {
-        if (item.get<bool>()) out.push_back("--" + key);
-        continue;
-      }
-      if (item.is_string()) {
-        out.push_back("--" + key);
-        out.push_back(at(key).literal_string());
+        if (item.get<bool>()) option.argv.push_back("--" + key);
+      } else if (item.is_string()) {
+        option.argv = {"--" + key, at(key).literal_string()};
       } else if (item.is_number()) {
-        out.push_back("--" + key);
-        out.push_back(item.dump());
+        option.argv = {"--" + key, item.dump()};
       } else {
         at(key).fail("a string, number or boolean");
       }
+      out.push_back(std::move(option));
     }
+    return out;
+  }
+  // The "trainer" and "args" fields of the object being read.
+  TrainerArgs trainer_args() const {
+    TrainerArgs out;
+    if (has("trainer")) out.options = at("trainer").options();
+    if (has("args")) out.raw = at("args").literal_strings();
     return out;
   }
 
@@ -418,6 +425,28 @@ Launcher parse_launcher(const Reader& reader) {
   reader.fail("one of \"single\", \"mpirun\", \"srun\", \"command\"");
 }
 
+// A "command" argv template, its placeholders checked.
+std::vector<std::string> command_template(const Reader& command) {
+  auto parts = command.strings();
+  if (parts.empty()) command.fail("a non-empty array of strings");
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto& part = parts[i];
+    if (part == "{args}") continue;
+    scan_template(
+        part, [](std::string_view) {},
+        [&](std::string_view name) {
+          if (name == "args")
+            command.at(i).fail("{args} as a whole element (it becomes the trainer arguments)");
+          if (!is_command_placeholder(name))
+            command.at(i).fail(fmt::format(
+                "only the placeholders {{np}}, {{program}}, {{repetition}}, {{condition}} and a "
+                "whole-element {{args}}, not {{{}}} (write {{{{ and }}}} for literal braces)",
+                printable(name)));
+        });
+  }
+  return parts;
+}
+
 Condition parse_condition(const Reader& reader, const std::optional<std::vector<int>>& default_np) {
   reader.require_object({"name", "launcher", "np", "trainer", "args", "launcher_args", "command",
                          "env", "oversubscribe"});
@@ -438,42 +467,211 @@ Condition parse_condition(const Reader& reader, const std::optional<std::vector<
     reader.require_key("np");
   if (condition.launcher == Launcher::Single && condition.np != std::vector<int>{1})
     reader.at("np").fail("[1] or nothing for launcher \"single\" (one plain process)");
-  if (reader.has("trainer")) condition.trainer_args = reader.at("trainer").option_args();
-  if (reader.has("args")) {
-    auto args = reader.at("args").literal_strings();
-    condition.trainer_args.insert(condition.trainer_args.end(), args.begin(), args.end());
-  }
+  condition.trainer = reader.trainer_args();
   if (reader.has("launcher_args"))
     condition.launcher_args = reader.at("launcher_args").literal_strings();
   if (reader.has("env")) condition.env = reader.at("env").environment();
   if (reader.has("oversubscribe")) condition.oversubscribe = reader.at("oversubscribe").boolean();
   if (condition.launcher == Launcher::Command) {
     reader.require_key("command");
-    const auto command = reader.at("command");
-    condition.command = command.strings();
-    if (condition.command.empty()) command.fail("a non-empty array of strings");
-    for (std::size_t i = 0; i < condition.command.size(); ++i) {
-      const auto& part = condition.command[i];
-      if (part == "{args}") continue;
-      scan_template(
-          part, [](std::string_view) {},
-          [&](std::string_view name) {
-            if (name == "args")
-              command.at(i).fail("{args} as a whole element (it becomes the trainer arguments)");
-            if (!is_command_placeholder(name))
-              command.at(i).fail(fmt::format(
-                  "only the placeholders {{np}}, {{program}}, {{repetition}}, {{condition}} and a "
-                  "whole-element {{args}}, not {{{}}} (write {{{{ and }}}} for literal braces)",
-                  printable(name)));
-          });
-    }
+    condition.command = command_template(reader.at("command"));
   } else if (reader.has("command")) {
     reader.at("command").fail("no \"command\" unless launcher is \"command\"");
   }
   return condition;
 }
 
+
+bool is_reserved_factor_name(std::string_view name) {
+  // SQLite compares column names without case: "NP" would collide with np in a view.
+  const auto lower = [](std::string_view text) {
+    std::string out(text);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  for (const auto reserved : kReservedFactorNames)
+    if (lower(reserved) == lower(name)) return true;
+  return false;
+}
+
+bool valid_factor_name(const std::string& name) {
+  return !name.empty() && name.size() <= 64 &&
+         (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+         name.find_first_not_of(
+             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+             std::string::npos;
+}
+
+// A level: a string or number (shorthand: the trainer option named after the factor), or an
+// object naming what the level changes.
+FactorLevel parse_level(const Reader& reader, const std::string& factor) {
+  FactorLevel level;
+  const auto& value = reader.value();
+  if (value.is_string() || value.is_number()) {
+    level.name = value.is_string() ? reader.non_empty_string() : value.dump();
+    if (value.is_string()) reader.literal_string();
+    level.trainer.options.push_back({factor, {"--" + factor, level.name}});
+  } else if (value.is_object()) {
+    reader.require_object({"name", "trainer", "args", "launcher_args", "env", "program",
+                           "launcher", "command"});
+    reader.require_key("name");
+    level.name = reader.at("name").non_empty_string();
+    level.trainer = reader.trainer_args();
+    if (reader.has("launcher_args"))
+      level.launcher_args = reader.at("launcher_args").literal_strings();
+    if (reader.has("env")) level.env = reader.at("env").environment();
+    if (reader.has("program")) {
+      level.program = reader.at("program").literal_string();
+      if (level.program->empty()) reader.at("program").fail("a non-empty string");
+    }
+    if (reader.has("launcher")) level.launcher = parse_launcher(reader.at("launcher"));
+    if (reader.has("command")) {
+      if (level.launcher && *level.launcher != Launcher::Command)
+        reader.at("command").fail("no \"command\" unless launcher is \"command\"");
+      level.command = command_template(reader.at("command"));
+    }
+  } else {
+    reader.fail(
+        "a level: a string or number (sets the trainer option of the factor's name), or an "
+        "object with \"name\" and what the level sets");
+  }
+  if (!valid_name(level.name))
+    (value.is_object() ? reader.at("name") : reader)
+        .fail("a level name of letters, digits, spaces and _-.= (at most 100)");
+  return level;
+}
+
+std::vector<Factor> parse_factors(const Reader& reader) {
+  if (!reader.value().is_object() || reader.value().empty())
+    reader.fail("an object of factors, each a non-empty array of levels");
+  std::vector<Factor> factors;
+  // Settings one run can take only once: two factors setting them would contradict each other.
+  std::map<std::string, std::string> sets_single;  // "program" -> factor
+  for (const auto& [name, unused] : reader.value().items()) {
+    if (!valid_factor_name(name))
+      reader.fail_key(name,
+                      "a factor name of letters, digits and _, not starting with a digit (at most "
+                      "64)");
+    if (is_reserved_factor_name(name))
+      reader.fail_key(name,
+                      "a factor name that is not a column of every run (condition, launcher and "
+                      "np are built in: use conditions and \"np\" for them)");
+    const auto levels = reader.at(name);
+    if (!levels.value().is_array() || levels.value().empty())
+      levels.fail("a non-empty array of levels");
+    Factor factor{name, {}};
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < levels.value().size(); ++i) {
+      auto level = parse_level(levels.at(i), name);
+      if (!seen.insert(level.name).second)
+        levels.at(i).fail(fmt::format("a level name not used before in factor \"{}\"", name));
+      const auto claim = [&](const char* setting, bool set) {
+        if (!set) return;
+        const auto [it, inserted] = sets_single.try_emplace(setting, name);
+        if (!inserted && it->second != name)
+          levels.at(i).fail(fmt::format(
+              "no \"{}\": factor \"{}\" sets it already, and one run has one {}", setting,
+              it->second, setting));
+      };
+      claim("program", level.program.has_value());
+      claim("launcher", level.launcher.has_value());
+      claim("command", !level.command.empty());
+      factor.levels.push_back(std::move(level));
+    }
+    factors.push_back(std::move(factor));
+  }
+  // The same environment variable set by levels of two factors: one would silently win.
+  std::map<std::string, std::string> env_owner;
+  for (const auto& factor : factors)
+    for (const auto& level : factor.levels)
+      for (const auto& [key, unused] : level.env) {
+        const auto [it, inserted] = env_owner.try_emplace(key, factor.name);
+        if (!inserted && it->second != factor.name)
+          reader.at(factor.name)
+              .fail(fmt::format("levels that do not set {} (factor \"{}\" sets it already)", key,
+                                it->second));
+      }
+  return factors;
+}
+
+std::vector<Exclusion> parse_exclude(const Reader& reader, const std::vector<Factor>& factors,
+                                     const std::vector<Condition>& conditions) {
+  if (!reader.value().is_array()) reader.fail("an array of objects");
+  std::vector<std::string> keys = {"condition", "launcher", "np"};
+  for (const auto& factor : factors) keys.push_back(factor.name);
+  std::vector<Exclusion> out;
+  for (std::size_t i = 0; i < reader.value().size(); ++i) {
+    const auto entry = reader.at(i);
+    if (!entry.value().is_object() || entry.value().empty())
+      entry.fail("a non-empty object of condition, launcher, np or factor names and their values");
+    entry.require_object(keys);
+    Exclusion exclusion;
+    exclusion.where = fmt::format("exclude[{}]", i);
+    for (const auto& [key, value] : entry.value().items()) {
+      const auto field = entry.at(key);
+      std::vector<std::string> known;
+      if (key == "condition") {
+        for (const auto& c : conditions) known.push_back(c.name);
+      } else if (key == "launcher") {
+        known = {"single", "mpirun", "srun", "command"};
+      } else if (key == "np") {
+        std::set<int> values;
+        for (const auto& c : conditions) values.insert(c.np.begin(), c.np.end());
+        for (int np : values) known.push_back(std::to_string(np));
+      } else {
+        for (const auto& factor : factors)
+          if (factor.name == key)
+            for (const auto& level : factor.levels) known.push_back(level.name);
+      }
+      const auto one = [&](const Reader& item) {
+        const auto& v = item.value();
+        std::string text;
+        if (key == "np" && v.is_number_integer())
+          text = v.dump();
+        else if (v.is_string())
+          text = item.string();
+        else if (v.is_number())
+          text = v.dump();
+        else
+          item.fail(key == "np" ? "an np value or an array of them"
+                                : "a level name or an array of them");
+        if (std::find(known.begin(), known.end(), text) == known.end())
+          item.fail(fmt::format("one of {}", fmt::join(known, ", ")));
+        return text;
+      };
+      if (value.is_array()) {
+        if (value.empty()) field.fail("a non-empty array of values");
+        for (std::size_t j = 0; j < value.size(); ++j)
+          exclusion.match[key].push_back(one(field.at(j)));
+      } else {
+        exclusion.match[key].push_back(one(field));
+      }
+    }
+    out.push_back(std::move(exclusion));
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string_view run_order_name(RunOrder order) {
+  return order == RunOrder::Randomized ? "randomized" : "interleaved";
+}
+
+std::optional<std::uint64_t> order_seed(const Experiment& experiment, std::uint64_t drawn) {
+  if (experiment.order != RunOrder::Randomized) return std::nullopt;
+  return experiment.seed.value_or(drawn & kMaxSeed);
+}
+
+std::string factors_json(const Experiment& experiment) {
+  json out = json::array();
+  for (const auto& factor : experiment.factors) {
+    json levels = json::array();
+    for (const auto& level : factor.levels) levels.push_back(level.name);
+    out.push_back({{"name", factor.name}, {"levels", levels}});
+  }
+  return out.dump();
+}
 
 std::string_view launcher_name(Launcher launcher) {
   switch (launcher) {
@@ -549,7 +747,8 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
 
   const Reader root(path, document, "");
   root.require_object({"name", "description", "repetitions", "timeout_seconds", "program",
-                       "trainer", "args", "np", "conditions"});
+                       "trainer", "args", "np", "conditions", "factors", "exclude", "order",
+                       "seed"});
   root.require_key("name");
   root.require_key("conditions");
 
@@ -568,11 +767,7 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
     experiment.program = root.at("program").literal_string();
     if (experiment.program->empty()) root.at("program").fail("a non-empty string");
   }
-  if (root.has("trainer")) experiment.trainer_args = root.at("trainer").option_args();
-  if (root.has("args")) {
-    auto args = root.at("args").literal_strings();
-    experiment.trainer_args.insert(experiment.trainer_args.end(), args.begin(), args.end());
-  }
+  experiment.trainer = root.trainer_args();
   std::optional<std::vector<int>> default_np;
   if (root.has("np")) default_np = root.at("np").np_values();
 
@@ -586,6 +781,29 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
       conditions.at(i).at("name").fail("a condition name not used before");
     experiment.conditions.push_back(std::move(condition));
   }
+  if (root.has("factors")) experiment.factors = parse_factors(root.at("factors"));
+  if (root.has("exclude"))
+    experiment.exclude =
+        parse_exclude(root.at("exclude"), experiment.factors, experiment.conditions);
+  if (root.has("order")) {
+    const auto order = root.at("order").string();
+    if (order == "interleaved")
+      experiment.order = RunOrder::Interleaved;
+    else if (order == "randomized")
+      experiment.order = RunOrder::Randomized;
+    else
+      root.at("order").fail("\"interleaved\" or \"randomized\"");
+  }
+  if (root.has("seed")) {
+    const auto seed = root.at("seed");
+    const auto& value = seed.value();
+    const bool ok = (value.is_number_unsigned() && value.get<std::uint64_t>() <= kMaxSeed) ||
+                    (value.is_number_integer() && value.get<long long>() == 0);
+    if (!ok) seed.fail(fmt::format("an integer seed from 0 to {} (2^53 - 1)", kMaxSeed));
+    if (experiment.order != RunOrder::Randomized)
+      seed.fail("no \"seed\" unless \"order\" is \"randomized\"");
+    experiment.seed = value.get<std::uint64_t>();
+  }
   return experiment;
 }
 
@@ -596,13 +814,88 @@ double cost(std::string_view text) {
   return static_cast<double>(text.size() + sizeof(std::string));
 }
 
-// An upper bound of one run's argv and env for a condition, computed from sizes alone: a
-// template repeating {args} or {program} must be refused before it is built, not after.
-double run_bytes(const Experiment& experiment, const Condition& condition,
-                 const std::string& program) {
-  double trainer = cost(program);
-  for (const auto& arg : experiment.trainer_args) trainer += cost(arg);
-  for (const auto& arg : condition.trainer_args) trainer += cost(arg);
+// One condition crossed with one level of every factor, the levels applied.
+struct ResolvedCell {
+  Condition condition;               // launcher, launcher_args, env and command as the run sees them
+  std::vector<std::string> trainer;  // the program and its merged arguments
+  std::string program;
+  FactorLevels levels;
+  std::string where;           // the condition and levels, for messages
+  std::string command_factor;  // the factor whose level set "command", if any
+  std::size_t condition_index = 0;
+};
+
+void merge_options(std::vector<TrainerArgs::Option>& into, const TrainerArgs& layer) {
+  for (const auto& option : layer.options) {
+    const auto same = std::find_if(into.begin(), into.end(),
+                                   [&](const auto& o) { return o.name == option.name; });
+    if (same != into.end())
+      same->argv = option.argv;
+    else
+      into.push_back(option);
+  }
+}
+
+ResolvedCell resolve_cell(const Experiment& experiment, const Condition& condition,
+                          const std::vector<const FactorLevel*>& levels,
+                          const std::string& default_program) {
+  ResolvedCell cell;
+  cell.condition = condition;
+  cell.program = experiment.program.value_or(default_program);
+  std::vector<TrainerArgs::Option> options;
+  merge_options(options, experiment.trainer);
+  merge_options(options, condition.trainer);
+  std::vector<std::string> raw = experiment.trainer.raw;
+  raw.insert(raw.end(), condition.trainer.raw.begin(), condition.trainer.raw.end());
+  cell.where = fmt::format("condition \"{}\"", condition.name);
+  for (std::size_t f = 0; f < levels.size(); ++f) {
+    const FactorLevel& level = *levels[f];
+    cell.levels.emplace_back(experiment.factors[f].name, level.name);
+    cell.where += fmt::format(", {} \"{}\"", experiment.factors[f].name, level.name);
+    merge_options(options, level.trainer);
+    raw.insert(raw.end(), level.trainer.raw.begin(), level.trainer.raw.end());
+    auto& c = cell.condition;
+    c.launcher_args.insert(c.launcher_args.end(), level.launcher_args.begin(),
+                           level.launcher_args.end());
+    for (const auto& [key, value] : level.env) c.env[key] = value;
+    if (level.program) cell.program = *level.program;
+    if (level.launcher) c.launcher = *level.launcher;
+    if (!level.command.empty()) {
+      c.command = level.command;
+      cell.command_factor = experiment.factors[f].name;
+    }
+  }
+  cell.trainer = {cell.program};
+  for (const auto& option : options)
+    cell.trainer.insert(cell.trainer.end(), option.argv.begin(), option.argv.end());
+  cell.trainer.insert(cell.trainer.end(), raw.begin(), raw.end());
+  return cell;
+}
+
+// A level may change the launcher; the combination must still make sense.
+void check_resolved(const Experiment& experiment, const ResolvedCell& cell) {
+  const auto& c = cell.condition;
+  const auto fail = [&](const std::string& what) {
+    throw ExperimentError(fmt::format("{}: {}: {}; leave the cell out with \"exclude\"",
+                                      experiment.source_path.string(), cell.where, what));
+  };
+  if (c.launcher == Launcher::Single && !c.launcher_args.empty())
+    fail("launcher_args, but launcher \"single\" has no launcher to pass them to");
+  if (c.launcher == Launcher::Single && c.np != std::vector<int>{1})
+    fail("launcher \"single\" with np other than [1]");
+  if (c.launcher == Launcher::Command && c.command.empty())
+    fail("launcher \"command\" without a \"command\" template");
+  if (c.launcher != Launcher::Command && !cell.command_factor.empty())
+    fail(fmt::format("a \"command\" from factor \"{}\", but launcher \"{}\"",
+                     cell.command_factor, launcher_name(c.launcher)));
+}
+
+// An upper bound of one run's argv and env for a cell, computed from sizes alone: a template
+// repeating {args} or {program} must be refused before it is built, not after.
+double run_bytes(const ResolvedCell& cell) {
+  const auto& condition = cell.condition;
+  double trainer = 0;
+  for (const auto& arg : cell.trainer) trainer += cost(arg);
   double total = 0;
   for (const auto& [key, value] : condition.env) total += cost(key) + cost(value);
   const double digits = 20;  // the widest np or repetition
@@ -617,7 +910,7 @@ double run_bytes(const Experiment& experiment, const Condition& condition,
     case Launcher::Command:
       for (const auto& part : condition.command) {
         if (part == "{args}") {
-          total += trainer - cost(program);
+          total += trainer - cost(cell.program);
           continue;
         }
         double size = static_cast<double>(sizeof(std::string));
@@ -625,7 +918,7 @@ double run_bytes(const Experiment& experiment, const Condition& condition,
             part, [&](std::string_view text) { size += static_cast<double>(text.size()); },
             [&](std::string_view name) {
               if (name == "program")
-                size += static_cast<double>(program.size());
+                size += static_cast<double>(cell.program.size());
               else if (name == "condition")
                 size += static_cast<double>(condition.name.size());
               else
@@ -659,9 +952,27 @@ std::string expand_part(std::string_view part, int np, const std::string& progra
   return out;
 }
 
-// The limits, from counts and sizes, before any plan exists.
-void check_matrix_size(const Experiment& experiment, const std::string& program,
-                       const ExpandOptions& options) {
+bool matches(const Exclusion& exclusion, const ResolvedCell& cell, int np) {
+  for (const auto& [key, values] : exclusion.match) {
+    std::string actual;
+    if (key == "condition")
+      actual = cell.condition.name;
+    else if (key == "launcher")
+      actual = std::string(launcher_name(cell.condition.launcher));
+    else if (key == "np")
+      actual = std::to_string(np);
+    else
+      for (const auto& [factor, level] : cell.levels)
+        if (factor == key) actual = level;
+    if (std::find(values.begin(), values.end(), actual) == values.end()) return false;
+  }
+  return true;
+}
+
+// The cells of one repetition: conditions x level combinations (first factor slowest), each
+// with the np values that are not excluded. Checks the limits from counts before building.
+std::vector<std::pair<ResolvedCell, std::vector<int>>> resolve_matrix(
+    const Experiment& experiment, const ExpandOptions& options) {
   const auto file = experiment.source_path.string();
   if (experiment.timeout_seconds && !(*experiment.timeout_seconds >= kMinTimeoutSeconds &&
                                       *experiment.timeout_seconds <= kMaxTimeoutSeconds))
@@ -669,92 +980,169 @@ void check_matrix_size(const Experiment& experiment, const std::string& program,
         fmt::format("{}: field \"timeout_seconds\": expected a number of seconds from {} to {} (30 "
                     "days), got {}",
                     file, kMinTimeoutSeconds, kMaxTimeoutSeconds, *experiment.timeout_seconds));
-  std::size_t cells = 0;
-  for (const auto& condition : experiment.conditions) cells += condition.np.size();
+  // Combinations before exclusion bound the work of enumerating them.
+  double combinations = 1;
+  for (const auto& factor : experiment.factors)
+    combinations *= static_cast<double>(factor.levels.size());
+  if (combinations * static_cast<double>(experiment.conditions.size()) >
+      static_cast<double>(options.max_runs))
+    throw ExperimentError(fmt::format(
+        "{}: field \"factors\": expected at most {} runs in the matrix, got {} conditions x {} "
+        "level combinations = {}; raise the limit with --max-runs N if you mean it",
+        file, options.max_runs, experiment.conditions.size(), combinations,
+        combinations * static_cast<double>(experiment.conditions.size())));
+
+  std::vector<std::pair<ResolvedCell, std::vector<int>>> cells;
+  std::vector<bool> exclusion_used(experiment.exclude.size(), false);
+  std::vector<std::size_t> odometer(experiment.factors.size(), 0);
+  for (std::size_t c = 0; c < experiment.conditions.size(); ++c) {
+    const auto& condition = experiment.conditions[c];
+    std::fill(odometer.begin(), odometer.end(), 0);
+    while (true) {
+      std::vector<const FactorLevel*> levels;
+      for (std::size_t f = 0; f < odometer.size(); ++f)
+        levels.push_back(&experiment.factors[f].levels[odometer[f]]);
+      auto cell = resolve_cell(experiment, condition, levels, options.default_program);
+      cell.condition_index = c;
+      std::vector<int> kept;
+      for (int np : condition.np) {
+        bool excluded = false;
+        for (std::size_t e = 0; e < experiment.exclude.size(); ++e)
+          if (matches(experiment.exclude[e], cell, np)) excluded = exclusion_used[e] = true;
+        if (!excluded) kept.push_back(np);
+      }
+      if (!kept.empty()) {
+        cell.condition.np = kept;
+        check_resolved(experiment, cell);
+        cells.emplace_back(std::move(cell), std::move(kept));
+      }
+      // Next combination: the last factor turns fastest.
+      std::size_t f = odometer.size();
+      while (f > 0 && ++odometer[f - 1] == experiment.factors[f - 1].levels.size())
+        odometer[--f] = 0;
+      if (f == 0) break;
+    }
+  }
+  for (std::size_t e = 0; e < experiment.exclude.size(); ++e)
+    if (!exclusion_used[e])
+      throw ExperimentError(
+          fmt::format("{}: field \"{}\": expected an exclusion that matches a cell of the matrix, "
+                      "but it matches none (a typo, or a combination that does not occur)",
+                      file, experiment.exclude[e].where));
+  if (cells.empty())
+    throw ExperimentError(
+        fmt::format("{}: field \"exclude\": every cell of the matrix is excluded", file));
+
+  std::size_t per_repetition = 0;
+  for (const auto& [cell, np] : cells) per_repetition += np.size();
   const auto repetitions = static_cast<std::size_t>(std::max(experiment.repetitions, 0));
-  if (cells != 0 && repetitions > options.max_runs / cells)
+  if (repetitions > options.max_runs / per_repetition)
     throw ExperimentError(fmt::format(
         "{}: field \"repetitions\": expected at most {} runs in the matrix (repetitions x the np "
-        "values of all conditions), got {} x {} = {}; raise the limit with --max-runs N if you "
-        "mean it",
-        file, options.max_runs, repetitions, cells,
-        static_cast<double>(repetitions) * static_cast<double>(cells)));
+        "values of all conditions and factor levels), got {} x {} = {}; raise the limit with "
+        "--max-runs N if you mean it",
+        file, options.max_runs, repetitions, per_repetition,
+        static_cast<double>(repetitions) * static_cast<double>(per_repetition)));
   double matrix = 0;
-  for (std::size_t i = 0; i < experiment.conditions.size(); ++i) {
-    const auto& condition = experiment.conditions[i];
-    const double one_run = run_bytes(experiment, condition, program);
+  for (const auto& [cell, np] : cells) {
+    const double one_run = run_bytes(cell);
     if (one_run > static_cast<double>(kMaxRunArgumentBytes))
       throw ExperimentError(fmt::format(
           "{}: field \"conditions[{}]\": expected the argv and env of one run to hold at most {} "
-          "bytes (1 MiB), got about {:.0f}",
-          file, i, kMaxRunArgumentBytes, one_run));
-    matrix += one_run * static_cast<double>(condition.np.size()) * static_cast<double>(repetitions);
+          "bytes (1 MiB), got about {:.0f} ({})",
+          file, cell.condition_index, kMaxRunArgumentBytes, one_run, cell.where));
+    matrix += one_run * static_cast<double>(np.size()) * static_cast<double>(repetitions);
   }
   if (matrix > static_cast<double>(kMaxMatrixArgumentBytes))
     throw ExperimentError(fmt::format(
         "{}: field \"repetitions\": expected the argv and env of all runs to hold at most {} bytes "
         "(256 MiB), got about {:.0f}; fewer repetitions or shorter arguments",
         file, kMaxMatrixArgumentBytes, matrix));
+  return cells;
+}
+
+RunPlan make_plan(const Experiment& experiment, const ResolvedCell& cell, int np, int repetition,
+                  const ExpandOptions& options) {
+  const auto& condition = cell.condition;
+  const auto& trainer = cell.trainer;
+  RunPlan plan;
+  plan.condition = condition.name;
+  plan.levels = cell.levels;
+  plan.launcher = condition.launcher;
+  plan.np = np;
+  plan.repetition = repetition;
+  plan.launch.env = condition.env;
+  // In range (resolve_matrix), so the product and the cast are exact enough and defined.
+  if (experiment.timeout_seconds)
+    plan.launch.timeout =
+        std::chrono::milliseconds(std::llround(*experiment.timeout_seconds * 1000.0));
+  auto& argv = plan.launch.argv;
+  switch (condition.launcher) {
+    case Launcher::Single:
+      argv = trainer;
+      break;
+    case Launcher::Mpirun:
+      argv = {"mpirun", "-np", std::to_string(np), "--tag-output"};
+      if (condition.oversubscribe) argv.push_back("--oversubscribe");
+      argv.insert(argv.end(), condition.launcher_args.begin(), condition.launcher_args.end());
+      argv.insert(argv.end(), trainer.begin(), trainer.end());
+      if (options.running_as_root) {
+        // Open MPI refuses root unless both variables are set (mpirun(1), "--allow-run-as-root").
+        plan.launch.env.emplace("OMPI_ALLOW_RUN_AS_ROOT", "1");
+        plan.launch.env.emplace("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+      }
+      break;
+    case Launcher::Srun:
+      argv = {"srun", "-n", std::to_string(np), "--label"};
+      argv.insert(argv.end(), condition.launcher_args.begin(), condition.launcher_args.end());
+      argv.insert(argv.end(), trainer.begin(), trainer.end());
+      plan.tags.rank_colon_prefix = true;
+      break;
+    case Launcher::Command:
+      for (const auto& part : condition.command) {
+        if (part == "{args}")
+          argv.insert(argv.end(), trainer.begin() + 1, trainer.end());
+        else
+          argv.push_back(expand_part(part, np, cell.program, repetition, condition.name));
+      }
+      break;
+  }
+  return plan;
+}
+
+// Uniform in [0, n) from a 64-bit generator by rejection: the same sequence on every platform
+// (std::shuffle and std::uniform_int_distribution are implementation-defined).
+std::uint64_t uniform_below(std::mt19937_64& generator, std::uint64_t n) {
+  const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() -
+                              std::numeric_limits<std::uint64_t>::max() % n;
+  std::uint64_t draw = 0;
+  do draw = generator();
+  while (draw >= limit);
+  return draw % n;
 }
 
 }  // namespace
 
 std::vector<RunPlan> expand_matrix(const Experiment& experiment, const ExpandOptions& options) {
-  const std::string program = experiment.program.value_or(options.default_program);
-  check_matrix_size(experiment, program, options);
+  const auto cells = resolve_matrix(experiment, options);
+  std::optional<std::mt19937_64> generator;
+  if (experiment.order == RunOrder::Randomized) {
+    const auto seed = experiment.seed ? experiment.seed : options.seed;
+    if (!seed)
+      throw ExperimentError(fmt::format(
+          "{}: field \"order\": \"randomized\" needs a \"seed\" (scalebench run draws one)",
+          experiment.source_path.string()));
+    generator.emplace(*seed);
+  }
   std::vector<RunPlan> plans;
   for (int repetition = 1; repetition <= experiment.repetitions; ++repetition) {
-    for (const auto& condition : experiment.conditions) {
-      for (int np : condition.np) {
-        std::vector<std::string> trainer{program};
-        trainer.insert(trainer.end(), experiment.trainer_args.begin(),
-                       experiment.trainer_args.end());
-        trainer.insert(trainer.end(), condition.trainer_args.begin(), condition.trainer_args.end());
-
-        RunPlan plan;
-        plan.condition = condition.name;
-        plan.launcher = condition.launcher;
-        plan.np = np;
-        plan.repetition = repetition;
-        plan.launch.env = condition.env;
-        // In range (check_matrix_size), so the product and the cast are exact enough and defined.
-        if (experiment.timeout_seconds)
-          plan.launch.timeout =
-              std::chrono::milliseconds(std::llround(*experiment.timeout_seconds * 1000.0));
-        auto& argv = plan.launch.argv;
-        switch (condition.launcher) {
-          case Launcher::Single:
-            argv = trainer;
-            break;
-          case Launcher::Mpirun:
-            argv = {"mpirun", "-np", std::to_string(np), "--tag-output"};
-            if (condition.oversubscribe) argv.push_back("--oversubscribe");
-            argv.insert(argv.end(), condition.launcher_args.begin(), condition.launcher_args.end());
-            argv.insert(argv.end(), trainer.begin(), trainer.end());
-            if (options.running_as_root) {
-              // Open MPI refuses root unless both variables are set (mpirun(1),
-              // "--allow-run-as-root").
-              plan.launch.env.emplace("OMPI_ALLOW_RUN_AS_ROOT", "1");
-              plan.launch.env.emplace("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-            }
-            break;
-          case Launcher::Srun:
-            argv = {"srun", "-n", std::to_string(np), "--label"};
-            argv.insert(argv.end(), condition.launcher_args.begin(), condition.launcher_args.end());
-            argv.insert(argv.end(), trainer.begin(), trainer.end());
-            plan.tags.rank_colon_prefix = true;
-            break;
-          case Launcher::Command:
-            for (const auto& part : condition.command) {
-              if (part == "{args}")
-                argv.insert(argv.end(), trainer.begin() + 1, trainer.end());
-              else
-                argv.push_back(expand_part(part, np, program, repetition, condition.name));
-            }
-            break;
-        }
-        plans.push_back(std::move(plan));
-      }
+    const std::size_t block = plans.size();
+    for (const auto& [cell, nps] : cells)
+      for (int np : nps) plans.push_back(make_plan(experiment, cell, np, repetition, options));
+    if (generator) {
+      // Fisher-Yates within the repetition's block (Knuth, TAOCP vol. 2, Algorithm 3.4.2 P).
+      for (std::size_t i = plans.size() - block; i > 1; --i)
+        std::swap(plans[block + i - 1], plans[block + uniform_below(*generator, i)]);
     }
   }
   return plans;

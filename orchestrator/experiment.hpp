@@ -2,11 +2,13 @@
 // Format reference: docs/experiment-file.md.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "orchestrator/executor.hpp"
@@ -23,16 +25,65 @@ class ExperimentError : public Error {
 enum class Launcher { Single, Mpirun, Srun, Command };
 std::string_view launcher_name(Launcher launcher);
 
+// Trainer arguments from one layer of the file (the experiment, a condition, a factor level):
+// options from a "trainer" object and raw "args". Layers merge option by option (a later layer's
+// option replaces an earlier one in place), then the raw args follow, layer by layer.
+struct TrainerArgs {
+  struct Option {
+    std::string name;               // without the leading "--"
+    std::vector<std::string> argv;  // {"--epochs", "3"}, {"--verbose"}, or {} for false
+  };
+  std::vector<Option> options;
+  std::vector<std::string> raw;
+};
+
 struct Condition {
   std::string name;
   Launcher launcher = Launcher::Single;
   std::vector<int> np;                     // {1} for "single"
-  std::vector<std::string> trainer_args;   // appended to the experiment's trainer args
+  TrainerArgs trainer;                     // after the experiment's trainer args
   std::vector<std::string> launcher_args;  // inserted after the launcher's own arguments
   std::vector<std::string> command;        // for Launcher::Command: argv template
   std::map<std::string, std::string> env;
   bool oversubscribe = false;
 };
+
+// One level of a factor: a name, and what it changes in a run. A level refines the condition it
+// is crossed with: trainer options replace the same option, args and launcher_args are appended,
+// env is merged (the level wins), program, launcher and command replace the condition's.
+struct FactorLevel {
+  std::string name;
+  TrainerArgs trainer;
+  std::vector<std::string> launcher_args;
+  std::map<std::string, std::string> env;
+  std::optional<std::string> program;
+  std::optional<Launcher> launcher;
+  std::vector<std::string> command;  // non-empty: replaces the condition's command template
+};
+
+struct Factor {
+  std::string name;  // [A-Za-z_][A-Za-z0-9_]*, not a built-in column (kReservedFactorNames)
+  std::vector<FactorLevel> levels;  // in file order; the first is the base of tables
+};
+
+// A cell is left out of the matrix when it matches every key of one exclusion: "condition",
+// "launcher", "np" or a factor name, each with one value or a list of values.
+struct Exclusion {
+  std::map<std::string, std::vector<std::string>> match;  // np values as decimal text
+  std::string where;                                        // "exclude[2]", for messages
+};
+
+// How the runs of one repetition are ordered (docs/experiment-file.md, "Run order").
+enum class RunOrder { Interleaved, Randomized };
+std::string_view run_order_name(RunOrder order);
+
+// Names that are columns of every run, so a factor may not take them.
+inline constexpr std::string_view kReservedFactorNames[] = {
+    "run_id",     "experiment_id", "experiment", "condition",        "launcher",
+    "np",         "repetition",    "attempt",    "epoch",            "duration_seconds",
+    "status",     "trainer_seconds", "seq",      "transport",        "bytes",
+    "count",      "time_us",       "algbw_gbs",  "busbw_gbs",        "wrong",
+    "factor",     "level"};
 
 struct Experiment {
   std::string name;
@@ -42,9 +93,16 @@ struct Experiment {
   int repetitions = 1;
   std::optional<double> timeout_seconds;
   std::optional<std::string> program;  // trainer program; default: scalebench-train
-  std::vector<std::string> trainer_args;
+  TrainerArgs trainer;
   std::vector<Condition> conditions;
+  std::vector<Factor> factors;  // in name order (a JSON object's keys, sorted)
+  std::vector<Exclusion> exclude;
+  RunOrder order = RunOrder::Interleaved;
+  std::optional<std::uint64_t> seed;  // of the randomized order; drawn at run time when absent
 };
+
+// The largest seed: 2^53 - 1, so that every seed is exact in JSON readers that use doubles.
+inline constexpr std::uint64_t kMaxSeed = (std::uint64_t{1} << 53) - 1;
 
 // Limits on what an experiment file may ask for (docs/experiment-file.md, "Limits"). They keep
 // every hostile file to one error line: no recursion without bound, no clock overflow, no
@@ -68,9 +126,13 @@ Experiment load_experiment(const std::filesystem::path& path);
 // ExperimentError (and std::bad_alloc).
 Experiment parse_experiment(const std::string& text, const std::filesystem::path& path);
 
+// A factor's level in one cell: (factor name, level name).
+using FactorLevels = std::vector<std::pair<std::string, std::string>>;
+
 // One cell of the matrix.
 struct RunPlan {
   std::string condition;
+  FactorLevels levels;  // one per factor, in the experiment's factor order
   Launcher launcher = Launcher::Single;
   int np = 1;
   int repetition = 1;  // 1-based
@@ -83,13 +145,26 @@ struct ExpandOptions {
   bool running_as_root = false;  // adds Open MPI's documented opt-in to run as root
   // Refuse matrices of more runs than this (checked from the counts, before any plan is built).
   std::size_t max_runs = kDefaultMaxRuns;
+  // The seed of a randomized order when the file gives none (the caller draws and stores it).
+  std::optional<std::uint64_t> seed = std::nullopt;
 };
 
-// Conditions x np x repetitions, interleaved by repetition (every cell of repetition 1, then
-// repetition 2, ...) so that slow drift of the machine does not line up with one condition.
+// Conditions x factor levels x np x repetitions without the excluded cells, interleaved by
+// repetition (every cell of repetition 1, then repetition 2, ...) so that slow drift of the
+// machine does not line up with one condition; within a repetition, conditions, then factor
+// levels (the first factor slowest), then np. "order": "randomized" shuffles each repetition's
+// block with the seed (the file's, else options.seed; one of them is required).
 // Throws ExperimentError when the matrix has more than options.max_runs runs or its argument
 // vectors would exceed kMaxRunArgumentBytes per run or kMaxMatrixArgumentBytes in all.
 std::vector<RunPlan> expand_matrix(const Experiment& experiment, const ExpandOptions& options);
+
+// The seed that randomizes an experiment's order: the file's, else `drawn`; absent for an
+// interleaved order.
+std::optional<std::uint64_t> order_seed(const Experiment& experiment, std::uint64_t drawn);
+
+// The factors and their levels as stored with an instance (experiments.factors_json):
+// [{"name": "model", "levels": ["vgg16", "inception_v3"]}], in the experiment's order.
+std::string factors_json(const Experiment& experiment);
 
 // argv joined with POSIX shell quoting, for humans and the database.
 std::string shell_join(const std::vector<std::string>& argv);

@@ -25,7 +25,9 @@ std::string now_iso8601_utc() {
                          .count());
 }
 
-CellKey cell_of(const RunPlan& plan) { return CellKey{plan.condition, plan.np, plan.repetition}; }
+CellKey cell_of(const RunPlan& plan) {
+  return CellKey{plan.condition, plan.levels, plan.np, plan.repetition};
+}
 
 db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
                               const ProcessOutcome& outcome, RunAnalysis analysis) {
@@ -33,6 +35,7 @@ db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
   auto& run = bundle.run;
   run.experiment = experiment.name;
   run.condition = plan.condition;
+  run.factors = plan.levels;
   run.launcher = std::string(launcher_name(plan.launcher));
   run.np = plan.np;
   run.repetition = plan.repetition;
@@ -120,7 +123,7 @@ Instance resume_instance(db::Database& database, const db::ExperimentRecord& con
   instance.cells = plans.size();
   std::map<CellKey, bool> ok;
   for (const auto& run : database.runs_of_instances({record->id})) {
-    const CellKey key{run.condition, run.np, run.repetition};
+    const CellKey key{run.condition, run.factors, run.np, run.repetition};
     instance.attempts[key] = std::max(instance.attempts[key], run.attempt);
     if (run.status == db::RunStatus::Ok) ok[key] = true;
   }

@@ -27,6 +27,7 @@ class RunObserver {
 // One cell of the matrix.
 struct CellKey {
   std::string condition;
+  FactorLevels levels;
   int np = 1;
   int repetition = 1;
   auto operator<=>(const CellKey&) const = default;

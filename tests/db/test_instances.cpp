@@ -205,7 +205,7 @@ TEST_CASE("a database of the previous release (schema 2) is migrated and keeps i
                      "duration_seconds) VALUES (1, 1, 1, 0.1, 1.25);"
                      "PRAGMA user_version = 2;");
   const auto d = db::Database::open(path.string(), db::OpenMode::ReadOnly);
-  CHECK(d.schema_version() == 3);
+  CHECK(d.schema_version() == db::kSchemaVersion);
   const auto instance = d.experiment(1);
   REQUIRE(instance);
   CHECK(instance->spec_hash == db::spec_hash(R"({"name":"old"})"));

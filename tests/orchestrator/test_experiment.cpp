@@ -317,7 +317,8 @@ TEST_CASE("the matrix size is limited before any plan is built, with an override
   CHECK_THROWS_WITH_AS(
       expand_matrix(experiment, {}),
       "exp.json: field \"repetitions\": expected at most 10000 runs in the matrix (repetitions x "
-      "the np values of all conditions), got 100000 x 100 = 10000000; raise the limit with "
+      "the np values of all conditions and factor levels), got 100000 x 100 = 10000000; raise the "
+      "limit with "
       "--max-runs N if you mean it",
       ExperimentError);
   ExpandOptions options;
