@@ -164,7 +164,8 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   if (experiment.order == orchestrator::RunOrder::Randomized && !experiment.seed) {
     std::optional<long long> stored;
     if (database)
-      if (const auto latest = database->latest_instance_of_spec(db::spec_hash(experiment.spec_json)))
+      if (const auto latest =
+              database->latest_instance_of_spec(db::spec_hash(experiment.spec_json)))
         stored = latest->order_seed;
     expand.seed = stored ? static_cast<std::uint64_t>(*stored)
                          : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());

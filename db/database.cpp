@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <concepts>
@@ -293,11 +294,23 @@ void refresh_level_views(sqlite3* db, const std::string& path) {
   }
   if (current == names) return;
   const auto view = [&](const char* name, const char* base) {
+    std::vector<std::string> taken;
+    {
+      Statement st(db, path, fmt::format("SELECT lower(name) FROM pragma_table_info('{}')", base),
+                   "read the columns of a view");
+      while (st.step()) taken.push_back(st.text(0));
+    }
     std::string columns;
-    for (const auto& factor : names)
+    for (const auto& factor : names) {
+      // A factor named like a column of the view (transport in allreduce_times) is level_<name>.
+      std::string lower = factor;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const bool clash = std::find(taken.begin(), taken.end(), lower) != taken.end();
       columns += fmt::format(
-          ", (SELECT level FROM run_factors AS f WHERE f.run_id = t.run_id AND f.factor = {}) AS {}",
-          quoted_literal(factor), quoted_identifier(factor));
+          ", (SELECT level FROM run_factors AS f WHERE f.run_id = t.run_id AND f.factor = {}) AS "
+          "{}",
+          quoted_literal(factor), quoted_identifier(clash ? "level_" + factor : factor));
+    }
     return fmt::format("DROP VIEW IF EXISTS {0}; CREATE VIEW {0} AS SELECT t.*{1} FROM {2} AS t;",
                        name, columns, base);
   };
@@ -382,8 +395,8 @@ FactorLevels parse_factor_levels(const std::string& json_text, const std::string
     for (const auto& pair : nlohmann::json::parse(json_text))
       out.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
   } catch (const nlohmann::json::exception& error) {
-    throw DatabaseError(fmt::format("{}: run_factors holds an unreadable level: {}", path,
-                                    error.what()));
+    throw DatabaseError(
+        fmt::format("{}: run_factors holds an unreadable level: {}", path, error.what()));
   }
   return out;
 }
@@ -737,8 +750,8 @@ std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) 
     for (const auto& [name, level] : r.factors) {
       for (const char* built_in : kBuiltInFactors)
         if (name == built_in)
-          throw DatabaseError(fmt::format("{}: a run's factor may not be named {} (built in)",
-                                          path_, name));
+          throw DatabaseError(
+              fmt::format("{}: a run's factor may not be named {} (built in)", path_, name));
       add(name, level);
     }
   }

@@ -481,7 +481,6 @@ Condition parse_condition(const Reader& reader, const std::optional<std::vector<
   return condition;
 }
 
-
 bool is_reserved_factor_name(std::string_view name) {
   // SQLite compares column names without case: "NP" would collide with np in a view.
   const auto lower = [](std::string_view text) {
@@ -512,8 +511,8 @@ FactorLevel parse_level(const Reader& reader, const std::string& factor) {
     if (value.is_string()) reader.literal_string();
     level.trainer.options.push_back({factor, {"--" + factor, level.name}});
   } else if (value.is_object()) {
-    reader.require_object({"name", "trainer", "args", "launcher_args", "env", "program",
-                           "launcher", "command"});
+    reader.require_object(
+        {"name", "trainer", "args", "launcher_args", "env", "program", "launcher", "command"});
     reader.require_key("name");
     level.name = reader.at("name").non_empty_string();
     level.trainer = reader.trainer_args();
@@ -569,9 +568,9 @@ std::vector<Factor> parse_factors(const Reader& reader) {
         if (!set) return;
         const auto [it, inserted] = sets_single.try_emplace(setting, name);
         if (!inserted && it->second != name)
-          levels.at(i).fail(fmt::format(
-              "no \"{}\": factor \"{}\" sets it already, and one run has one {}", setting,
-              it->second, setting));
+          levels.at(i).fail(
+              fmt::format("no \"{}\": factor \"{}\" sets it already, and one run has one {}",
+                          setting, it->second, setting));
       };
       claim("program", level.program.has_value());
       claim("launcher", level.launcher.has_value());
@@ -816,7 +815,7 @@ double cost(std::string_view text) {
 
 // One condition crossed with one level of every factor, the levels applied.
 struct ResolvedCell {
-  Condition condition;               // launcher, launcher_args, env and command as the run sees them
+  Condition condition;  // launcher, launcher_args, env and command as the run sees them
   std::vector<std::string> trainer;  // the program and its merged arguments
   std::string program;
   FactorLevels levels;
@@ -886,8 +885,8 @@ void check_resolved(const Experiment& experiment, const ResolvedCell& cell) {
   if (c.launcher == Launcher::Command && c.command.empty())
     fail("launcher \"command\" without a \"command\" template");
   if (c.launcher != Launcher::Command && !cell.command_factor.empty())
-    fail(fmt::format("a \"command\" from factor \"{}\", but launcher \"{}\"",
-                     cell.command_factor, launcher_name(c.launcher)));
+    fail(fmt::format("a \"command\" from factor \"{}\", but launcher \"{}\"", cell.command_factor,
+                     launcher_name(c.launcher)));
 }
 
 // An upper bound of one run's argv and env for a cell, computed from sizes alone: a template
@@ -1113,8 +1112,8 @@ RunPlan make_plan(const Experiment& experiment, const ResolvedCell& cell, int np
 // Uniform in [0, n) from a 64-bit generator by rejection: the same sequence on every platform
 // (std::shuffle and std::uniform_int_distribution are implementation-defined).
 std::uint64_t uniform_below(std::mt19937_64& generator, std::uint64_t n) {
-  const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() -
-                              std::numeric_limits<std::uint64_t>::max() % n;
+  const std::uint64_t limit =
+      std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % n;
   std::uint64_t draw = 0;
   do draw = generator();
   while (draw >= limit);

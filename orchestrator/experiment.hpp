@@ -70,20 +70,19 @@ struct Factor {
 // "launcher", "np" or a factor name, each with one value or a list of values.
 struct Exclusion {
   std::map<std::string, std::vector<std::string>> match;  // np values as decimal text
-  std::string where;                                        // "exclude[2]", for messages
+  std::string where;                                      // "exclude[2]", for messages
 };
 
 // How the runs of one repetition are ordered (docs/experiment-file.md, "Run order").
 enum class RunOrder { Interleaved, Randomized };
 std::string_view run_order_name(RunOrder order);
 
-// Names that are columns of every run, so a factor may not take them.
+// Names that are columns of every run (epoch_times), so a factor may not take them (compared
+// without case, as SQLite compares column names).
 inline constexpr std::string_view kReservedFactorNames[] = {
-    "run_id",     "experiment_id", "experiment", "condition",        "launcher",
-    "np",         "repetition",    "attempt",    "epoch",            "duration_seconds",
-    "status",     "trainer_seconds", "seq",      "transport",        "bytes",
-    "count",      "time_us",       "algbw_gbs",  "busbw_gbs",        "wrong",
-    "factor",     "level"};
+    "run_id", "experiment_id",   "experiment", "condition", "launcher",
+    "np",     "repetition",      "attempt",    "epoch",     "duration_seconds",
+    "status", "trainer_seconds", "factor",     "level"};
 
 struct Experiment {
   std::string name;

@@ -1,0 +1,133 @@
+// A database written by the previous release (tests/data/db/schema-v3.db, see its README) opens
+// after the migration to the current schema with its runs, epochs, lines and allreduce rows
+// intact, gains run_factors and the level views, and takes new instances with factors.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "db/database.hpp"
+#include "db/db_support.hpp"
+#include "test_support.hpp"
+
+using namespace scalebench;
+using scalebench::test::scalar;
+using scalebench::test::TempDir;
+
+namespace {
+
+std::string copy_fixture(const TempDir& dir) {
+  const auto target = dir / "results.db";
+  std::filesystem::copy_file(test::data_dir() / "db" / "schema-v3.db", target);
+  return target.string();
+}
+
+// Everything the fixture holds, checked through the current API and through SQL.
+void check_fixture_content(const db::Database& d) {
+  CHECK(d.schema_version() == db::kSchemaVersion);
+  const auto experiments = d.experiments();
+  REQUIRE(experiments.size() == 2);
+  CHECK(experiments[0].name == "fixture-v3");
+  CHECK(experiments[0].spec_hash == "fnv1a64:50772ddf24073d3b");
+  CHECK(experiments[0].cells == 6);
+  CHECK(experiments[0].end_reason == "finished");
+  CHECK(experiments[0].factors_json == "[]");
+  CHECK(experiments[0].run_order == "interleaved");
+  CHECK_FALSE(experiments[0].order_seed);
+  CHECK(experiments[1].name == "fixture-v3-allreduce");
+
+  const auto runs = d.runs();
+  REQUIRE(runs.size() == 7);
+  for (const auto& run : runs) {
+    CHECK(run.status == db::RunStatus::Ok);
+    CHECK(run.factors.empty());
+  }
+  CHECK(runs[0].condition == "single");
+  CHECK(runs[1].condition == "mpirun");
+  CHECK(runs[2].np == 2);
+  CHECK(runs[2].env_json.find(R"("OMP_NUM_THREADS":"1")") != std::string::npos);
+  CHECK(d.epoch_samples("fixture-v3").size() == 12);
+  CHECK(d.epochs(runs[0].id).size() == 2);
+  CHECK(d.lines(runs[0].id).size() > 0);
+  CHECK(d.allreduce_results(runs[6].id).size() == 4);
+  CHECK(scalar(d, "SELECT count(*) FROM lines") == "46");
+  CHECK(scalar(d, "SELECT count(*) FROM epochs WHERE duration_seconds > 0") == "12");
+  CHECK(scalar(d, "SELECT round(sum(busbw_gbs) + sum(time_us), 6) > 0 FROM allreduce_times") ==
+        "1");
+  // The built-in factors of the old runs, backfilled.
+  CHECK(scalar(d, "SELECT count(*) FROM run_factors") == "21");
+  CHECK(scalar(d, "SELECT group_concat(level, ',') FROM (SELECT level FROM run_factors WHERE "
+                  "factor = 'np' ORDER BY run_id)") == "1,1,2,1,1,2,2");
+  CHECK(scalar(d, "SELECT count(*) FROM epoch_levels") == "12");
+  CHECK(scalar(d, "SELECT count(*) FROM allreduce_levels") == "4");
+}
+
+}  // namespace
+
+TEST_CASE("a database of the previous release (schema 3) is migrated and keeps everything") {
+  TempDir dir;
+  const auto path = copy_fixture(dir);
+  {
+    const auto d = db::Database::open(path);
+    check_fixture_content(d);
+  }
+  // Opened again: no second migration, the same content.
+  const auto again = db::Database::open(path, db::OpenMode::ReadOnly);
+  check_fixture_content(again);
+}
+
+TEST_CASE("a read-only open of a schema-3 file migrates it once, in one transaction") {
+  TempDir dir;
+  const auto path = copy_fixture(dir);
+  const auto d = db::Database::open(path, db::OpenMode::ReadOnly);
+  check_fixture_content(d);
+}
+
+TEST_CASE("a migrated database takes an instance with factors; the views gain its columns") {
+  TempDir dir;
+  auto d = db::Database::open(copy_fixture(dir));
+  db::ExperimentRecord record;
+  record.name = "t2";
+  record.source_path = "t2.json";
+  record.spec_json = R"({"name":"t2"})";
+  record.started_at = "2026-11-24T00:00:00Z";
+  record.host = "h";
+  record.factors_json = R"([{"name":"model","levels":["vgg16","inception_v3"]},)"
+                        R"({"name":"transport","levels":["shm","tcp"]}])";
+  record.run_order = "randomized";
+  record.order_seed = 42;
+  const auto id = d.insert_experiment(record);
+  CHECK(d.experiment(id)->order_seed == 42);
+  CHECK(d.experiment(id)->factors_json == record.factors_json);
+
+  db::RunBundle bundle;
+  auto& run = bundle.run;
+  run.experiment_id = id;
+  run.experiment = "t2";
+  run.condition = "hvd";
+  run.launcher = "mpirun";
+  run.np = 2;
+  run.command_line = "x";
+  run.started_at = run.ended_at = "2026-11-24T00:00:01Z";
+  run.factors = {{"model", "vgg16"}, {"transport", "tcp"}};
+  bundle.epochs.push_back({0, 1, 1, 0.1, 1.5, {}, {}, {}});
+  const auto run_id = d.insert_run(bundle);
+
+  CHECK(d.runs("t2").at(0).factors == run.factors);
+  const auto samples = d.epoch_samples("t2");
+  REQUIRE(samples.size() == 1);
+  CHECK(samples[0].factors == run.factors);
+  CHECK(scalar(d, "SELECT model || '/' || transport FROM epoch_levels WHERE run_id = " +
+                      std::to_string(run_id)) == "vgg16/tcp");
+  // Old runs have no such factor: NULL, not a guess.
+  CHECK(scalar(d, "SELECT count(*) FROM epoch_levels WHERE model IS NULL") == "12");
+  // allreduce_times has its own transport column: the factor becomes level_transport there.
+  CHECK(scalar(d, "SELECT count(*) FROM pragma_table_info('allreduce_levels') WHERE name = "
+                  "'level_transport'") == "1");
+  CHECK(scalar(d, "SELECT level FROM run_factors WHERE factor = 'np' AND run_id = " +
+                      std::to_string(run_id)) == "2");
+  // A built-in name cannot come in as a run's own factor (it would contradict the column).
+  run.factors = {{"np", "4"}};
+  CHECK(test::error_of([&] { d.insert_run(bundle); }).find("may not be named np") !=
+        std::string::npos);
+}
