@@ -56,8 +56,9 @@ void check_fixture_content(const db::Database& d) {
         "1");
   // The built-in factors of the old runs, backfilled.
   CHECK(scalar(d, "SELECT count(*) FROM run_factors") == "21");
-  CHECK(scalar(d, "SELECT group_concat(level, ',') FROM (SELECT level FROM run_factors WHERE "
-                  "factor = 'np' ORDER BY run_id)") == "1,1,2,1,1,2,2");
+  CHECK(scalar(d,
+               "SELECT group_concat(level, ',') FROM (SELECT level FROM run_factors WHERE "
+               "factor = 'np' ORDER BY run_id)") == "1,1,2,1,1,2,2");
   CHECK(scalar(d, "SELECT count(*) FROM epoch_levels") == "12");
   CHECK(scalar(d, "SELECT count(*) FROM allreduce_levels") == "4");
 }
@@ -122,8 +123,9 @@ TEST_CASE("a migrated database takes an instance with factors; the views gain it
   // Old runs have no such factor: NULL, not a guess.
   CHECK(scalar(d, "SELECT count(*) FROM epoch_levels WHERE model IS NULL") == "12");
   // allreduce_times has its own transport column: the factor becomes level_transport there.
-  CHECK(scalar(d, "SELECT count(*) FROM pragma_table_info('allreduce_levels') WHERE name = "
-                  "'level_transport'") == "1");
+  CHECK(scalar(d,
+               "SELECT count(*) FROM pragma_table_info('allreduce_levels') WHERE name = "
+               "'level_transport'") == "1");
   CHECK(scalar(d, "SELECT level FROM run_factors WHERE factor = 'np' AND run_id = " +
                       std::to_string(run_id)) == "2");
   // A built-in name cannot come in as a run's own factor (it would contradict the column).

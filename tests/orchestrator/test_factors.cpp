@@ -60,9 +60,9 @@ TEST_CASE("a factor crosses every condition and np value: the full factorial, in
   REQUIRE(plans.size() == 12);  // 2 models x (1 + 2) cells x 2 repetitions
   // Repetition 1 first; within it conditions, then levels, then np.
   const std::vector<std::string> first = {
-      "single model=vgg16 np=1 rep=1",       "single model=inception_v3 np=1 rep=1",
-      "hvd model=vgg16 np=1 rep=1",          "hvd model=vgg16 np=2 rep=1",
-      "hvd model=inception_v3 np=1 rep=1",   "hvd model=inception_v3 np=2 rep=1"};
+      "single model=vgg16 np=1 rep=1",     "single model=inception_v3 np=1 rep=1",
+      "hvd model=vgg16 np=1 rep=1",        "hvd model=vgg16 np=2 rep=1",
+      "hvd model=inception_v3 np=1 rep=1", "hvd model=inception_v3 np=2 rep=1"};
   for (std::size_t i = 0; i < first.size(); ++i) CHECK(cell_text(plans[i]) == first[i]);
   CHECK(cell_text(plans[6]) == "single model=vgg16 np=1 rep=2");
   // The level's trainer option replaces the experiment's --model mlp in place.
@@ -90,20 +90,20 @@ TEST_CASE("a level object sets env, launcher_args, args and the program; a numbe
                                    {"/opt/train", false});
   REQUIRE(plans.size() == 8);
   // Factors in name order: batch_size, program, transport (a JSON object's keys, sorted).
-  CHECK(plans[0].levels == FactorLevels{{"batch_size", "32"}, {"program", "ours"},
-                                        {"transport", "shm"}});
-  CHECK(plans[0].launch.argv ==
-        std::vector<std::string>{"mpirun", "-np", "2", "--tag-output", "--mca", "btl",
-                                 "self,vader", "/opt/train", "--batch_size", "32"});
+  CHECK(plans[0].levels ==
+        FactorLevels{{"batch_size", "32"}, {"program", "ours"}, {"transport", "shm"}});
+  CHECK(plans[0].launch.argv == std::vector<std::string>{"mpirun", "-np", "2", "--tag-output",
+                                                         "--mca", "btl", "self,vader", "/opt/train",
+                                                         "--batch_size", "32"});
   const auto& tcp = plans[1];
   CHECK(level_of(tcp, "transport") == "tcp");
-  CHECK(tcp.launch.env == std::map<std::string, std::string>{
-                              {"A", "1"}, {"OMPI_MCA_btl_tcp_if_include", "lo"}});
+  CHECK(tcp.launch.env ==
+        std::map<std::string, std::string>{{"A", "1"}, {"OMPI_MCA_btl_tcp_if_include", "lo"}});
   const auto& torch = plans[3];
   CHECK(level_of(torch, "program") == "torch");
-  CHECK(torch.launch.argv ==
-        std::vector<std::string>{"mpirun", "-np", "2", "--tag-output", "--mca", "btl", "self,tcp",
-                                 "/usr/bin/python3", "--batch_size", "32", "ddp.py"});
+  CHECK(torch.launch.argv == std::vector<std::string>{"mpirun", "-np", "2", "--tag-output", "--mca",
+                                                      "btl", "self,tcp", "/usr/bin/python3",
+                                                      "--batch_size", "32", "ddp.py"});
 }
 
 TEST_CASE("exclude leaves out the matching cells, by factor, condition, np or lists of them") {
@@ -213,10 +213,14 @@ TEST_CASE("bad factors and exclusions are refused with file, field and expectati
         std::string::npos);
   CHECK(with(R"("factors": {"model": [true]})").find("expected a level: a string or number") !=
         std::string::npos);
-  CHECK(with(R"("factors": {"a": [{"name": "x", "program": "p"}], "b": [{"name": "y", "program": "q"}]})")
-            .find("factor \"a\" sets it already") != std::string::npos);
-  CHECK(with(R"("factors": {"a": [{"name": "x", "env": {"V": "1"}}], "b": [{"name": "y", "env": {"V": "2"}}]})")
-            .find("levels that do not set V") != std::string::npos);
+  CHECK(
+      with(
+          R"("factors": {"a": [{"name": "x", "program": "p"}], "b": [{"name": "y", "program": "q"}]})")
+          .find("factor \"a\" sets it already") != std::string::npos);
+  CHECK(
+      with(
+          R"("factors": {"a": [{"name": "x", "env": {"V": "1"}}], "b": [{"name": "y", "env": {"V": "2"}}]})")
+          .find("levels that do not set V") != std::string::npos);
   // exclude: unknown names get a "did you mean", unknown levels the known ones.
   CHECK(with(R"("exclude": [{"modle": "vgg16"}])")
             .find("field \"exclude[0].modle\": unknown field (did you mean \"model\"?)") !=
@@ -258,7 +262,8 @@ TEST_CASE("a level that does not fit the condition it meets names the cell and t
   CHECK(error_of(R"({"name": "x", "np": [2],
     "factors": {"via": [{"name": "hydra", "command": ["mpiexec", "-n", "{np}", "{program}", "{args}"]}]},
     "conditions": [{"name": "m", "launcher": "mpirun"}]})")
-            .find("a \"command\" from factor \"via\", but launcher \"mpirun\"") != std::string::npos);
+            .find("a \"command\" from factor \"via\", but launcher \"mpirun\"") !=
+        std::string::npos);
   const auto plans = expand_matrix(parse_experiment(R"({"name": "x", "np": [2],
     "factors": {"via": [{"name": "hydra", "launcher": "command",
                          "command": ["mpiexec", "-n", "{np}", "{program}", "{args}"]}]},
@@ -275,6 +280,7 @@ TEST_CASE("a level that does not fit the condition it meets names the cell and t
 TEST_CASE("factors_json lists the factors and levels in order, for the instance record") {
   CHECK(factors_json(parse_experiment(kTable2, "exp.json")) ==
         R"([{"levels":["vgg16","inception_v3"],"name":"model"}])");
-  CHECK(factors_json(parse_experiment(R"({"name":"x","conditions":[{"name":"s","launcher":"single"}]})",
-                                      "exp.json")) == "[]");
+  CHECK(factors_json(parse_experiment(
+            R"({"name":"x","conditions":[{"name":"s","launcher":"single"}]})", "exp.json")) ==
+        "[]");
 }
