@@ -76,6 +76,9 @@ const std::vector<Entry>& table() {
              ->check(CLI::IsMember(plotting::exporter_names()))
              ->capture_default_str();
          app.add_option("--output,-o", options->output, "Write to this file instead of stdout");
+         app.add_option("--by", options->by,
+                        "A factor of the experiment file: one column block per level, rows by np, "
+                        "and the two-way ANOVA factor x np (HorovodRunner's Table 2)");
          return [options, &out, &err] { return report_command(*options, out, err); };
        }},
       {{"plot", "render the scaling figure (epoch time and images/s against np) as SVG and PNG"},

@@ -244,10 +244,11 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
   const auto exporter = plotting::make_exporter(options.format);  // fail fast on a bad format
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   if (options.output) plotting::refuse_database_output(*options.output, options.database);
-  const auto table = plotting::load_report(
-      database, plotting::InstanceQuery{options.experiment, options.instances, options.pool},
-      options.base);
-  const auto text = exporter->render(table);
+  const plotting::InstanceQuery query{options.experiment, options.instances, options.pool};
+  const auto text = options.by
+                        ? exporter->render(plotting::load_factor_report(database, query,
+                                                                        options.base, *options.by))
+                        : exporter->render(plotting::load_report(database, query, options.base));
   if (!options.output) {
     out << text;
     return 0;

@@ -31,6 +31,7 @@ struct ReportCommand {
   std::string format = "markdown";
   std::optional<std::string> base;
   std::optional<std::string> output;  // default: stdout
+  std::optional<std::string> by;      // a factor: one column block per level (Table 2)
 };
 int report_command(const ReportCommand& options, std::ostream& out, std::ostream& err);
 

@@ -156,20 +156,29 @@ Observations observations_from_database(const std::string& path, const InstanceQ
     throw InputError(fmt::format("{}: no finished epochs for experiment \"{}\" ({})", path, name,
                                  fmt::join(selection.notes, " ")));
 
-  const std::vector<std::string> known = {"group", "condition", "launcher", "np"};
+  // The built-in factors, then the experiment file's own (stored in run_factors).
+  std::vector<std::string> known = {"group", "condition", "launcher", "np"};
+  for (const auto& s : samples)
+    for (const auto& [factor, level] : s.factors)
+      if (std::find(known.begin(), known.end(), factor) == known.end()) known.push_back(factor);
   const std::vector<std::string> chosen =
       factors.empty() ? std::vector<std::string>{"group"} : factors;
   for (const auto& factor : chosen)
     if (std::find(known.begin(), known.end(), factor) == known.end())
-      throw InputError(
-          fmt::format("--factor {}: with --db a factor is one of group (condition and "
-                      "np, as in the report), condition, launcher, np",
-                      factor));
-  const auto level_of = [](const db::EpochSample& s, const std::string& factor) -> std::string {
+      throw InputError(fmt::format(
+          "--factor {}: experiment \"{}\" has no such factor; with --db a factor is one of {} "
+          "(group is condition, factor levels and np, as in the report)",
+          factor, name, fmt::join(known, ", ")));
+  const auto level_of = [&](const db::EpochSample& s, const std::string& factor) -> std::string {
     if (factor == "condition") return s.condition;
     if (factor == "launcher") return s.launcher;
     if (factor == "np") return std::to_string(s.np);
-    return group_label(s.condition, s.launcher, s.np);
+    if (factor == "group") return group_label(s.condition, s.launcher, s.np, s.factors);
+    for (const auto& [name, level] : s.factors)
+      if (name == factor) return level;
+    throw InputError(fmt::format(
+        "--factor {}: run {} has no level of it (an instance without this factor was pooled?)",
+        factor, s.run_id));
   };
 
   Observations data;
@@ -179,6 +188,19 @@ Observations observations_from_database(const std::string& path, const InstanceQ
                                 : fmt::format("instances {}", fmt::join(selection.ids, ", ")));
   for (const auto& note : failure_notes(database.runs_of_instances(selection.ids)))
     data.warnings.push_back(note);
+  // Conditions pooled within a level (single and mpirun np=1 in np=1) are said, not hidden.
+  if (std::find(chosen.begin(), chosen.end(), "condition") == chosen.end() &&
+      std::find(chosen.begin(), chosen.end(), "group") == chosen.end()) {
+    std::vector<std::string> conditions;
+    for (const auto& s : samples)
+      if (std::find(conditions.begin(), conditions.end(), s.condition) == conditions.end())
+        conditions.push_back(s.condition);
+    if (conditions.size() > 1)
+      data.warnings.push_back(fmt::format(
+          "the runs of conditions {} are pooled within each level of {}; add --factor condition "
+          "to separate them",
+          fmt::join(conditions, ", "), fmt::join(chosen, " x ")));
+  }
   data.response = unit == "run" ? "mean epoch seconds of a run" : "epoch seconds";
   data.unit = unit;
   data.factor_names = chosen;

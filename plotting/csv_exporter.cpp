@@ -12,6 +12,41 @@ std::string number(const std::optional<double>& value) {
 
 }  // namespace
 
+// One tidy table: section "row" (one per block and row), "anova" (each block's one-way ANOVA)
+// and "two_way" (the terms of each two-way ANOVA); the columns a section does not use are empty.
+std::string CsvExporter::render(const FactorReport& report) const {
+  std::string out =
+      "section,factor,level,label,condition,launcher,np,runs,epochs,mean_epoch_seconds,"
+      "sd_epoch_seconds,tukey_p_vs_base,images_per_second,speedup_vs_base,scaling_efficiency,"
+      "is_base,scope,term,df,df_residual,ss,f,p,partial_eta_sq\n";
+  const auto factor = csv_field(report.factor);
+  for (std::size_t b = 0; b < report.blocks.size(); ++b) {
+    const auto level = csv_field(report.levels[b]);
+    for (const auto& row : report.blocks[b].rows)
+      out += fmt::format(
+          "row,{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},,,,,,,,\n", factor, level,
+          csv_field(row.label), csv_field(row.condition), csv_field(row.launcher), row.np, row.runs,
+          row.epochs, format_exact(row.mean_epoch_seconds), number(row.sd_epoch_seconds),
+          number(row.tukey_p_vs_base), number(row.images_per_second), number(row.speedup_vs_base),
+          number(row.scaling_efficiency), row.is_base ? "true" : "false");
+    if (const auto& anova = report.blocks[b].anova)
+      out += fmt::format("anova,{},{},,,,,,,,,,,,,,,group,{},{},,{},{},\n", factor, level,
+                         format_exact(anova->df_between), format_exact(anova->df_within),
+                         format_exact(anova->f), format_exact(anova->p));
+  }
+  for (const auto& anova : report.two_way) {
+    double df_residual = 0;
+    for (const auto& term : anova.terms)
+      if (term.term == "Residuals") df_residual = term.df;
+    for (const auto& term : anova.terms)
+      out += fmt::format("two_way,{},,,,,,,,,,,,,,,{},{},{},{},{},{},{},{}\n", factor,
+                         csv_field(anova.scope + ": " + anova.model), csv_field(term.term),
+                         format_exact(term.df), format_exact(df_residual), format_exact(term.ss),
+                         number(term.f), number(term.p), number(term.partial_eta_sq));
+  }
+  return out;
+}
+
 std::string CsvExporter::render(const ReportTable& table) const {
   std::string out =
       "label,condition,launcher,np,runs,epochs,mean_epoch_seconds,sd_epoch_seconds,"

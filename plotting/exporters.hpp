@@ -9,6 +9,7 @@ namespace scalebench::plotting {
 class MarkdownExporter final : public TableExporter {
  public:
   std::string render(const ReportTable& table) const override;
+  std::string render(const FactorReport& report) const override;
 };
 
 // One header line and one line per row; RFC 4180 quoting, "\n" line ends, absent = empty field,
@@ -16,12 +17,14 @@ class MarkdownExporter final : public TableExporter {
 class CsvExporter final : public TableExporter {
  public:
   std::string render(const ReportTable& table) const override;
+  std::string render(const FactorReport& report) const override;
 };
 
 // The whole table, ANOVA and notes included, with stable keys; absent values are null.
 class JsonExporter final : public TableExporter {
  public:
   std::string render(const ReportTable& table) const override;
+  std::string render(const FactorReport& report) const override;
 };
 
 }  // namespace scalebench::plotting

@@ -129,7 +129,7 @@ std::vector<std::string> failure_notes(const std::vector<db::RunRecord>& runs) {
   };
   std::vector<std::pair<std::string, Counts>> groups;  // in order of first appearance
   for (const auto& run : runs) {
-    const auto label = group_label(run.condition, run.launcher, run.np);
+    const auto label = group_label(run.condition, run.launcher, run.np, run.factors);
     auto it =
         std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == label; });
     if (it == groups.end()) it = groups.insert(groups.end(), {label, Counts{}});

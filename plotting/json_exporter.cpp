@@ -9,7 +9,9 @@ constexpr int kJsonFormatVersion = 1;
 
 }  // namespace
 
-std::string JsonExporter::render(const ReportTable& table) const {
+namespace {
+
+Json table_json(const ReportTable& table) {
   Json rows = Json::array();
   for (const auto& row : table.rows) {
     rows.push_back({
@@ -26,6 +28,12 @@ std::string JsonExporter::render(const ReportTable& table) const {
         {"speedup_vs_base", optional_number(row.speedup_vs_base)},
         {"scaling_efficiency", optional_number(row.scaling_efficiency)},
         {"is_base", row.is_base},
+        {"levels",
+         [&] {
+           Json levels = Json::object();
+           for (const auto& [factor, level] : row.levels) levels[factor] = level;
+           return levels;
+         }()},
     });
   }
   Json anova = nullptr;
@@ -35,7 +43,7 @@ std::string JsonExporter::render(const ReportTable& table) const {
              {"df_within", table.anova->df_within},
              {"p", table.anova->p}};
   }
-  const Json document = {
+  return {
       {"format_version", kJsonFormatVersion},
       {"experiment", table.experiment},
       {"unit", table.unit},
@@ -44,7 +52,51 @@ std::string JsonExporter::render(const ReportTable& table) const {
       {"anova", anova},
       {"notes", table.notes},
   };
-  return dump_json(document);  // F = inf is written as null
+}
+
+}  // namespace
+
+std::string JsonExporter::render(const ReportTable& table) const {
+  return dump_json(table_json(table));  // F = inf is written as null
+}
+
+std::string JsonExporter::render(const FactorReport& report) const {
+  Json blocks = Json::array();
+  for (std::size_t b = 0; b < report.blocks.size(); ++b) {
+    Json block = table_json(report.blocks[b]);
+    block.erase("format_version");
+    block.erase("experiment");
+    block["level"] = report.levels[b];
+    blocks.push_back(std::move(block));
+  }
+  Json two_way = Json::array();
+  for (const auto& anova : report.two_way) {
+    Json terms = Json::array();
+    for (const auto& term : anova.terms)
+      terms.push_back({{"term", term.term},
+                       {"df", term.df},
+                       {"ss", term.ss},
+                       {"ms", term.ms},
+                       {"f", optional_number(term.f)},
+                       {"p", optional_number(term.p)},
+                       {"partial_eta_sq", optional_number(term.partial_eta_sq)}});
+    two_way.push_back({{"scope", anova.scope},
+                       {"model", anova.model},
+                       {"ss_type", anova.ss_type},
+                       {"observations", anova.observations},
+                       {"terms", terms}});
+  }
+  return dump_json({
+      {"format_version", kJsonFormatVersion},
+      {"experiment", report.experiment},
+      {"by", report.factor},
+      {"unit", report.unit},
+      {"levels", report.levels},
+      {"row_keys", report.row_keys},
+      {"blocks", blocks},
+      {"two_way", two_way},
+      {"notes", report.notes},
+  });
 }
 
 }  // namespace scalebench::plotting

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "plotting/exporters.hpp"
@@ -30,7 +32,97 @@ std::string format_anova(const AnovaSummary& anova) {
                      format_p_value(anova.p));
 }
 
+std::string format_anova_cell(const ReportTable& block) {
+  return block.anova ? format_anova(*block.anova) : std::string(kNotAvailable);
+}
+
+std::string optional_f(const std::optional<double>& f) {
+  return f ? fmt::format("{:.2f}", *f) : std::string(kNotAvailable);
+}
+
 }  // namespace
+
+std::string MarkdownExporter::render(const FactorReport& report) const {
+  std::size_t epochs = 0, runs = 0;
+  for (const auto& block : report.blocks)
+    for (const auto& row : block.rows) epochs += row.epochs, runs += row.runs;
+  std::string out;
+  out += fmt::format("## Experiment {} by {}\n\n", cell(report.experiment), cell(report.factor));
+  out += fmt::format("- Unit of analysis: {} ({} {}s from {} runs)\n", report.unit, epochs,
+                     report.unit, runs);
+  out += fmt::format("- Column blocks: {} = {}\n", cell(report.factor),
+                     cell(fmt::format("{}", fmt::join(report.levels, ", "))));
+  std::vector<std::string> bases;
+  for (std::size_t b = 0; b < report.blocks.size(); ++b)
+    bases.push_back(fmt::format("{} in {}", report.blocks[b].base_label, report.levels[b]));
+  out += fmt::format("- Base row of each block: {}\n\n",
+                     cell(fmt::format("{}", fmt::join(bases, "; "))));
+
+  out += "| |";
+  for (const auto& level : report.levels)
+    out += fmt::format(
+        " {0} Avg. {1} time (s) | {0} Std. {1} time (s) | {0} Tukey vs base | {0} Images/s | "
+        "{0} Speed-up | {0} Efficiency |",
+        cell(level), report.unit);
+  out += "\n| :--- |";
+  for (std::size_t b = 0; b < report.levels.size(); ++b)
+    out += " ---: | ---: | ---: | ---: | ---: | ---: |";
+  out += "\n";
+  for (const auto& key : report.row_keys) {
+    out += fmt::format("| {} |", cell(key));
+    for (const auto& block : report.blocks) {
+      const auto row = std::find_if(block.rows.begin(), block.rows.end(),
+                                    [&](const ReportRow& r) { return r.label == key; });
+      if (row == block.rows.end()) {
+        out += " — | — | — | — | — | — |";
+        continue;
+      }
+      out += fmt::format(" {} | {} | {} | {} | {} | {} |", format_measure(row->mean_epoch_seconds),
+                         optional_cell(row->sd_epoch_seconds, format_measure),
+                         row->is_base ? std::string(kNotAvailable)
+                                      : optional_cell(row->tukey_p_vs_base, format_p_value),
+                         optional_cell(row->images_per_second, format_measure),
+                         optional_cell(row->speedup_vs_base, format_ratio),
+                         optional_cell(row->scaling_efficiency, format_percent));
+    }
+    out += "\n";
+  }
+  out += "| ANOVA |";
+  for (const auto& block : report.blocks)
+    out += fmt::format(" {} | | | | | |", format_anova_cell(block));
+  out += "\n";
+
+  for (const auto& anova : report.two_way) {
+    out += fmt::format("\nTwo-way ANOVA of {}, {}: {} ({} {}s, type {} sums of squares)\n\n",
+                       cell(anova.scope), report.unit == "epoch" ? "epoch time" : "time",
+                       cell(anova.model), anova.observations, report.unit, anova.ss_type);
+    out += "| Effect | Df | Sum Sq | Mean Sq | F | p | partial η² |\n";
+    out += "| :--- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+    for (const auto& term : anova.terms) {
+      if (term.term == "Residuals") {
+        out += fmt::format("| Residuals | {:g} | {} | {} | | | |\n", term.df,
+                           format_measure(term.ss), format_measure(term.ms));
+        continue;
+      }
+      out += fmt::format(
+          "| {} | {:g} | {} | {} | {} | {} | {} |\n", cell(term.term), term.df,
+          format_measure(term.ss), format_measure(term.ms), optional_f(term.f),
+          optional_cell(term.p, format_p_value),
+          optional_cell(term.partial_eta_sq, [](double v) { return fmt::format("{:.3f}", v); }));
+    }
+  }
+
+  std::vector<std::string> notes = report.notes;
+  for (std::size_t b = 0; b < report.blocks.size(); ++b)
+    for (const auto& note : report.blocks[b].notes)
+      if (note.rfind("Unit of analysis", 0) != 0)
+        notes.push_back(fmt::format("{} {}: {}", report.factor, report.levels[b], note));
+  if (!notes.empty()) {
+    out += "\nNotes:\n\n";
+    for (const auto& note : notes) out += fmt::format("- {}\n", note);
+  }
+  return out;
+}
 
 std::string MarkdownExporter::render(const ReportTable& table) const {
   std::size_t epochs = 0;

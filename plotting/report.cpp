@@ -1,7 +1,9 @@
 #include "plotting/report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -10,7 +12,9 @@
 
 #include "stats/anova.hpp"
 #include "stats/descriptive.hpp"
+#include "stats/factorial_anova.hpp"
 #include "stats/tukey.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::plotting {
 namespace {
@@ -20,6 +24,7 @@ constexpr std::string_view kSingleLauncher = "single";
 struct Group {
   std::string condition;
   std::string launcher;
+  db::FactorLevels levels;
   int np = 1;
   std::vector<double> durations;
   std::set<std::int64_t> run_ids;
@@ -37,10 +42,24 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+db::FactorLevels without(const db::FactorLevels& levels, const std::optional<std::string>& omit) {
+  if (!omit) return levels;
+  db::FactorLevels out;
+  for (const auto& pair : levels)
+    if (pair.first != *omit) out.push_back(pair);
+  return out;
+}
+
+// Position of `value` in `order`, or order.size() when absent (after the known ones).
+std::size_t rank_of(const std::vector<std::string>& order, const std::string& value) {
+  return static_cast<std::size_t>(std::find(order.begin(), order.end(), value) - order.begin());
+}
+
 std::vector<Group> group_samples(const std::string& experiment,
-                                 const std::vector<db::EpochSample>& samples) {
+                                 const std::vector<db::EpochSample>& samples,
+                                 const ReportOptions& options) {
   std::vector<Group> groups;
-  std::map<std::tuple<std::string, std::string, int>, std::size_t> index;
+  std::map<std::tuple<std::string, std::string, db::FactorLevels, int>, std::size_t> index;
   for (const auto& sample : samples) {
     if (sample.experiment != experiment) continue;
     if (!std::isfinite(sample.duration_seconds) || sample.duration_seconds < 0) {
@@ -48,10 +67,12 @@ std::vector<Group> group_samples(const std::string& experiment,
           "epoch {} of run {} has an invalid duration ({} s): the database is inconsistent",
           sample.epoch, sample.run_id, sample.duration_seconds));
     }
-    auto key = std::make_tuple(sample.condition, sample.launcher, sample.np);
+    auto levels = without(sample.factors, options.omit_factor);
+    auto key = std::make_tuple(sample.condition, sample.launcher, levels, sample.np);
     auto [it, inserted] = index.try_emplace(key, groups.size());
     if (inserted)
-      groups.push_back(Group{sample.condition, sample.launcher, sample.np, {}, {}, 0, 0, 0});
+      groups.push_back(
+          Group{sample.condition, sample.launcher, std::move(levels), sample.np, {}, {}, 0, 0, 0});
     Group& group = groups[it->second];
     group.durations.push_back(sample.duration_seconds);
     group.run_ids.insert(sample.run_id);
@@ -62,6 +83,20 @@ std::vector<Group> group_samples(const std::string& experiment,
       ++group.epochs_without_images;
     }
   }
+  // The file's order (conditions, then levels, then np), not the order the runs happened in.
+  const auto sort_key = [&](const Group& g) {
+    std::vector<std::size_t> key = {rank_of(options.condition_order, g.condition)};
+    for (const auto& [factor, level] : g.levels) {
+      const auto known = std::find_if(options.level_order.begin(), options.level_order.end(),
+                                      [&](const auto& entry) { return entry.first == factor; });
+      key.push_back(known == options.level_order.end() ? 0 : rank_of(known->second, level));
+    }
+    key.push_back(g.launcher == kSingleLauncher ? 0 : 1);
+    key.push_back(static_cast<std::size_t>(g.np));
+    return key;
+  };
+  std::stable_sort(groups.begin(), groups.end(),
+                   [&](const Group& a, const Group& b) { return sort_key(a) < sort_key(b); });
   return groups;
 }
 
@@ -69,12 +104,14 @@ std::vector<Group> group_samples(const std::string& experiment,
 std::vector<std::string> make_labels(const std::vector<Group>& groups) {
   std::vector<std::string> labels;
   std::map<std::string, int> count;
-  for (const auto& g : groups) labels.push_back(group_label(g.condition, g.launcher, g.np));
+  for (const auto& g : groups)
+    labels.push_back(group_label(g.condition, g.launcher, g.np, g.levels));
   for (const auto& label : labels) ++count[label];
   for (std::size_t i = 0; i < groups.size(); ++i) {
     if (count[labels[i]] > 1) {
-      labels[i] =
-          fmt::format("{} [{}] np={}", groups[i].condition, groups[i].launcher, groups[i].np);
+      labels[i] = fmt::format(
+          "{} [{}] np={}", group_label(groups[i].condition, kSingleLauncher, 1, groups[i].levels),
+          groups[i].launcher, groups[i].np);
     }
   }
   return labels;
@@ -97,31 +134,41 @@ std::size_t choose_base(const std::vector<std::string>& labels, const std::vecto
   return 0;
 }
 
-// The row whose throughput defines linear scaling for row i: the np=1 group of the same condition
-// and launcher when i is launched (not "single") and that group exists, else the base.
+// The row whose throughput defines linear scaling for row i: the np=1 group of the same
+// condition, launcher and factor levels when i is launched (not "single") and that group exists;
+// else the base when it has the same levels, else a launched np=1 group with the same levels (a
+// single row of another model is not compared with the base model), else the base.
 std::size_t efficiency_reference(const std::vector<Group>& groups, std::size_t i,
                                  std::size_t base) {
-  if (groups[i].launcher != kSingleLauncher) {
+  const Group& g = groups[i];
+  if (g.launcher != kSingleLauncher) {
     for (std::size_t j = 0; j < groups.size(); ++j) {
-      if (groups[j].np == 1 && groups[j].condition == groups[i].condition &&
-          groups[j].launcher == groups[i].launcher) {
+      if (groups[j].np == 1 && groups[j].condition == g.condition &&
+          groups[j].launcher == g.launcher && groups[j].levels == g.levels) {
         return j;
       }
     }
   }
+  if (groups[base].levels == g.levels) return base;
+  for (std::size_t j = 0; j < groups.size(); ++j)
+    if (groups[j].np == 1 && groups[j].launcher != kSingleLauncher && groups[j].levels == g.levels)
+      return j;
   return base;
 }
 
 }  // namespace
 
-std::string group_label(std::string_view condition, std::string_view launcher, int np) {
-  if (launcher == kSingleLauncher) return std::string(condition);
-  return fmt::format("{} np={}", condition, np);
+std::string group_label(std::string_view condition, std::string_view launcher, int np,
+                        const db::FactorLevels& levels) {
+  std::string out(condition);
+  for (const auto& [factor, level] : levels) out += fmt::format(" {}={}", factor, level);
+  if (launcher == kSingleLauncher) return out;
+  return fmt::format("{} np={}", out, np);
 }
 
 ReportTable build_report(std::string experiment, const std::vector<db::EpochSample>& samples,
                          const ReportOptions& options) {
-  const std::vector<Group> groups = group_samples(experiment, samples);
+  const std::vector<Group> groups = group_samples(experiment, samples, options);
   if (groups.empty()) {
     throw ReportError(fmt::format(
         "no epochs with durations for experiment '{}': did the runs fail? see `scalebench query "
@@ -147,6 +194,7 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
     row.label = labels[i];
     row.condition = g.condition;
     row.launcher = g.launcher;
+    row.levels = g.levels;
     row.np = g.np;
     row.runs = g.run_ids.size();
     row.epochs = g.durations.size();
@@ -213,6 +261,168 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
     table.notes.push_back(fmt::format("No ANOVA or Tukey test: {}.", error.what()));
   }
   return table;
+}
+
+}  // namespace scalebench::plotting
+
+namespace scalebench::plotting {
+namespace {
+
+std::optional<double> finite(double value) {
+  return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
+}
+
+std::string level_of(const db::EpochSample& sample, const std::string& factor) {
+  for (const auto& [name, level] : sample.factors)
+    if (name == factor) return level;
+  return {};
+}
+
+// FACTOR x np on the epochs of one launched condition: with the interaction when every cell is
+// measured, else the additive model (and the notes say so).
+std::optional<TwoWayTable> two_way_of(const std::vector<db::EpochSample>& samples,
+                                      const std::string& factor, const std::string& condition,
+                                      std::vector<std::string>& notes) {
+  std::vector<double> values;
+  std::vector<std::vector<std::string>> levels(2);
+  for (const auto& s : samples) {
+    if (s.condition != condition || s.launcher == kSingleLauncher) continue;
+    values.push_back(s.duration_seconds);
+    levels[0].push_back(level_of(s, factor));
+    levels[1].push_back(std::to_string(s.np));
+  }
+  const std::string scope = fmt::format("condition {}", condition);
+  const auto fit = [&](bool interaction) {
+    return stats::factorial_anova(values, levels, {factor, "np"}, stats::SsType::II, interaction);
+  };
+  stats::FactorialAnova anova;
+  bool interaction = true;
+  try {
+    try {
+      anova = fit(true);
+    } catch (const stats::EmptyCellError& error) {
+      interaction = false;
+      anova = fit(false);
+      notes.push_back(fmt::format(
+          "Two-way ANOVA of {}: {}; fitted without the interaction ({} + np), which assumes the "
+          "effect of np is the same for every {}.",
+          scope, error.what(), factor, factor));
+    }
+  } catch (const stats::StatsError& error) {
+    notes.push_back(fmt::format("No two-way ANOVA of {}: {}.", scope, error.what()));
+    return std::nullopt;
+  }
+  TwoWayTable table;
+  table.scope = scope;
+  table.model = interaction ? fmt::format("{} * np", factor) : fmt::format("{} + np", factor);
+  table.observations = values.size();
+  for (const auto& term : anova.terms) {
+    AnovaTermRow row{term.term, term.df, term.ss, term.ms, {}, {}, {}};
+    if (term.term != "Residuals") {
+      row.f = finite(term.f);
+      row.p = finite(term.p);
+      row.partial_eta_sq = finite(term.partial_eta_sq);
+    }
+    table.terms.push_back(row);
+  }
+  return table;
+}
+
+}  // namespace
+
+FactorReport build_factor_report(std::string experiment,
+                                 const std::vector<db::EpochSample>& samples,
+                                 const std::string& factor, const ReportOptions& options) {
+  FactorReport report;
+  report.experiment = experiment;
+  report.factor = factor;
+  std::vector<std::string> known;
+  std::vector<std::string> seen_levels;
+  for (const auto& s : samples) {
+    if (s.experiment != experiment) continue;
+    for (const auto& [name, level] : s.factors)
+      if (std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);
+    const auto level = level_of(s, factor);
+    if (!level.empty() &&
+        std::find(seen_levels.begin(), seen_levels.end(), level) == seen_levels.end())
+      seen_levels.push_back(level);
+  }
+  if (std::find(known.begin(), known.end(), factor) == known.end())
+    throw ReportError(
+        known.empty()
+            ? fmt::format("--by {}: experiment \"{}\" has no factors (its file has no \"factors\" "
+                          "object; docs/experiment-file.md, \"Factors\")",
+                          factor, experiment)
+            : fmt::format(
+                  "--by {}: experiment \"{}\" has no such factor{}; its factors: {}", factor,
+                  experiment,
+                  [&]() -> std::string {
+                    const auto close = util::closest_match(factor, known);
+                    return close ? fmt::format(" (did you mean {}?)", *close) : "";
+                  }(),
+                  fmt::join(known, ", ")));
+  // Blocks in the file's level order; levels not in it (pooled older instances) after.
+  for (const auto& [name, order] : options.level_order)
+    if (name == factor)
+      for (const auto& level : order)
+        if (std::find(seen_levels.begin(), seen_levels.end(), level) != seen_levels.end())
+          report.levels.push_back(level);
+  for (const auto& level : seen_levels)
+    if (std::find(report.levels.begin(), report.levels.end(), level) == report.levels.end())
+      report.levels.push_back(level);
+
+  ReportOptions block_options = options;
+  block_options.omit_factor = factor;
+  for (const auto& level : report.levels) {
+    std::vector<db::EpochSample> subset;
+    for (const auto& s : samples)
+      if (s.experiment == experiment && level_of(s, factor) == level) subset.push_back(s);
+    auto block = build_report(experiment, subset, block_options);
+    for (const auto& row : block.rows)
+      if (std::find(report.row_keys.begin(), report.row_keys.end(), row.label) ==
+          report.row_keys.end())
+        report.row_keys.push_back(row.label);
+    report.blocks.push_back(std::move(block));
+  }
+  report.notes.push_back(
+      "Unit of analysis: one epoch, in the blocks and in the two-way ANOVA. Epochs of the same run "
+      "are not independent samples (pseudo-replication): the degrees of freedom are inflated and "
+      "the p-values too small. `scalebench stats --db DB --factor " +
+      factor + " --factor np` analyses one mean per run.");
+
+  // One two-way ANOVA per launched condition: single has np = 1 only, so it cannot be crossed.
+  std::vector<std::string> launched, single;
+  std::size_t single_runs = 0;
+  std::set<std::int64_t> single_ids;
+  for (const auto& s : samples) {
+    if (s.experiment != experiment) continue;
+    auto& list = s.launcher == kSingleLauncher ? single : launched;
+    if (std::find(list.begin(), list.end(), s.condition) == list.end()) list.push_back(s.condition);
+    if (s.launcher == kSingleLauncher) single_ids.insert(s.run_id);
+  }
+  single_runs = single_ids.size();
+  std::stable_sort(launched.begin(), launched.end(), [&](const auto& a, const auto& b) {
+    return rank_of(options.condition_order, a) < rank_of(options.condition_order, b);
+  });
+  for (const auto& condition : launched)
+    if (auto table = two_way_of(samples, factor, condition, report.notes))
+      report.two_way.push_back(std::move(*table));
+  if (!single.empty())
+    report.notes.push_back(fmt::format(
+        "The {} rows ({} runs) are not in the two-way ANOVA: one plain process has no np to cross "
+        "with {}.",
+        fmt::join(single, ", "), single_runs, factor));
+  if (known.size() > 1)
+    report.notes.push_back(fmt::format(
+        "The two-way ANOVA pools the other factors ({}) within each {} x np cell.",
+        [&] {
+          std::vector<std::string> others;
+          for (const auto& name : known)
+            if (name != factor) others.push_back(name);
+          return fmt::format("{}", fmt::join(others, ", "));
+        }(),
+        factor));
+  return report;
 }
 
 }  // namespace scalebench::plotting

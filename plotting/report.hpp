@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "db/database.hpp"
@@ -24,7 +25,7 @@ class ReportError : public Error {
 
 // One row of the table: the epochs of all runs with the same condition, launcher and np.
 struct ReportRow {
-  std::string label;  // group_label(condition, launcher, np), unique within a table
+  std::string label;  // group_label(condition, launcher, np, levels), unique within a table
   std::string condition;
   std::string launcher;
   int np = 1;
@@ -37,6 +38,7 @@ struct ReportRow {
   std::optional<double> speedup_vs_base;     // base mean / row mean
   std::optional<double> scaling_efficiency;  // a fraction (1 = linear scaling), see docs
   bool is_base = false;
+  db::FactorLevels levels;  // the experiment file's factors (without the --by factor in a block)
 };
 
 struct AnovaSummary {
@@ -57,10 +59,51 @@ struct ReportTable {
 
 struct ReportOptions {
   std::optional<std::string> base_label;  // default: first non-single np=1 group, else the first
+  // Row order: conditions in file order, then factor levels in file order, then np (groups not
+  // named here follow in order of first appearance). From the instance record: a randomized run
+  // order must not shuffle the table.
+  std::vector<std::string> condition_order;
+  std::vector<std::pair<std::string, std::vector<std::string>>> level_order;
+  // Leaves this factor out of labels and levels (the blocks of report --by).
+  std::optional<std::string> omit_factor;
 };
 
-// "<condition>" for launcher "single", else "<condition> np=<np>".
-std::string group_label(std::string_view condition, std::string_view launcher, int np);
+// One term of a two-way ANOVA under a table: F, d.f., p and partial eta squared.
+struct AnovaTermRow {
+  std::string term;  // a factor, "A:B", or "Residuals"
+  double df = 0;
+  double ss = 0;
+  double ms = 0;
+  std::optional<double> f;  // absent for Residuals
+  std::optional<double> p;
+  std::optional<double> partial_eta_sq;
+};
+
+struct TwoWayTable {
+  std::string scope;  // what was analysed: "condition hvd"
+  std::string model;  // "model * np" (with interaction) or "model + np" (additive)
+  std::string ss_type = "II";
+  std::size_t observations = 0;
+  std::vector<AnovaTermRow> terms;  // A, B, [A:B], Residuals
+};
+
+// HorovodRunner's Table 2: one block (an ordinary table) per level of a factor, rows by the rest
+// (condition, other factors, np), and the two-way ANOVA factor x np under it.
+struct FactorReport {
+  std::string experiment;
+  std::string factor;
+  std::string unit = "epoch";
+  std::vector<std::string> levels;    // block order: the file's level order
+  std::vector<ReportTable> blocks;    // blocks[i]: the table of levels[i]
+  std::vector<std::string> row_keys;  // every block's row labels, merged in order
+  std::vector<TwoWayTable> two_way;   // one per launched condition (single has no np to cross)
+  std::vector<std::string> notes;
+};
+
+// "<condition>" for launcher "single", else "<condition> np=<np>"; the levels of the experiment
+// file's factors go between them: "hvd model=vgg16 np=2".
+std::string group_label(std::string_view condition, std::string_view launcher, int np,
+                        const db::FactorLevels& levels = {});
 
 // Groups the samples of `experiment` (samples of other experiments are ignored) by
 // (condition, launcher, np) in order of first appearance and computes every column.
@@ -68,11 +111,18 @@ std::string group_label(std::string_view condition, std::string_view launcher, i
 ReportTable build_report(std::string experiment, const std::vector<db::EpochSample>& samples,
                          const ReportOptions& options = {});
 
+// The blocks of `factor` (a factor of the experiment file) with their two-way ANOVAs. Throws
+// ReportError when the samples have no such factor, naming the ones they have.
+FactorReport build_factor_report(std::string experiment,
+                                 const std::vector<db::EpochSample>& samples,
+                                 const std::string& factor, const ReportOptions& options = {});
+
 // One implementation per output format.
 class TableExporter {
  public:
   virtual ~TableExporter();
   virtual std::string render(const ReportTable& table) const = 0;
+  virtual std::string render(const FactorReport& report) const = 0;
 };
 
 // "markdown", "csv" or "json"; anything else throws ReportError naming the known formats.

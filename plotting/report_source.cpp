@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "plotting/json.hpp"
 #include "plotting/output_file.hpp"
 
 namespace scalebench::plotting {
@@ -18,14 +19,42 @@ std::string allreduce_query(const std::string& experiment) {
       experiment);
 }
 
-ReportTable load_report(const db::Database& database, const InstanceQuery& query,
-                        const std::optional<std::string>& base) {
-  const auto selection = select_instances(database, query);
-  const auto& experiment = selection.experiment;
-  const auto samples = database.epoch_samples_of_instances(selection.ids);
-  const auto runs = database.runs_of_instances(selection.ids);
-  const auto failures = failure_notes(runs);
-  if (samples.empty()) {
+namespace {
+
+struct ReportInput {
+  InstanceSelection selection;
+  std::vector<db::EpochSample> samples;
+  std::vector<std::string> failures;
+  ReportOptions options;
+};
+
+// The file's order of conditions and levels, from the (first) selected instance's record.
+void add_file_order(const db::ExperimentRecord& record, ReportOptions& options) {
+  try {
+    const auto spec = Json::parse(record.spec_json);
+    if (spec.contains("conditions") && spec["conditions"].is_array())
+      for (const auto& condition : spec["conditions"])
+        if (condition.contains("name") && condition["name"].is_string())
+          options.condition_order.push_back(condition["name"].get<std::string>());
+    for (const auto& factor : Json::parse(record.factors_json)) {
+      std::vector<std::string> levels;
+      for (const auto& level : factor.at("levels")) levels.push_back(level.get<std::string>());
+      options.level_order.emplace_back(factor.at("name").get<std::string>(), std::move(levels));
+    }
+  } catch (const Json::exception&) {
+    // An unreadable record only costs the order: groups keep their order of appearance.
+  }
+}
+
+ReportInput load_input(const db::Database& database, const InstanceQuery& query,
+                       const std::optional<std::string>& base) {
+  ReportInput input;
+  input.selection = select_instances(database, query);
+  const auto& experiment = input.selection.experiment;
+  input.samples = database.epoch_samples_of_instances(input.selection.ids);
+  const auto runs = database.runs_of_instances(input.selection.ids);
+  input.failures = failure_notes(runs);
+  if (input.samples.empty()) {
     for (const auto& run : runs) {
       if (database.allreduce_results(run.id).empty()) continue;
       throw ReportError(fmt::format(
@@ -37,14 +66,37 @@ ReportTable load_report(const db::Database& database, const InstanceQuery& query
         "{}: experiment \"{}\" has {} runs but no finished epochs ({}{}): see `scalebench query "
         "--db {} \"SELECT id, condition, np, status, error FROM runs WHERE experiment_id IN "
         "({})\"`",
-        database.path(), experiment, runs.size(), fmt::join(selection.notes, " "),
-        failures.empty() ? "" : fmt::format(" {}", fmt::join(failures, " ")), database.path(),
-        fmt::join(selection.ids, ", ")));
+        database.path(), experiment, runs.size(), fmt::join(input.selection.notes, " "),
+        input.failures.empty() ? "" : fmt::format(" {}", fmt::join(input.failures, " ")),
+        database.path(), fmt::join(input.selection.ids, ", ")));
   }
-  auto table = build_report(experiment, samples, ReportOptions{base});
-  table.notes.insert(table.notes.begin(), selection.notes.begin(), selection.notes.end());
-  table.notes.insert(table.notes.end(), failures.begin(), failures.end());
+  input.options.base_label = base;
+  if (const auto record = database.experiment(input.selection.ids.front()))
+    add_file_order(*record, input.options);
+  return input;
+}
+
+}  // namespace
+
+ReportTable load_report(const db::Database& database, const InstanceQuery& query,
+                        const std::optional<std::string>& base) {
+  auto input = load_input(database, query, base);
+  auto table = build_report(input.selection.experiment, input.samples, input.options);
+  table.notes.insert(table.notes.begin(), input.selection.notes.begin(),
+                     input.selection.notes.end());
+  table.notes.insert(table.notes.end(), input.failures.begin(), input.failures.end());
   return table;
+}
+
+FactorReport load_factor_report(const db::Database& database, const InstanceQuery& query,
+                                const std::optional<std::string>& base, const std::string& factor) {
+  auto input = load_input(database, query, base);
+  auto report =
+      build_factor_report(input.selection.experiment, input.samples, factor, input.options);
+  report.notes.insert(report.notes.begin(), input.selection.notes.begin(),
+                      input.selection.notes.end());
+  report.notes.insert(report.notes.end(), input.failures.begin(), input.failures.end());
+  return report;
 }
 
 std::filesystem::path figure_prefix(const std::string& database_path, const std::string& experiment,

@@ -21,6 +21,11 @@ std::string allreduce_query(const std::string& experiment);
 ReportTable load_report(const db::Database& database, const InstanceQuery& query,
                         const std::optional<std::string>& base);
 
+// The same, in blocks by a factor of the experiment file (report --by FACTOR); `base` is a row
+// label without the factor ("hvd np=1").
+FactorReport load_factor_report(const db::Database& database, const InstanceQuery& query,
+                                const std::optional<std::string>& base, const std::string& factor);
+
 // Where `scalebench plot` writes the figure of `experiment`: <database's folder>/<name>-scaling
 // by default; `output` names a prefix, or a folder (ending in '/' or existing) to put it in.
 std::filesystem::path figure_prefix(const std::string& database_path, const std::string& experiment,

@@ -30,7 +30,8 @@ TEST_CASE("JSON: stable keys, numbers as numbers, absent values as null") {
       "images_per_second": null,
       "speedup_vs_base": 725.2,
       "scaling_efficiency": null,
-      "is_base": false
+      "is_base": false,
+      "levels": {}
     }
   ],
   "anova": {
