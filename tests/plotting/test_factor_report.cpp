@@ -1,0 +1,194 @@
+// report --by FACTOR (issue 11): HorovodRunner's Table 2 layout from samples with factor levels,
+// the two-way ANOVA under it (values derived by hand below), and its three renderings.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plotting/report.hpp"
+
+using namespace scalebench;
+using plotting::build_factor_report;
+using plotting::build_report;
+using plotting::ReportError;
+
+namespace {
+
+void add_run(std::vector<db::EpochSample>& samples, std::int64_t run_id, std::string condition,
+             std::string launcher, int np, std::string model, std::vector<double> durations) {
+  int epoch = 0;
+  for (double d : durations) {
+    db::EpochSample s;
+    s.run_id = run_id;
+    s.experiment = "t2";
+    s.condition = condition;
+    s.launcher = launcher;
+    s.np = np;
+    s.epoch = ++epoch;
+    s.duration_seconds = d;
+    s.train_images = 1000;
+    s.factors = {{"model", model}};
+    samples.push_back(s);
+  }
+}
+
+// The launched cells form a balanced 2 x 2 design (two epochs per cell):
+//   vgg16 np=1: 10, 12   vgg16 np=2: 6, 8   inception np=1: 4, 6   inception np=2: 3, 5
+// Cell means 11, 7, 5, 4; grand mean 6.75; model means 9, 4.5; np means 8, 5.5.
+//   SS_model = 4 (2.25^2 + 2.25^2) = 40.5, SS_np = 4 (1.25^2 + 1.25^2) = 12.5,
+//   interaction residues +-0.75 in every cell: SS_int = 8 x 0.5625 = 4.5,
+//   within cells: 4 x 2 x 1^2 = 8 on 4 d.f. (MS 2).
+// F = 20.25, 6.25, 2.25; partial eta^2 = 40.5/48.5, 12.5/20.5, 4.5/12.5.
+// Runs arrive in a shuffled order (a randomized experiment), inception first.
+std::vector<db::EpochSample> table2_samples() {
+  std::vector<db::EpochSample> s;
+  add_run(s, 1, "hvd", "mpirun", 2, "inception_v3", {3, 5});
+  add_run(s, 2, "single", "single", 1, "vgg16", {11, 11});
+  add_run(s, 3, "hvd", "mpirun", 1, "vgg16", {10, 12});
+  add_run(s, 4, "hvd", "mpirun", 1, "inception_v3", {4, 6});
+  add_run(s, 5, "single", "single", 1, "inception_v3", {5, 5});
+  add_run(s, 6, "hvd", "mpirun", 2, "vgg16", {6, 8});
+  return s;
+}
+
+plotting::ReportOptions file_order() {
+  plotting::ReportOptions options;
+  options.condition_order = {"single", "hvd"};
+  options.level_order = {{"model", {"vgg16", "inception_v3"}}};
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("report --by: one block per level in the file's order, rows by condition and np") {
+  const auto report = build_factor_report("t2", table2_samples(), "model", file_order());
+  CHECK(report.factor == "model");
+  CHECK(report.levels == std::vector<std::string>{"vgg16", "inception_v3"});
+  CHECK(report.row_keys == std::vector<std::string>{"single", "hvd np=1", "hvd np=2"});
+  REQUIRE(report.blocks.size() == 2);
+  const auto& vgg = report.blocks[0];
+  CHECK(vgg.base_label == "hvd np=1");
+  REQUIRE(vgg.rows.size() == 3);
+  CHECK(vgg.rows[0].label == "single");
+  CHECK(vgg.rows[1].mean_epoch_seconds == 11.0);
+  CHECK(vgg.rows[2].mean_epoch_seconds == 7.0);
+  CHECK(vgg.rows[2].speedup_vs_base == doctest::Approx(11.0 / 7.0));
+  // Efficiency: images/s at np=2 over twice that at np=1 of the same model.
+  CHECK(*vgg.rows[2].scaling_efficiency == doctest::Approx((1000.0 / 7.0) / (2 * 1000.0 / 11.0)));
+  CHECK(vgg.anova);  // each block's one-way ANOVA
+  const auto& inception = report.blocks[1];
+  CHECK(inception.rows[1].mean_epoch_seconds == 5.0);
+  CHECK(inception.rows[2].mean_epoch_seconds == 4.0);
+  // A block never mixes models: the single row of inception is its own 5 s.
+  CHECK(inception.rows[0].mean_epoch_seconds == 5.0);
+}
+
+TEST_CASE("report --by: the two-way ANOVA factor x np of the launched condition, type II") {
+  const auto report = build_factor_report("t2", table2_samples(), "model", file_order());
+  REQUIRE(report.two_way.size() == 1);
+  const auto& anova = report.two_way[0];
+  CHECK(anova.scope == "condition hvd");
+  CHECK(anova.model == "model * np");
+  CHECK(anova.ss_type == "II");
+  CHECK(anova.observations == 8);
+  REQUIRE(anova.terms.size() == 4);
+  CHECK(anova.terms[0].term == "model");
+  CHECK(anova.terms[0].ss == doctest::Approx(40.5));
+  CHECK(*anova.terms[0].f == doctest::Approx(20.25));
+  CHECK(*anova.terms[0].partial_eta_sq == doctest::Approx(40.5 / 48.5));
+  CHECK(anova.terms[1].term == "np");
+  CHECK(*anova.terms[1].f == doctest::Approx(6.25));
+  CHECK(*anova.terms[1].partial_eta_sq == doctest::Approx(12.5 / 20.5));
+  CHECK(anova.terms[2].term == "model:np");
+  CHECK(*anova.terms[2].f == doctest::Approx(2.25));
+  CHECK(*anova.terms[2].partial_eta_sq == doctest::Approx(0.36));
+  CHECK(anova.terms[3].term == "Residuals");
+  CHECK(anova.terms[3].df == 4);
+  CHECK(anova.terms[3].ms == doctest::Approx(2.0));
+  CHECK_FALSE(anova.terms[3].f);
+  // p of F(1, 4) = 20.25 is that of |t| = 4.5 on 4 d.f.: between 0.01 and 0.02.
+  CHECK(*anova.terms[0].p > 0.01);
+  CHECK(*anova.terms[0].p < 0.02);
+  const auto said = [&](const std::string& part) {
+    return std::any_of(report.notes.begin(), report.notes.end(),
+                       [&](const auto& n) { return n.find(part) != std::string::npos; });
+  };
+  CHECK(said("The single rows (2 runs) are not in the two-way ANOVA"));
+  CHECK(said("Unit of analysis: one epoch"));
+}
+
+TEST_CASE("report --by: an empty cell gives the additive model, and the notes say so") {
+  auto samples = table2_samples();
+  samples.erase(std::remove_if(samples.begin(), samples.end(),
+                               [](const auto& s) { return s.run_id == 1; }),
+                samples.end());  // no inception_v3 at np=2
+  const auto report = build_factor_report("t2", samples, "model", file_order());
+  REQUIRE(report.two_way.size() == 1);
+  CHECK(report.two_way[0].model == "model + np");
+  CHECK(report.two_way[0].terms.size() == 3);
+  CHECK(std::any_of(report.notes.begin(), report.notes.end(), [](const auto& n) {
+    return n.find("fitted without the interaction (model + np)") != std::string::npos;
+  }));
+  // The missing cell is an empty cell in the layout, not a row of another block.
+  CHECK(report.blocks[1].rows.size() == 2);
+}
+
+TEST_CASE("report --by: an unknown factor is refused with the known ones and a suggestion") {
+  CHECK_THROWS_WITH_AS(build_factor_report("t2", table2_samples(), "modle", file_order()),
+                       "--by modle: experiment \"t2\" has no such factor (did you mean model?); its "
+                       "factors: model",
+                       ReportError);
+  auto plain = table2_samples();
+  for (auto& s : plain) s.factors.clear();
+  CHECK_THROWS_WITH_AS(build_factor_report("t2", plain, "model"),
+                       "--by model: experiment \"t2\" has no factors (its file has no \"factors\" "
+                       "object; docs/experiment-file.md, \"Factors\")",
+                       ReportError);
+}
+
+TEST_CASE("a factorial report without --by keeps levels apart, in the file's order") {
+  const auto table = build_report("t2", table2_samples(), file_order());
+  std::vector<std::string> labels;
+  for (const auto& row : table.rows) labels.push_back(row.label);
+  CHECK(labels == std::vector<std::string>{"single model=vgg16", "single model=inception_v3",
+                                           "hvd model=vgg16 np=1", "hvd model=vgg16 np=2",
+                                           "hvd model=inception_v3 np=1",
+                                           "hvd model=inception_v3 np=2"});
+  CHECK(table.base_label == "hvd model=vgg16 np=1");
+  // The single row of inception_v3 is compared with inception_v3's np=1 row for efficiency.
+  CHECK(*table.rows[1].scaling_efficiency == doctest::Approx((1000.0 / 5.0) / (1000.0 / 5.0)));
+}
+
+TEST_CASE("report --by renders as Table 2 in markdown, as sections in CSV, as blocks in JSON") {
+  const auto report = build_factor_report("t2", table2_samples(), "model", file_order());
+  const auto markdown = plotting::make_exporter("markdown")->render(report);
+  CHECK(markdown.find("## Experiment t2 by model") == 0);
+  CHECK(markdown.find("| | vgg16 Avg. epoch time (s) | vgg16 Std. epoch time (s) | vgg16 Tukey vs "
+                      "base | vgg16 Images/s | vgg16 Speed-up | vgg16 Efficiency | inception_v3 "
+                      "Avg. epoch time (s) |") != std::string::npos);
+  CHECK(markdown.find("| hvd np=2 | 7.00 |") != std::string::npos);
+  CHECK(markdown.find("| ANOVA | F=") != std::string::npos);
+  CHECK(markdown.find("Two-way ANOVA of condition hvd, epoch time: model * np (8 epochs, type II "
+                      "sums of squares)") != std::string::npos);
+  CHECK(markdown.find("| model | 1 | 40.50 | 40.50 | 20.25 | p=0.011 | 0.835 |") != std::string::npos);
+  CHECK(markdown.find("| model:np | 1 | 4.50 | 4.50 | 2.25 | p=0.21 | 0.360 |") != std::string::npos);
+  CHECK(markdown.find("| Residuals | 4 | 8.00 | 2.00 | | | |") != std::string::npos);
+
+  const auto csv = plotting::make_exporter("csv")->render(report);
+  const auto lines = std::count(csv.begin(), csv.end(), '\n');
+  CHECK(lines == 1 + 6 + 2 + 4);  // header, 6 rows, 2 block ANOVAs, 4 two-way terms
+  CHECK(csv.find("row,model,vgg16,hvd np=2,hvd,mpirun,2,1,2,7,") != std::string::npos);
+  CHECK(csv.find("two_way,model,,,,,,,,,,,,,,,condition hvd: model * np,model:np,1,4,4.5") !=
+        std::string::npos);
+
+  const auto json = nlohmann::json::parse(plotting::make_exporter("json")->render(report));
+  CHECK(json["by"] == "model");
+  CHECK(json["levels"] == nlohmann::json::array({"vgg16", "inception_v3"}));
+  CHECK(json["blocks"].size() == 2);
+  CHECK(json["blocks"][1]["level"] == "inception_v3");
+  CHECK(json["blocks"][1]["rows"][2]["mean_epoch_seconds"] == 4.0);
+  CHECK(json["two_way"][0]["terms"][0]["f"].get<double>() == doctest::Approx(20.25));
+  CHECK(json["two_way"][0]["terms"][3]["f"].is_null());
+}
