@@ -81,12 +81,16 @@ const std::vector<Entry>& table() {
                         "and the two-way ANOVA factor x np (HorovodRunner's Table 2)");
          return [options, &out, &err] { return report_command(*options, out, err); };
        }},
-      {{"plot", "render the scaling figure (epoch time and images/s against np) as SVG and PNG"},
+      {{"plot",
+        "render the scaling figure (epoch time and images/s against np) as SVG, PNG and PDF"},
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
          auto options = std::make_shared<PlotCommand>();
          add_report_source_options(app, *options);
          app.add_option("--output,-o", options->output_prefix,
-                        "Path prefix for .svg/.png/.dat/.gp (default: next to the database)");
+                        "Path prefix for .svg/.png/.pdf/.dat/.gp (default: next to the database)");
+         app.add_option("--by", options->by,
+                        "A factor of the experiment file: efficiency, epoch time and images/s "
+                        "against np, one curve per level (HorovodRunner's Figure 2)");
          return [options, &out, &err] { return plot_command(*options, out, err); };
        }},
       {{"query", "run one read-only SQL statement on the results database"},

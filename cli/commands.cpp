@@ -262,16 +262,25 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
 
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
-  const auto table = plotting::load_report(
-      database, plotting::InstanceQuery{options.experiment, options.instances, options.pool},
-      options.base);
-  const auto prefix =
-      plotting::figure_prefix(options.database, table.experiment, options.output_prefix);
+  const plotting::InstanceQuery query{options.experiment, options.instances, options.pool};
+  // Only what the chosen figure needs is loaded: --by fails early on an unknown factor.
+  std::optional<plotting::ReportTable> table;
+  std::optional<plotting::FactorReport> by_factor;
+  if (options.by)
+    by_factor = plotting::load_factor_report(database, query, options.base, *options.by);
+  else
+    table = plotting::load_report(database, query, options.base);
+  const auto& experiment = by_factor ? by_factor->experiment : table->experiment;
+  const auto prefix = plotting::figure_prefix(
+      options.database, by_factor ? experiment + "-by-" + *options.by : experiment,
+      options.output_prefix);
   const auto planned = plotting::figure_files(prefix);
-  for (const auto& file : {planned.svg, planned.png, planned.data, planned.script})
+  for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
     plotting::refuse_database_output(file, options.database);
-  const auto files = plotting::plot_scaling(table, prefix);
-  fmt::print(out, "figure: {}\nfigure: {}\n", files.png.string(), files.svg.string());
+  const auto files = by_factor ? plotting::plot_factor_scaling(*by_factor, prefix)
+                               : plotting::plot_scaling(*table, prefix);
+  fmt::print(out, "figure: {}\nfigure: {}\nfigure: {}\n", files.png.string(), files.svg.string(),
+             files.pdf.string());
   return 0;
 }
 

@@ -42,6 +42,7 @@ struct PlotCommand {
   bool pool = false;
   std::optional<std::string> base;
   std::optional<std::string> output_prefix;  // default: results/<experiment>-scaling
+  std::optional<std::string> by;             // a factor: one curve per level (Figure 2)
 };
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream& err);
 

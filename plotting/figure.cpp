@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <boost/process.hpp>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <system_error>
@@ -100,6 +102,28 @@ std::string one_line(std::string_view text) {
   return out;
 }
 
+// The loop header that renders the same plot as SVG, PNG and PDF (width x height in SVG/PNG
+// pixels; the PDF gets the same aspect at 100 px per inch).
+std::string terminals(int width, int height) {
+  std::string out;
+  out += "do for [format in 'svg png pdf'] {\n";
+  out += "  if (format eq 'svg') {\n";
+  out += fmt::format(
+      "    set terminal svg size {},{} dynamic enhanced font 'sans,12' background rgb 'white'\n",
+      width, height);
+  out += "  } else { if (format eq 'png') {\n";
+  out += fmt::format(
+      "    set terminal pngcairo size {},{} enhanced font 'sans,12' background rgb 'white'\n",
+      width, height);
+  out += "  } else {\n";
+  out += fmt::format(
+      "    set terminal pdfcairo size {:.2f}in,{:.2f}in enhanced font 'sans,9' background rgb "
+      "'white'\n",
+      width / 100.0, height / 100.0);
+  out += "  } }\n";
+  return out;
+}
+
 std::string read_all(std::istream& in) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
@@ -112,7 +136,7 @@ FigureFiles figure_files(const fs::path& output_prefix) {
     path += extension;
     return path;
   };
-  return FigureFiles{with(".svg"), with(".png"), with(".dat"), with(".gp")};
+  return FigureFiles{with(".svg"), with(".png"), with(".pdf"), with(".dat"), with(".gp")};
 }
 
 std::string scaling_data(const ReportTable& table) {
@@ -188,13 +212,7 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
   out += fmt::format("set xtics ({})\n", tics);
   out += "set offsets 0, 0, graph 0.05, 0\n";
 
-  out += "do for [format in 'svg png'] {\n";
-  out += "  if (format eq 'svg') {\n";
-  out +=
-      "    set terminal svg size 1000,450 dynamic enhanced font 'sans,12' background rgb 'white'\n";
-  out += "  } else {\n";
-  out += "    set terminal pngcairo size 1000,450 enhanced font 'sans,12' background rgb 'white'\n";
-  out += "  }\n";
+  out += terminals(1000, 450);
   out += fmt::format("  set output {}.'.'.format\n", gnuplot_string(files.script.stem().string()));
   out += fmt::format(
       "  set multiplot layout 1,{} title {} noenhanced\n", throughput_panel ? 2 : 1,
@@ -258,11 +276,193 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
   return out;
 }
 
-FigureFiles plot_scaling(const ReportTable& table, const fs::path& output_prefix) {
-  if (table.rows.empty()) {
-    throw ReportError(
-        fmt::format("nothing to plot: the report of {} has no rows", table.experiment));
+namespace {
+
+// One curve of the factor figure: the rows of one level and condition, by np.
+struct LevelSeries {
+  std::string title;
+  std::size_t colour = 1;  // gnuplot linetype: one colour per level, in every panel
+  bool single = false;
+  std::vector<const ReportRow*> rows;
+};
+
+std::vector<LevelSeries> level_series(const FactorReport& report) {
+  std::set<std::string> launched_conditions;
+  for (const auto& block : report.blocks)
+    for (const auto& row : block.rows)
+      if (row.launcher != kSingleLauncher) launched_conditions.insert(row.condition);
+  std::vector<LevelSeries> launched, single;
+  for (std::size_t b = 0; b < report.blocks.size(); ++b) {
+    std::map<std::pair<std::string, std::string>, std::size_t> index;
+    std::vector<LevelSeries> of_block;
+    for (const auto& row : report.blocks[b].rows) {
+      std::string key_rest;
+      for (const auto& [factor, level] : row.levels) key_rest += " " + factor + "=" + level;
+      const auto [it, inserted] =
+          index.try_emplace({row.condition + key_rest, row.launcher}, of_block.size());
+      if (inserted) {
+        LevelSeries s;
+        s.colour = b + 1;
+        s.single = row.launcher == kSingleLauncher;
+        s.title = report.levels[b];
+        if (s.single || launched_conditions.size() > 1) s.title += ", " + row.condition;
+        s.title += key_rest;
+        of_block.push_back(std::move(s));
+      }
+      of_block[it->second].rows.push_back(&row);
+    }
+    for (auto& s : of_block) {
+      std::stable_sort(s.rows.begin(), s.rows.end(),
+                       [](const ReportRow* a, const ReportRow* c) { return a->np < c->np; });
+      (s.single ? single : launched).push_back(std::move(s));
+    }
   }
+  launched.insert(launched.end(), single.begin(), single.end());
+  return launched;
+}
+
+}  // namespace
+
+std::string factor_scaling_data(const FactorReport& report) {
+  std::string out = fmt::format(
+      "# scalebench scaling data, experiment {} by {}\n"
+      "# One block per series (gnuplot `index`), blocks separated by two blank lines; NaN = "
+      "unknown.\n"
+      "# sd_run_*: sample SD of the runs' values (run-to-run spread); ideal = images_per_s / "
+      "efficiency; efficiency in percent (docs/report.md)\n"
+      "# np mean_epoch_s sd_run_epoch_s images_per_s sd_run_images_per_s ideal_images_per_s "
+      "efficiency_pct sd_run_efficiency_pct runs\n",
+      one_line(report.experiment), one_line(report.factor));
+  const auto series = level_series(report);
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    out += fmt::format("{}# index {}: {}\n", i == 0 ? "" : "\n\n", i, one_line(series[i].title));
+    for (const ReportRow* row : series[i].rows) {
+      std::optional<double> ideal, efficiency, sd_efficiency;
+      if (row->images_per_second && row->scaling_efficiency && *row->scaling_efficiency > 0) {
+        ideal = *row->images_per_second / *row->scaling_efficiency;
+        efficiency = *row->scaling_efficiency * 100;
+        if (row->sd_run_images_per_second)
+          sd_efficiency = *row->sd_run_images_per_second / *ideal * 100;
+      }
+      out += fmt::format(
+          "{} {} {} {} {} {} {} {} {}\n", row->np, format_exact(row->mean_epoch_seconds),
+          value_or_missing(row->sd_run_epoch_seconds), value_or_missing(row->images_per_second),
+          value_or_missing(row->sd_run_images_per_second), value_or_missing(ideal),
+          value_or_missing(efficiency), value_or_missing(sd_efficiency), row->runs);
+    }
+  }
+  return out;
+}
+
+std::string factor_scaling_script(const FactorReport& report, const FigureFiles& files) {
+  const auto series = level_series(report);
+  std::set<int> nps;
+  for (const auto& s : series)
+    for (const auto* row : s.rows) nps.insert(row->np);
+  const int min_np = *nps.begin();
+  const int max_np = *nps.rbegin();
+  const bool log_x = max_np > 4 * min_np;
+  std::size_t min_runs = std::numeric_limits<std::size_t>::max(), max_runs = 0;
+  for (const auto& s : series)
+    for (const auto* row : s.rows)
+      min_runs = std::min(min_runs, row->runs), max_runs = std::max(max_runs, row->runs);
+  const std::string runs_text =
+      min_runs == max_runs ? fmt::format("{}", min_runs) : fmt::format("{}-{}", min_runs, max_runs);
+
+  std::string out;
+  out += fmt::format("# scalebench scaling figure, experiment {} by {}\n",
+                     one_line(report.experiment), one_line(report.factor));
+  out += fmt::format("# Re-render after editing: cd <this directory> && gnuplot {}\n",
+                     files.script.filename().string());
+  out += "set encoding utf8\n";
+  out += fmt::format("data = {}\n", gnuplot_string(files.data.filename().string()));
+  for (std::size_t i = 0; i < std::size(kColours); ++i)
+    out += fmt::format("set linetype {} lc rgb '{}' lw 2 pt 7 ps 1\n", i + 1, kColours[i]);
+  out += fmt::format("set linetype cycle {}\n", std::size(kColours));
+  out += "stats data using 4 nooutput name 'rate'\n";
+  out += "stats data using 7 nooutput name 'efficiency'\n";
+  out += "set style line 100 lc rgb '#e0e0e0' lw 1 dt 1\n";
+  out += "set grid ls 100\n";
+  out += "set border lw 1\n";
+  out += "set xlabel 'processes (np)'\n";
+  if (log_x) {
+    out += "set logscale x 2\n";
+    out += fmt::format("set xrange [{:.3g}:{:.3g}]\n", min_np / 1.3, max_np * 1.3);
+  } else {
+    out += fmt::format("set xrange [{:.3g}:{:.3g}]\n", min_np - 0.5, max_np + 0.5);
+  }
+  const std::string single_x = log_x ? "($1*0.93)" : "($1-0.08)";
+  std::string tics;
+  for (int np : nps) tics += fmt::format("{}{}", tics.empty() ? "" : ", ", np);
+  out += fmt::format("set xtics ({})\n", tics);
+  out += "set offsets 0, 0, graph 0.05, 0\n";
+  out += "set bars 1.5\n";
+
+  out += terminals(1500, 500);
+  out += fmt::format("  set output {}.'.'.format\n", gnuplot_string(files.script.stem().string()));
+  out += fmt::format("  set multiplot layout 1,3 title {} noenhanced\n",
+                     gnuplot_string(fmt::format(
+                         "{} by {}: error bars ±1 SD of the run-to-run spread ({} runs per point)",
+                         report.experiment, report.factor, runs_text)));
+  out += "  set key below center horizontal maxrows 2 samplen 3 spacing 1.1\n";
+
+  // Panel 1: efficiency, the figure of the study.
+  out += "  set title 'Scaling efficiency (dashed: linear scaling = 100%)'\n";
+  out += "  set ylabel 'scaling efficiency (%)'\n";
+  out += "  set yrange [0:(efficiency_max > 110 ? efficiency_max*1.1 : 120)]\n";
+  std::vector<std::string> plots;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    if (series[i].single) continue;
+    plots.push_back(fmt::format(
+        "data index {} using 1:7:(valid(8) ? $8 : 0) with yerrorlines lt {} title {} noenhanced", i,
+        series[i].colour, gnuplot_string(series[i].title)));
+  }
+  plots.push_back("100 with lines lc rgb '#404040' dt 2 lw 1.5 title 'linear scaling'");
+  out += "  plot " + fmt::format("{}", fmt::join(plots, ", \\\n       ")) + "\n";
+
+  // Panel 2: mean epoch time.
+  out += fmt::format("  set title 'Mean {} time'\n", report.unit);
+  out += fmt::format("  set ylabel '{} time (s)'\n", report.unit);
+  out += "  set yrange [0:*]\n";
+  plots.clear();
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const bool single = series[i].single;
+    plots.push_back(fmt::format(
+        "data index {} using {}:2:(valid(3) ? $3 : 0) with {} lt {}{} title {} noenhanced", i,
+        single ? single_x : "1", single ? "yerrorbars" : "yerrorlines", series[i].colour,
+        single ? " pt 13 ps 1.6" : "", gnuplot_string(series[i].title)));
+  }
+  out += "  plot " + fmt::format("{}", fmt::join(plots, ", \\\n       ")) + "\n";
+
+  // Panel 3: throughput with each level's linear-scaling line.
+  out += "  set title 'Training throughput (dashed: linear scaling)'\n";
+  out += "  set ylabel 'throughput (images/s)'\n";
+  out += "  set yrange [0:rate_max*1.5]\n";
+  plots.clear();
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const bool single = series[i].single;
+    plots.push_back(fmt::format(
+        "data index {} using {}:4:(valid(5) ? $5 : 0) with {} lt {}{} title {} noenhanced", i,
+        single ? single_x : "1", single ? "yerrorbars" : "yerrorlines", series[i].colour,
+        single ? " pt 13 ps 1.6" : "", gnuplot_string(series[i].title)));
+    if (!single)
+      plots.push_back(fmt::format("data index {} using 1:6 with lines lt {} dt 2 lw 1.5 notitle", i,
+                                  series[i].colour));
+  }
+  out += "  plot " + fmt::format("{}", fmt::join(plots, ", \\\n       ")) + "\n";
+  out += "  unset multiplot\n";
+  out += "  unset output\n";
+  out += "}\n";
+  return out;
+}
+
+namespace {
+
+// Writes data and script, runs gnuplot in a private directory beside the targets and renames the
+// results over them (see plot_scaling).
+FigureFiles render(const std::string& data,
+                   const std::function<std::string(const FigureFiles&)>& script,
+                   const fs::path& output_prefix) {
   const FigureFiles files = figure_files(output_prefix);
   const fs::path directory = fs::absolute(files.script).parent_path();
   std::error_code error;
@@ -274,8 +474,8 @@ FigureFiles plot_scaling(const ReportTable& table, const fs::path& output_prefix
   // over them: a symlink planted at one of the fixed names is replaced, never written through.
   const PrivateTempDir work(directory);
   const FigureFiles staged = figure_files(work.path() / files.script.stem());
-  write_file_replacing(staged.data, scaling_data(table));
-  write_file_replacing(staged.script, scaling_script(table, files));
+  write_file_replacing(staged.data, data);
+  write_file_replacing(staged.script, script(files));
   const auto publish = [&] {
     replace_file(staged.data, files.data);
     replace_file(staged.script, files.script);
@@ -305,7 +505,7 @@ FigureFiles plot_scaling(const ReportTable& table, const fs::path& output_prefix
     throw ReportError(fmt::format("gnuplot failed (exit code {}) on {}:\n{}", exit_code,
                                   files.script.string(), messages));
   }
-  for (const fs::path& image : {staged.svg, staged.png}) {
+  for (const fs::path& image : {staged.svg, staged.png, staged.pdf}) {
     if (!fs::exists(image) || fs::file_size(image) == 0) {
       throw ReportError(fmt::format("gnuplot wrote no {}:\n{}",
                                     (directory / image.filename()).string(), messages));
@@ -314,7 +514,31 @@ FigureFiles plot_scaling(const ReportTable& table, const fs::path& output_prefix
   publish();
   replace_file(staged.svg, files.svg);
   replace_file(staged.png, files.png);
+  replace_file(staged.pdf, files.pdf);
   return files;
+}
+
+}  // namespace
+
+FigureFiles plot_scaling(const ReportTable& table, const fs::path& output_prefix) {
+  if (table.rows.empty()) {
+    throw ReportError(
+        fmt::format("nothing to plot: the report of {} has no rows", table.experiment));
+  }
+  return render(
+      scaling_data(table), [&](const FigureFiles& files) { return scaling_script(table, files); },
+      output_prefix);
+}
+
+FigureFiles plot_factor_scaling(const FactorReport& report, const fs::path& output_prefix) {
+  const auto series = level_series(report);
+  if (series.empty())
+    throw ReportError(fmt::format("nothing to plot: the report of {} by {} has no rows",
+                                  report.experiment, report.factor));
+  return render(
+      factor_scaling_data(report),
+      [&](const FigureFiles& files) { return factor_scaling_script(report, files); },
+      output_prefix);
 }
 
 }  // namespace scalebench::plotting

@@ -13,11 +13,12 @@ namespace scalebench::plotting {
 struct FigureFiles {
   std::filesystem::path svg;
   std::filesystem::path png;
+  std::filesystem::path pdf;
   std::filesystem::path data;    // gnuplot data blocks, one per series
   std::filesystem::path script;  // the gnuplot script that renders both images
 };
 
-// prefix + ".svg", ".png", ".dat", ".gp" (the prefix's own dots are kept: "out/run-1.2").
+// prefix + ".svg", ".png", ".pdf", ".dat", ".gp" (the prefix's own dots are kept: "out/run-1.2").
 FigureFiles figure_files(const std::filesystem::path& output_prefix);
 
 // The text of the data file and of the script for `files` (pure; plot_scaling writes them).
@@ -30,5 +31,14 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files);
 // Throws ReportError when the table has no rows, when gnuplot is missing, or when it fails (the
 // message carries gnuplot's stderr).
 FigureFiles plot_scaling(const ReportTable& table, const std::filesystem::path& output_prefix);
+
+// Figure 2 of HorovodRunner's study (plot --by FACTOR): scaling efficiency, mean epoch time and
+// images/s against np, one curve per level of the factor (and launched condition), error bars of
+// +-1 SD of the run-to-run spread, the ideal (linear scaling) lines; single-process rows as
+// markers. Same files and guarantees as plot_scaling.
+std::string factor_scaling_data(const FactorReport& report);
+std::string factor_scaling_script(const FactorReport& report, const FigureFiles& files);
+FigureFiles plot_factor_scaling(const FactorReport& report,
+                                const std::filesystem::path& output_prefix);
 
 }  // namespace scalebench::plotting

@@ -28,6 +28,13 @@ struct Group {
   int np = 1;
   std::vector<double> durations;
   std::set<std::int64_t> run_ids;
+  struct RunTotals {
+    double seconds = 0;
+    std::size_t epochs = 0;
+    long long images = 0;
+    bool all_images = true;
+  };
+  std::map<std::int64_t, RunTotals> per_run;
   long long images = 0;      // sum of train_images over the epochs that report it
   double timed_seconds = 0;  // sum of durations over those same epochs
   std::size_t epochs_without_images = 0;
@@ -70,12 +77,24 @@ std::vector<Group> group_samples(const std::string& experiment,
     auto levels = without(sample.factors, options.omit_factor);
     auto key = std::make_tuple(sample.condition, sample.launcher, levels, sample.np);
     auto [it, inserted] = index.try_emplace(key, groups.size());
-    if (inserted)
-      groups.push_back(
-          Group{sample.condition, sample.launcher, std::move(levels), sample.np, {}, {}, 0, 0, 0});
+    if (inserted) {
+      Group group;
+      group.condition = sample.condition;
+      group.launcher = sample.launcher;
+      group.levels = std::move(levels);
+      group.np = sample.np;
+      groups.push_back(std::move(group));
+    }
     Group& group = groups[it->second];
     group.durations.push_back(sample.duration_seconds);
     group.run_ids.insert(sample.run_id);
+    auto& totals = group.per_run[sample.run_id];
+    totals.seconds += sample.duration_seconds;
+    ++totals.epochs;
+    if (sample.train_images)
+      totals.images += *sample.train_images;
+    else
+      totals.all_images = false;
     if (sample.train_images) {
       group.images += *sample.train_images;
       group.timed_seconds += sample.duration_seconds;
@@ -197,6 +216,19 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
     row.levels = g.levels;
     row.np = g.np;
     row.runs = g.run_ids.size();
+    {
+      std::vector<double> run_means, run_rates;
+      bool rates = true;
+      for (const auto& [id, totals] : g.per_run) {
+        run_means.push_back(totals.seconds / static_cast<double>(totals.epochs));
+        if (totals.all_images && totals.seconds > 0)
+          run_rates.push_back(static_cast<double>(totals.images) / totals.seconds);
+        else
+          rates = false;
+      }
+      row.sd_run_epoch_seconds = stats::sample_sd(run_means);
+      if (rates) row.sd_run_images_per_second = stats::sample_sd(run_rates);
+    }
     row.epochs = g.durations.size();
     row.mean_epoch_seconds = stats::mean(g.durations);
     row.sd_epoch_seconds = stats::sample_sd(g.durations);

@@ -39,6 +39,10 @@ struct ReportRow {
   std::optional<double> scaling_efficiency;  // a fraction (1 = linear scaling), see docs
   bool is_base = false;
   db::FactorLevels levels;  // the experiment file's factors (without the --by factor in a block)
+  // Run-to-run spread: the sample SD (n - 1) of the runs' mean epoch times and of the runs'
+  // images/s; absent with fewer than two runs (the figures' error bars).
+  std::optional<double> sd_run_epoch_seconds;
+  std::optional<double> sd_run_images_per_second;
 };
 
 struct AnovaSummary {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "plotting/factor_samples.hpp"
 #include "plotting/report.hpp"
 
 using namespace scalebench;
@@ -16,49 +17,8 @@ using plotting::ReportError;
 
 namespace {
 
-void add_run(std::vector<db::EpochSample>& samples, std::int64_t run_id, std::string condition,
-             std::string launcher, int np, std::string model, std::vector<double> durations) {
-  int epoch = 0;
-  for (double d : durations) {
-    db::EpochSample s;
-    s.run_id = run_id;
-    s.experiment = "t2";
-    s.condition = condition;
-    s.launcher = launcher;
-    s.np = np;
-    s.epoch = ++epoch;
-    s.duration_seconds = d;
-    s.train_images = 1000;
-    s.factors = {{"model", model}};
-    samples.push_back(s);
-  }
-}
-
-// The launched cells form a balanced 2 x 2 design (two epochs per cell):
-//   vgg16 np=1: 10, 12   vgg16 np=2: 6, 8   inception np=1: 4, 6   inception np=2: 3, 5
-// Cell means 11, 7, 5, 4; grand mean 6.75; model means 9, 4.5; np means 8, 5.5.
-//   SS_model = 4 (2.25^2 + 2.25^2) = 40.5, SS_np = 4 (1.25^2 + 1.25^2) = 12.5,
-//   interaction residues +-0.75 in every cell: SS_int = 8 x 0.5625 = 4.5,
-//   within cells: 4 x 2 x 1^2 = 8 on 4 d.f. (MS 2).
-// F = 20.25, 6.25, 2.25; partial eta^2 = 40.5/48.5, 12.5/20.5, 4.5/12.5.
-// Runs arrive in a shuffled order (a randomized experiment), inception first.
-std::vector<db::EpochSample> table2_samples() {
-  std::vector<db::EpochSample> s;
-  add_run(s, 1, "hvd", "mpirun", 2, "inception_v3", {3, 5});
-  add_run(s, 2, "single", "single", 1, "vgg16", {11, 11});
-  add_run(s, 3, "hvd", "mpirun", 1, "vgg16", {10, 12});
-  add_run(s, 4, "hvd", "mpirun", 1, "inception_v3", {4, 6});
-  add_run(s, 5, "single", "single", 1, "inception_v3", {5, 5});
-  add_run(s, 6, "hvd", "mpirun", 2, "vgg16", {6, 8});
-  return s;
-}
-
-plotting::ReportOptions file_order() {
-  plotting::ReportOptions options;
-  options.condition_order = {"single", "hvd"};
-  options.level_order = {{"model", {"vgg16", "inception_v3"}}};
-  return options;
-}
+using test::table2_samples;
+plotting::ReportOptions file_order() { return test::table2_file_order(); }
 
 }  // namespace
 
@@ -121,9 +81,9 @@ TEST_CASE("report --by: the two-way ANOVA factor x np of the launched condition,
 
 TEST_CASE("report --by: an empty cell gives the additive model, and the notes say so") {
   auto samples = table2_samples();
-  samples.erase(std::remove_if(samples.begin(), samples.end(),
-                               [](const auto& s) { return s.run_id == 1; }),
-                samples.end());  // no inception_v3 at np=2
+  samples.erase(
+      std::remove_if(samples.begin(), samples.end(), [](const auto& s) { return s.run_id == 1; }),
+      samples.end());  // no inception_v3 at np=2
   const auto report = build_factor_report("t2", samples, "model", file_order());
   REQUIRE(report.two_way.size() == 1);
   CHECK(report.two_way[0].model == "model + np");
@@ -136,10 +96,11 @@ TEST_CASE("report --by: an empty cell gives the additive model, and the notes sa
 }
 
 TEST_CASE("report --by: an unknown factor is refused with the known ones and a suggestion") {
-  CHECK_THROWS_WITH_AS(build_factor_report("t2", table2_samples(), "modle", file_order()),
-                       "--by modle: experiment \"t2\" has no such factor (did you mean model?); its "
-                       "factors: model",
-                       ReportError);
+  CHECK_THROWS_WITH_AS(
+      build_factor_report("t2", table2_samples(), "modle", file_order()),
+      "--by modle: experiment \"t2\" has no such factor (did you mean model?); its "
+      "factors: model",
+      ReportError);
   auto plain = table2_samples();
   for (auto& s : plain) s.factors.clear();
   CHECK_THROWS_WITH_AS(build_factor_report("t2", plain, "model"),
@@ -172,8 +133,10 @@ TEST_CASE("report --by renders as Table 2 in markdown, as sections in CSV, as bl
   CHECK(markdown.find("| ANOVA | F=") != std::string::npos);
   CHECK(markdown.find("Two-way ANOVA of condition hvd, epoch time: model * np (8 epochs, type II "
                       "sums of squares)") != std::string::npos);
-  CHECK(markdown.find("| model | 1 | 40.50 | 40.50 | 20.25 | p=0.011 | 0.835 |") != std::string::npos);
-  CHECK(markdown.find("| model:np | 1 | 4.50 | 4.50 | 2.25 | p=0.21 | 0.360 |") != std::string::npos);
+  CHECK(markdown.find("| model | 1 | 40.50 | 40.50 | 20.25 | p=0.011 | 0.835 |") !=
+        std::string::npos);
+  CHECK(markdown.find("| model:np | 1 | 4.50 | 4.50 | 2.25 | p=0.21 | 0.360 |") !=
+        std::string::npos);
   CHECK(markdown.find("| Residuals | 4 | 8.00 | 2.00 | | | |") != std::string::npos);
 
   const auto csv = plotting::make_exporter("csv")->render(report);

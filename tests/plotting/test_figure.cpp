@@ -109,12 +109,14 @@ set xlabel 'processes (np)'
 set xrange [0.5:2.5]
 set xtics (1, 2)
 set offsets 0, 0, graph 0.05, 0
-do for [format in 'svg png'] {
+do for [format in 'svg png pdf'] {
   if (format eq 'svg') {
     set terminal svg size 1000,450 dynamic enhanced font 'sans,12' background rgb 'white'
-  } else {
+  } else { if (format eq 'png') {
     set terminal pngcairo size 1000,450 enhanced font 'sans,12' background rgb 'white'
-  }
+  } else {
+    set terminal pdfcairo size 10.00in,4.50in enhanced font 'sans,9' background rgb 'white'
+  } }
   set output 'tiny'.'.'.format
   set multiplot layout 1,2 title 'tiny: scaling with the number of processes' noenhanced
   set title 'Mean epoch time (error bars: ±1 SD)'
@@ -266,7 +268,7 @@ TEST_CASE("plot_scaling replaces symlinks planted at its file names, never write
   const fs::path prefix = dir / "fig";
   const auto files = plotting::figure_files(prefix);
   std::vector<fs::path> victims;
-  for (const auto& path : {files.svg, files.png, files.data, files.script}) {
+  for (const auto& path : {files.svg, files.png, files.pdf, files.data, files.script}) {
     const fs::path victim = dir / ("victim" + path.extension().string());
     std::ofstream(victim) << "precious";
     fs::create_symlink(victim, path);
@@ -285,7 +287,8 @@ TEST_CASE("plot_scaling replaces symlinks planted at its file names, never write
   if (have_gnuplot()) {
     CHECK_FALSE(fs::is_symlink(fs::symlink_status(files.svg)));
     CHECK(read_file(files.png).substr(1, 3) == "PNG");
+    CHECK(read_file(files.pdf).substr(0, 5) == "%PDF-");
   }
-  // Nothing left over: 4 victims, 4 files.
-  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 8);
+  // Nothing left over: 5 victims, 5 files.
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 10);
 }
