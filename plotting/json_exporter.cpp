@@ -86,6 +86,17 @@ std::string JsonExporter::render(const FactorReport& report) const {
                        {"observations", anova.observations},
                        {"terms", terms}});
   }
+  Json bandwidth = Json::array();
+  for (const auto& row : report.bandwidth)
+    bandwidth.push_back({{"level", row.level},
+                         {"condition", row.condition},
+                         {"launcher", row.launcher},
+                         {"np", row.np},
+                         {"bytes", row.bytes},
+                         {"busbw_gbs", row.busbw_gbs},
+                         {"time_us", row.time_us},
+                         {"avg_busbw_gbs", row.avg_busbw_gbs},
+                         {"runs", row.runs}});
   return dump_json({
       {"format_version", kJsonFormatVersion},
       {"experiment", report.experiment},
@@ -95,6 +106,7 @@ std::string JsonExporter::render(const FactorReport& report) const {
       {"row_keys", report.row_keys},
       {"blocks", blocks},
       {"two_way", two_way},
+      {"bandwidth", bandwidth},
       {"notes", report.notes},
   });
 }

@@ -112,6 +112,22 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
     }
   }
 
+  if (!report.bandwidth.empty()) {
+    out += fmt::format(
+        "\nAllreduce benchmark runs of the same instance, by {} (bus bandwidth, GB/s; "
+        "docs/allreduce-benchmark.md)\n\n",
+        cell(report.factor));
+    out += fmt::format(
+        "| {} | Condition | Largest message (bytes) | busbw there | time there (µs) | Avg. busbw "
+        "over sizes | Runs |\n",
+        cell(report.factor));
+    out += "| :--- | :--- | ---: | ---: | ---: | ---: | ---: |\n";
+    for (const auto& row : report.bandwidth)
+      out += fmt::format("| {} | {} np={} | {} | {:.3f} | {} | {:.3f} | {} |\n", cell(row.level),
+                         cell(row.condition), row.np, row.bytes, row.busbw_gbs,
+                         format_measure(row.time_us), row.avg_busbw_gbs, row.runs);
+  }
+
   std::vector<std::string> notes = report.notes;
   for (std::size_t b = 0; b < report.blocks.size(); ++b)
     for (const auto& note : report.blocks[b].notes)

@@ -101,6 +101,20 @@ struct FactorReport {
   std::vector<ReportTable> blocks;    // blocks[i]: the table of levels[i]
   std::vector<std::string> row_keys;  // every block's row labels, merged in order
   std::vector<TwoWayTable> two_way;   // one per launched condition (single has no np to cross)
+  // Allreduce benchmark runs of the same instance, by level: the bus bandwidth beside the epoch
+  // times (the interconnect study). One row per level, condition and np.
+  struct Bandwidth {
+    std::string level;
+    std::string condition;
+    std::string launcher;
+    int np = 1;
+    long long bytes = 0;       // the largest message size measured
+    double busbw_gbs = 0;      // mean over the runs, at that size
+    double time_us = 0;        // mean over the runs, at that size
+    double avg_busbw_gbs = 0;  // mean over the runs of the mean over all sizes
+    std::size_t runs = 0;
+  };
+  std::vector<Bandwidth> bandwidth;
   std::vector<std::string> notes;
 };
 

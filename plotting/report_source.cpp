@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <map>
+#include <tuple>
+
 #include "plotting/json.hpp"
 #include "plotting/output_file.hpp"
 
@@ -76,6 +80,56 @@ ReportInput load_input(const db::Database& database, const InstanceQuery& query,
   return input;
 }
 
+// The allreduce benchmark runs of the instances, per level of `factor`: the bus bandwidth at the
+// largest message and averaged over sizes, beside the epoch times (the interconnect study).
+void add_bandwidth(const db::Database& database, const std::vector<std::int64_t>& ids,
+                   const std::string& factor, FactorReport& report) {
+  struct RunBandwidth {
+    long long bytes = 0;
+    double busbw = 0, time_us = 0, average = 0;
+  };
+  std::map<std::tuple<std::size_t, std::string, std::string, int>, std::vector<RunBandwidth>>
+      groups;
+  for (const auto& run : database.runs_of_instances(ids)) {
+    if (run.status != db::RunStatus::Ok) continue;
+    const auto rows = database.allreduce_results(run.id);
+    if (rows.empty()) continue;
+    const auto level = std::find_if(run.factors.begin(), run.factors.end(),
+                                    [&](const auto& pair) { return pair.first == factor; });
+    if (level == run.factors.end()) continue;
+    const auto block = static_cast<std::size_t>(
+        std::find(report.levels.begin(), report.levels.end(), level->second) -
+        report.levels.begin());
+    const auto largest = *std::max_element(
+        rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+    double sum = 0;
+    for (const auto& row : rows) sum += row.busbw_gbs;
+    groups[{block, run.condition, run.launcher, run.np}].push_back(
+        {largest.bytes, largest.busbw_gbs, largest.time_us,
+         sum / static_cast<double>(rows.size())});
+  }
+  for (const auto& [key, runs] : groups) {
+    const auto& [block, condition, launcher, np] = key;
+    FactorReport::Bandwidth row;
+    row.level = block < report.levels.size() ? report.levels[block] : std::string();
+    row.condition = condition;
+    row.launcher = launcher;
+    row.np = np;
+    row.bytes = runs.front().bytes;
+    for (const auto& run : runs) {
+      if (run.bytes != row.bytes) continue;  // a run of another size range is not averaged in
+      row.busbw_gbs += run.busbw;
+      row.time_us += run.time_us;
+      row.avg_busbw_gbs += run.average;
+      ++row.runs;
+    }
+    row.busbw_gbs /= static_cast<double>(row.runs);
+    row.time_us /= static_cast<double>(row.runs);
+    row.avg_busbw_gbs /= static_cast<double>(row.runs);
+    report.bandwidth.push_back(row);
+  }
+}
+
 }  // namespace
 
 ReportTable load_report(const db::Database& database, const InstanceQuery& query,
@@ -93,6 +147,7 @@ FactorReport load_factor_report(const db::Database& database, const InstanceQuer
   auto input = load_input(database, query, base);
   auto report =
       build_factor_report(input.selection.experiment, input.samples, factor, input.options);
+  add_bandwidth(database, input.selection.ids, factor, report);
   report.notes.insert(report.notes.begin(), input.selection.notes.begin(),
                       input.selection.notes.end());
   report.notes.insert(report.notes.end(), input.failures.begin(), input.failures.end());
