@@ -147,8 +147,12 @@ void experiment_target(std::string_view input) {
   ExpandOptions options;
   options.default_program = "/opt/scalebench-train";
   options.max_runs = 500;  // keeps each execution fast; the limit logic is the same
+  options.seed = 1;        // a randomized order without a seed in the file is expanded too
+  // Without exclusions every condition x level combination x np is a cell.
+  std::size_t combinations = 1;
+  for (const auto& factor : experiment.factors) combinations *= factor.levels.size();
   std::size_t cells = 0;
-  for (const auto& condition : experiment.conditions) cells += condition.np.size();
+  for (const auto& condition : experiment.conditions) cells += condition.np.size() * combinations;
   std::vector<RunPlan> plans;
   try {
     plans = expand_matrix(experiment, options);
@@ -158,8 +162,17 @@ void experiment_target(std::string_view input) {
             "expand_matrix error: one line naming the file");
     return;
   }
-  require(plans.size() == cells * static_cast<std::size_t>(experiment.repetitions),
-          "runs = repetitions x np values");
+  const auto repetitions = static_cast<std::size_t>(experiment.repetitions);
+  if (experiment.exclude.empty())
+    require(plans.size() == cells * repetitions, "runs = repetitions x cells");
+  else
+    require(plans.size() <= cells * repetitions && plans.size() % repetitions == 0,
+            "runs = repetitions x the cells left after exclusion");
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    require(plans[i].levels.size() == experiment.factors.size(), "one level per factor");
+    require(plans[i].repetition == static_cast<int>(i / (plans.size() / repetitions)) + 1,
+            "each repetition is one block");
+  }
   require(plans.size() <= options.max_runs, "runs <= max_runs");
   for (const auto& plan : plans) {
     require(!plan.launch.argv.empty() && !plan.launch.argv[0].empty(), "argv[0] present");

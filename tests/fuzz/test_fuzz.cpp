@@ -149,6 +149,11 @@ std::vector<std::string> experiment_seeds() {
       R"({"name":"c","repetitions":2,"timeout_seconds":5,"np":[1,2],"conditions":[)"
       R"({"name":"a","launcher":"command","command":["{program}","-n","{np}","{args}"],)"
       R"("env":{"OMP_NUM_THREADS":"1"}},{"name":"b","launcher":"srun","launcher_args":["x"]}]})");
+  seeds.push_back(
+      R"({"name":"f","repetitions":2,"np":[1,2],"order":"randomized","seed":3,)"
+      R"("factors":{"m":["a",{"name":"b","env":{"X":"1"},"launcher_args":["-y"]}],"k":[1,2]},)"
+      R"("exclude":[{"m":"b","np":1},{"condition":"s","k":[2]}],)"
+      R"("conditions":[{"name":"s","launcher":"single"},{"name":"p","launcher":"mpirun"}]})");
   return seeds;
 }
 
