@@ -129,6 +129,10 @@ const std::vector<Entry>& table() {
          app.add_option("--ss-type", options->ss_type, "Sums of squares for two factors: 1, 2 or 3")
              ->check(CLI::IsMember({1, 2, 3}))
              ->capture_default_str();
+         app.add_option(
+             "--only", options->only,
+             "With --db: keep the runs whose FACTOR has LEVEL (FACTOR=LEVEL, repeatable; "
+             "e.g. condition=mpirun for the part of a design crossed with np)");
          app.add_flag("--no-interaction", options->no_interaction,
                       "Two factors: fit the additive model A + B (for a design with an empty cell, "
                       "e.g. the single condition at np=2)");

@@ -32,7 +32,7 @@ int stats_command(const StatsCommand& options, std::ostream& out, std::ostream&)
         plotting::observations_from_database(
             *options.database,
             plotting::InstanceQuery{options.experiment, options.instances, options.pool},
-            options.factors, options.unit),
+            options.factors, options.unit, options.only),
         options.ss_type, options.confidence, !options.no_interaction);
   }
   if (options.base) plotting::keep_pairs_against(report, *options.base);

@@ -20,8 +20,9 @@ struct StatsCommand {
   std::string response;                   // with --csv: the response column
   std::vector<std::string> factors;       // with --csv/--db: one or two factor columns
   int ss_type = 2;
-  bool no_interaction = false;  // two factors: the additive model A + B
-  std::string unit = "run";     // with --db: "run" (mean of a run's epochs) or "epoch"
+  bool no_interaction = false;    // two factors: the additive model A + B
+  std::vector<std::string> only;  // with --db: FACTOR=LEVEL filters (the crossed part of a design)
+  std::string unit = "run";       // with --db: "run" (mean of a run's epochs) or "epoch"
   double confidence = 0.95;
   std::optional<std::string> base;  // keep only the Tukey pairs against this level
   bool json = false;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "db/database.hpp"
 #include "plotting/csv_table.hpp"
@@ -145,13 +146,14 @@ Observations observations_from_csv(const std::string& path, const std::string& r
 
 Observations observations_from_database(const std::string& path, const InstanceQuery& query,
                                         const std::vector<std::string>& factors,
-                                        const std::string& unit) {
+                                        const std::string& unit,
+                                        const std::vector<std::string>& only) {
   if (unit != "run" && unit != "epoch")
     throw InputError(fmt::format("--unit {}: expected \"run\" or \"epoch\"", unit));
   const auto database = db::Database::open(path, db::OpenMode::ReadOnly);
   const auto selection = select_instances(database, query);
   const auto& name = selection.experiment;
-  const auto samples = database.epoch_samples_of_instances(selection.ids);
+  auto samples = database.epoch_samples_of_instances(selection.ids);
   if (samples.empty())
     throw InputError(fmt::format("{}: no finished epochs for experiment \"{}\" ({})", path, name,
                                  fmt::join(selection.notes, " ")));
@@ -181,6 +183,39 @@ Observations observations_from_database(const std::string& path, const InstanceQ
         factor, s.run_id));
   };
 
+  // --only FACTOR=LEVEL: the crossed part of a design, with the runs left out counted.
+  std::string only_text;
+  for (const auto& filter : only) {
+    const auto equals = filter.find('=');
+    if (equals == std::string::npos || equals == 0)
+      throw InputError(
+          fmt::format("--only {}: expected FACTOR=LEVEL, e.g. condition=mpirun", filter));
+    const auto factor = filter.substr(0, equals);
+    const auto level = filter.substr(equals + 1);
+    if (std::find(known.begin(), known.end(), factor) == known.end() || factor == "group")
+      throw InputError(fmt::format("--only {}: experiment \"{}\" has no factor {}; its factors: {}",
+                                   filter, name, factor,
+                                   fmt::join(known.begin() + 1, known.end(), ", ")));
+    std::vector<std::string> levels;
+    for (const auto& s : samples) {
+      const auto value = level_of(s, factor);
+      if (std::find(levels.begin(), levels.end(), value) == levels.end()) levels.push_back(value);
+    }
+    if (std::find(levels.begin(), levels.end(), level) == levels.end())
+      throw InputError(fmt::format("--only {}: {} has no level {}; its levels: {}", filter, factor,
+                                   level, fmt::join(levels, ", ")));
+    std::erase_if(samples, [&](const db::EpochSample& s) { return level_of(s, factor) != level; });
+    only_text += (only_text.empty() ? "" : ", ") + filter;
+  }
+  std::size_t runs_left_out = 0;
+  if (!only.empty()) {
+    std::set<std::int64_t> kept;
+    for (const auto& s : samples) kept.insert(s.run_id);
+    std::set<std::int64_t> all;
+    for (const auto& s : database.epoch_samples_of_instances(selection.ids)) all.insert(s.run_id);
+    runs_left_out = all.size() - kept.size();
+  }
+
   Observations data;
   data.source = fmt::format("{} experiment {} ({})", path, name,
                             selection.ids.size() == 1
@@ -188,6 +223,9 @@ Observations observations_from_database(const std::string& path, const InstanceQ
                                 : fmt::format("instances {}", fmt::join(selection.ids, ", ")));
   for (const auto& note : failure_notes(database.runs_of_instances(selection.ids)))
     data.warnings.push_back(note);
+  if (!only.empty())
+    data.warnings.push_back(fmt::format("only the runs with {}: {} runs with ok epochs left out",
+                                        only_text, runs_left_out));
   // Conditions pooled within a level (single and mpirun np=1 in np=1) are said, not hidden.
   if (std::find(chosen.begin(), chosen.end(), "condition") == chosen.end() &&
       std::find(chosen.begin(), chosen.end(), "group") == chosen.end()) {
@@ -269,7 +307,8 @@ StatsReport analyze_observations(const Observations& data, int ss_type, double c
                                     static_cast<stats::SsType>(ss_type), interaction);
     } catch (const stats::EmptyCellError& error) {
       throw InputError(fmt::format(
-          "{}; --no-interaction fits the additive model {} + {} instead (docs/statistics.md)",
+          "{}; --no-interaction fits the additive model {} + {} instead, or (with --db) --only "
+          "FACTOR=LEVEL analyses a crossed part, e.g. --only condition=mpirun (docs/statistics.md)",
           error.what(), data.factor_names[0], data.factor_names[1]));
     }
   }();

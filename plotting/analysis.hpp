@@ -25,9 +25,11 @@ struct Observations {
 
 Observations observations_from_csv(const std::string& path, const std::string& response,
                                    const std::vector<std::string>& factors);
+// `only`: FACTOR=LEVEL filters; the runs left out are counted in a warning.
 Observations observations_from_database(const std::string& path, const InstanceQuery& query,
                                         const std::vector<std::string>& factors,
-                                        const std::string& unit);
+                                        const std::string& unit,
+                                        const std::vector<std::string>& only = {});
 
 // With two factors, `interaction` false fits the additive model A + B (no A:B term, no per-cell
 // Tukey): the answer for a design with an empty cell, such as the single condition, which has no

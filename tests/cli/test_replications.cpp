@@ -60,24 +60,45 @@ std::optional<std::string> why_not_runnable() {
 
 bool have_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
-// R's output: term -> {F, p}.
-std::map<std::string, std::pair<double, double>> r_reference(const fs::path& path) {
+// R's output for one scope: term -> {F, p}.
+std::map<std::string, std::pair<double, double>> r_reference(const fs::path& path,
+                                                             const std::string& scope) {
   std::map<std::string, std::pair<double, double>> out;
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
-    std::string term, df, ss, f, p;
-    fields >> term >> df >> ss >> f >> p;
-    if (term != "Residuals") out[term] = {std::stod(f), std::stod(p)};
+    std::string in_scope, term, df, ss, f, p;
+    fields >> in_scope >> term >> df >> ss >> f >> p;
+    if (in_scope == scope && term != "Residuals") out[term] = {std::stod(f), std::stod(p)};
   }
   return out;
 }
 
 constexpr const char* kRunMeansSql =
-    "SELECT run_id, model, np, avg(duration_seconds) AS mean_epoch_seconds FROM epoch_levels "
-    "WHERE status = 'ok' GROUP BY run_id ORDER BY run_id";
+    "SELECT run_id, condition, model, np, avg(duration_seconds) AS mean_epoch_seconds FROM "
+    "epoch_levels WHERE status = 'ok' GROUP BY run_id ORDER BY run_id";
+
+// The F and p of each effect in `stats --json` output against R's for `scope`.
+void check_against_r(const std::string& stats_json, const std::string& scope) {
+  const auto json = nlohmann::json::parse(stats_json);
+  CHECK(json["ss_type"] == "II");
+  CHECK(json["unit"] == "run");
+  const auto reference =
+      r_reference(test::data_dir() / "stats" / "table2_two_way_reference.txt", scope);
+  REQUIRE(reference.size() == 3);
+  std::size_t compared = 0;
+  for (const auto& term : json["anova"]) {
+    const auto name = term["term"].get<std::string>();
+    if (name == "Residuals") continue;
+    REQUIRE(reference.contains(name));
+    CHECK(term["F"].get<double>() == doctest::Approx(reference.at(name).first).epsilon(1e-10));
+    CHECK(term["p"].get<double>() == doctest::Approx(reference.at(name).second).epsilon(1e-8));
+    ++compared;
+  }
+  CHECK(compared == 3);
+}
 
 }  // namespace
 
@@ -95,23 +116,37 @@ TEST_CASE("stats --db --factor model --factor np gives car::Anova's type II F on
       {"stats", "--db", db_path.string(), "--factor", "model", "--factor", "np", "--json"});
   INFO(stats.err);
   REQUIRE(stats.status == 0);
-  const auto json = nlohmann::json::parse(stats.out);
-  CHECK(json["ss_type"] == "II");
-  CHECK(json["unit"] == "run");
-  const auto reference = r_reference(test::data_dir() / "stats" / "table2_two_way_reference.txt");
-  REQUIRE(reference.size() == 3);
-  std::size_t compared = 0;
-  for (const auto& term : json["anova"]) {
-    const auto name = term["term"].get<std::string>();
-    if (name == "Residuals") continue;
-    REQUIRE(reference.contains(name));
-    CHECK(term["F"].get<double>() == doctest::Approx(reference.at(name).first).epsilon(1e-10));
-    CHECK(term["p"].get<double>() == doctest::Approx(reference.at(name).second).epsilon(1e-8));
-    ++compared;
-  }
-  CHECK(compared == 3);
+  check_against_r(stats.out, "all");
   // The single runs are pooled with hvd np=1 in np=1: said, not hidden.
-  CHECK(stats.out.find("the runs of conditions") != std::string::npos);
+  CHECK(stats.out.find("the runs of conditions hvd, single are pooled within each level of model x "
+                       "np") != std::string::npos);
+
+  // The part crossed with np: condition hvd only, the runs left out counted.
+  const auto crossed = test::invoke({"stats", "--db", db_path.string(), "--factor", "model",
+                                     "--factor", "np", "--only", "condition=hvd", "--json"});
+  INFO(crossed.err);
+  REQUIRE(crossed.status == 0);
+  check_against_r(crossed.out, "hvd");
+  CHECK(crossed.out.find("only the runs with condition=hvd: 4 runs with ok epochs left out") !=
+        std::string::npos);
+  CHECK(crossed.out.find("are pooled") == std::string::npos);
+}
+
+TEST_CASE("stats --only: a bad filter names what exists") {
+  test::TempDir dir;
+  const auto db_path = dir / "table2.db";
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db_path);
+  const auto stats = [&](const std::string& only) {
+    return test::invoke({"stats", "--db", db_path.string(), "--factor", "np", "--only", only});
+  };
+  CHECK(stats("condition=hdv").err ==
+        "scalebench: error: --only condition=hdv: condition has no level hdv; its levels: hvd, "
+        "single\n");
+  CHECK(stats("modle=vgg16")
+            .err.find("has no factor modle; its factors: condition, launcher, "
+                      "np, model") != std::string::npos);
+  CHECK(stats("vgg16").err.find("expected FACTOR=LEVEL") != std::string::npos);
+  CHECK(stats("condition=hvd").status == 0);
 }
 
 TEST_CASE("the Table 2 quick replication: run, report --by model, stats, plot --by model") {
@@ -187,11 +222,13 @@ TEST_CASE("the interconnect quick replication: transports as levels, busbw besid
        "condition FROM epoch_levels UNION SELECT DISTINCT run_id, level_transport, condition FROM "
        "allreduce_levels) GROUP BY 1, 2 ORDER BY 1, 2"});
   INFO(levels.out);
-  CHECK(levels.out == "transport,condition,runs\r\nshm,allreduce,2\r\nshm,train,4\r\ntcp,allreduce,"
-                      "2\r\ntcp,train,4\r\n");  // RFC 4180 line ends
+  CHECK(levels.out ==
+        "transport,condition,runs\r\nshm,allreduce,2\r\nshm,train,4\r\ntcp,allreduce,"
+        "2\r\ntcp,train,4\r\n");  // RFC 4180 line ends
 
   if (!have_gnuplot()) return;
-  const auto plot = run_binary({"plot", "--db", db, "--by", "transport", "-o", (dir / "ic").string()});
+  const auto plot =
+      run_binary({"plot", "--db", db, "--by", "transport", "-o", (dir / "ic").string()});
   REQUIRE(plot.status == 0);
   CHECK(fs::file_size(dir / "ic.pdf") > 0);
 }
