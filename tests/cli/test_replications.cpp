@@ -232,3 +232,37 @@ TEST_CASE("the interconnect quick replication: transports as levels, busbw besid
   REQUIRE(plot.status == 0);
   CHECK(fs::file_size(dir / "ic.pdf") > 0);
 }
+
+TEST_CASE("run --dry-run prints the factorial matrix with its factor columns and the seed") {
+  test::TempDir dir;
+  const auto db = dir / "never.db";
+  const auto experiment =
+      (test::source_dir() / "experiments" / "horovodrunner-table2-quick.json").string();
+  const auto dry = test::invoke({"run", experiment, "--dry-run", "--db", db.string()});
+  REQUIRE(dry.status == 0);
+  CHECK(dry.out.find("experiment \"horovodrunner-table2-quick\": 12 runs, order randomized (seed "
+                     "2020)\nrun  repetition  condition  model         np\n") == 0);
+  CHECK(dry.out.find("\n12   2           ") != std::string::npos);
+  CHECK(dry.out.find("--model inception_v3") != std::string::npos);
+  CHECK_FALSE(fs::exists(db));
+}
+
+TEST_CASE("a randomized order without a seed gets a drawn one, stored with the instance") {
+  test::TempDir dir;
+  const auto experiment = dir / "r.json";
+  std::ofstream(experiment) << R"({"name": "r", "order": "randomized", "repetitions": 2,
+    "program": "/bin/true", "factors": {"k": ["a", "b"]},
+    "conditions": [{"name": "s", "launcher": "single"}]})";
+  const auto db = (dir / "r.db").string();
+  const auto dry = test::invoke({"run", experiment.string(), "--dry-run"});
+  CHECK(dry.out.find("drawn now, add \"seed\" to keep it") != std::string::npos);
+  // /bin/true prints no epochs: the runs are stored as not ok, the instance with its seed.
+  const auto run = test::invoke({"run", experiment.string(), "--db", db});
+  CHECK(run.status == 1);
+  const auto stored = test::invoke(
+      {"query", "--db", db, "--csv",
+       "SELECT run_order, order_seed IS NOT NULL, factors_json, cells FROM experiments"});
+  CHECK(stored.out.find(
+            "randomized,1,\"[{\"\"levels\"\":[\"\"a\"\",\"\"b\"\"],\"\"name\"\":\"\"k\"\"}]\",4") !=
+        std::string::npos);
+}

@@ -2,6 +2,9 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 #include "orchestrator/runner.hpp"
 #include "runner_support.hpp"
 #include "test_support.hpp"
@@ -210,4 +213,55 @@ TEST_CASE("an allreduce benchmark experiment stores its rows through the fake ex
   REQUIRE(table.rows.size() == 4);
   CHECK(table.rows[3] == std::vector<std::optional<std::string>>{"2", "32", "0.02"});
   CHECK(database.epoch_samples("ar").empty());
+}
+
+TEST_CASE("a factorial matrix stores every run's levels, and --resume runs only its cells not ok") {
+  test::TempDir dir;
+  auto database = db::Database::open((dir / "r.db").string());
+  const auto experiment = parse_experiment(R"({
+    "name": "study", "repetitions": 2, "np": [1, 2], "trainer": {"epochs": 3},
+    "order": "randomized", "seed": 5,
+    "factors": {"model": ["vgg16", "inception_v3"]},
+    "exclude": [{"condition": "single", "model": "inception_v3"}],
+    "conditions": [{"name": "single", "launcher": "single"}, {"name": "mpirun", "launcher": "mpirun"}]
+  })",
+                                           "study.json");
+  const auto plans = expand_matrix(experiment, {"scalebench-train", false});
+  REQUIRE(plans.size() == 10);  // (1 + 2 + 2) cells x 2 repetitions
+  const auto is_vgg = [](const LaunchSpec& spec) {
+    return std::find(spec.argv.begin(), spec.argv.end(), "vgg16") != spec.argv.end();
+  };
+  // inception_v3 fails the first time round.
+  FakeExecutor first_executor([&](const LaunchSpec& spec) {
+    auto process = scripted_trainer(spec);
+    if (!is_vgg(spec)) process.exit_code = 1;
+    return process;
+  });
+  auto context = context_for(experiment);
+  context.factors_json = factors_json(experiment);
+  const auto first = run_experiment(experiment, plans, first_executor, database, context);
+  CHECK(first.cells == 10);
+  CHECK(first.cells_ok == 6);
+
+  const auto runs = database.runs_of_instances({first.experiment_id});
+  REQUIRE(runs.size() == 10);
+  std::map<std::string, int> by_level;
+  for (const auto& run : runs) {
+    REQUIRE(run.factors.size() == 1);
+    CHECK(run.factors[0].first == "model");
+    ++by_level[run.factors[0].second];
+    CHECK((run.factors[0].second == "vgg16") == (run.status == db::RunStatus::Ok));
+  }
+  CHECK(by_level == std::map<std::string, int>{{"inception_v3", 4}, {"vgg16", 6}});
+  CHECK(database.experiment(first.experiment_id)->factors_json ==
+        R"([{"levels":["vgg16","inception_v3"],"name":"model"}])");
+
+  // The cell key includes the levels: only the four inception_v3 cells are pending.
+  FakeExecutor fixed([](const LaunchSpec& spec) { return scripted_trainer(spec); });
+  auto instance = resume_instance(database, context, plans);
+  CHECK(instance.pending.size() == 4);
+  for (const auto& plan : instance.pending) CHECK(plan.levels[0].second == "inception_v3");
+  const auto second = run_instance(experiment, instance, fixed, database);
+  CHECK(second.cells_ok == 10);
+  CHECK(fixed.launched().size() == 4);
 }
