@@ -351,6 +351,9 @@ void apply_migration(sqlite3* db, const std::string& path, int version) {
     case 3:
       exec(db, path, schema::kMigrateV3ToV4, "migrate the schema from version 3 to 4");
       break;
+    case 4:
+      exec(db, path, schema::kMigrateV4ToV5, "migrate the schema from version 4 to 5");
+      break;
     default:
       throw DatabaseError(
           fmt::format("{}: no migration from schema version {} to {}", path, version, version + 1));
@@ -754,14 +757,17 @@ std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) 
               fmt::format("{}: a run's factor may not be named {} (built in)", path_, name));
       add(name, level);
     }
+    // A factor name the views do not have yet gets its column (normally insert_experiment has
+    // made it from the instance's factor list already; then this returns at once).
+    if (!r.factors.empty()) refresh_level_views(handle_, path_);
   }
 
   // The run_id fields of the epoch and line records are ignored: they belong to this run.
   if (!bundle.epochs.empty()) {
     Statement ep(handle_, path_,
                  "INSERT INTO epochs (run_id, epoch, total_epochs, start_offset_seconds, "
-                 "duration_seconds, trainer_seconds, loss, accuracy) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                 "duration_seconds, trainer_seconds, loss, accuracy, end_rule) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                  "insert an epoch");
     for (const EpochRecord& e : bundle.epochs) {
       ep.bind(1, run_id);
@@ -772,6 +778,7 @@ std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) 
       ep.bind(6, e.trainer_seconds);
       ep.bind(7, e.loss);
       ep.bind(8, e.accuracy);
+      ep.bind(9, e.end_rule);
       ep.run();
     }
   }
@@ -951,10 +958,11 @@ std::vector<RunRecord> Database::runs(const std::optional<std::string>& experime
 }
 
 std::vector<EpochRecord> Database::epochs(std::int64_t run_id) const {
-  Statement st(handle_, path_,
-               "SELECT run_id, epoch, total_epochs, start_offset_seconds, duration_seconds, "
-               "trainer_seconds, loss, accuracy FROM epochs WHERE run_id = ?1 ORDER BY epoch",
-               "read epochs");
+  Statement st(
+      handle_, path_,
+      "SELECT run_id, epoch, total_epochs, start_offset_seconds, duration_seconds, "
+      "trainer_seconds, loss, accuracy, end_rule FROM epochs WHERE run_id = ?1 ORDER BY epoch",
+      "read epochs");
   st.bind(1, run_id);
   std::vector<EpochRecord> out;
   while (st.step()) {
@@ -967,6 +975,7 @@ std::vector<EpochRecord> Database::epochs(std::int64_t run_id) const {
     e.trainer_seconds = st.optional_real(5);
     e.loss = st.optional_real(6);
     e.accuracy = st.optional_real(7);
+    if (!st.is_null(8)) e.end_rule = st.text(8);
     out.push_back(e);
   }
   return out;

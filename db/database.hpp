@@ -49,7 +49,7 @@ class QueryLimitError : public DatabaseError {
   Limit limit_;
 };
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // The factors every run has, stored in run_factors beside the experiment file's own.
 inline constexpr const char* kBuiltInFactors[] = {"condition", "launcher", "np"};
@@ -111,7 +111,7 @@ struct RunRecord {
   std::optional<double> images_per_second;  // train_images * epochs / sum(epoch durations)
   int attempt = 1;              // 1-based: re-runs of the same cell (--retries, --resume)
   std::string env_json = "{}";  // the variables the condition set for this run (JSON object)
-  FactorLevels factors;         // the levels of the experiment file's factors (not built-ins)
+  FactorLevels factors = {};    // the levels of the experiment file's factors (not built-ins)
 };
 
 struct EpochRecord {
@@ -123,6 +123,9 @@ struct EpochRecord {
   std::optional<double> trainer_seconds;   // the trainer's own clock for the same epoch
   std::optional<double> loss;
   std::optional<double> accuracy;
+  // What ended the epoch (docs/metrics.md): next_epoch, training_done, epoch_end_line, last_line
+  // or exit; absent when the end was never seen.
+  std::optional<std::string> end_rule = std::nullopt;
 };
 
 struct LineRecord {
@@ -189,7 +192,7 @@ struct EpochSample {
   double duration_seconds = 0;
   std::optional<double> trainer_seconds;
   std::optional<long long> train_images;
-  FactorLevels factors;  // the run's levels of the experiment file's factors
+  FactorLevels factors = {};  // the run's levels of the experiment file's factors
 };
 
 enum class OpenMode { ReadWrite, ReadOnly };

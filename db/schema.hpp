@@ -163,6 +163,21 @@ UNION ALL SELECT id, 'np', CAST(np AS TEXT) FROM runs;
 
 CREATE VIEW epoch_levels AS SELECT * FROM epoch_times;
 CREATE VIEW allreduce_levels AS SELECT * FROM allreduce_times;
+
+)sql";
+
+// Version 5: epochs.end_rule, what ended each epoch (issue "Other people's trainers": a program
+// without our `Training done:` line ends its last epoch at its end-of-epoch line, its last line
+// or its exit). Older rows: the next epoch's marker, or for the last epoch the `Training done:`
+// line, the only rules before version 5.
+inline constexpr const char* kMigrateV4ToV5 = R"sql(
+ALTER TABLE epochs ADD COLUMN end_rule TEXT
+  CHECK (end_rule IN ('next_epoch', 'training_done', 'epoch_end_line', 'last_line', 'exit'));
+UPDATE epochs SET end_rule = CASE
+  WHEN duration_seconds IS NULL THEN NULL
+  WHEN EXISTS (SELECT 1 FROM epochs AS n WHERE n.run_id = epochs.run_id AND n.epoch = epochs.epoch + 1)
+    THEN 'next_epoch'
+  ELSE 'training_done' END;
 )sql";
 
 // The staging area of the run being measured: its lines go here as they arrive (in batches), so

@@ -310,6 +310,13 @@ class Reader {
     if (!ok) fail(fmt::format("a positive integer (at most {})", max));
     return static_cast<int>(value_.get<long long>());
   }
+  long long train_images() const {
+    const bool ok =
+        value_.is_number_unsigned() && value_.get<unsigned long long>() >= 1 &&
+        value_.get<unsigned long long>() <= static_cast<unsigned long long>(kMaxTrainImages);
+    if (!ok) fail("a positive integer number of images per epoch (all ranks; at most 10^15)");
+    return value_.get<long long>();
+  }
   double timeout_seconds() const {
     // The parser admits only finite numbers; the range keeps now() + timeout far from the
     // clock's limit and every positive value at least one millisecond.
@@ -449,7 +456,7 @@ std::vector<std::string> command_template(const Reader& command) {
 
 Condition parse_condition(const Reader& reader, const std::optional<std::vector<int>>& default_np) {
   reader.require_object({"name", "launcher", "np", "trainer", "args", "launcher_args", "command",
-                         "env", "oversubscribe"});
+                         "env", "oversubscribe", "train_images"});
   reader.require_key("name");
   reader.require_key("launcher");
   Condition condition;
@@ -472,6 +479,7 @@ Condition parse_condition(const Reader& reader, const std::optional<std::vector<
     condition.launcher_args = reader.at("launcher_args").literal_strings();
   if (reader.has("env")) condition.env = reader.at("env").environment();
   if (reader.has("oversubscribe")) condition.oversubscribe = reader.at("oversubscribe").boolean();
+  if (reader.has("train_images")) condition.train_images = reader.at("train_images").train_images();
   if (condition.launcher == Launcher::Command) {
     reader.require_key("command");
     condition.command = command_template(reader.at("command"));
@@ -524,6 +532,7 @@ FactorLevel parse_level(const Reader& reader, const std::string& factor) {
       if (level.program->empty()) reader.at("program").fail("a non-empty string");
     }
     if (reader.has("launcher")) level.launcher = parse_launcher(reader.at("launcher"));
+    if (reader.has("train_images")) level.train_images = reader.at("train_images").train_images();
     if (reader.has("command")) {
       if (level.launcher && *level.launcher != Launcher::Command)
         reader.at("command").fail("no \"command\" unless launcher is \"command\"");
@@ -746,8 +755,8 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
 
   const Reader root(path, document, "");
   root.require_object({"name", "description", "repetitions", "timeout_seconds", "program",
-                       "trainer", "args", "np", "conditions", "factors", "exclude", "order",
-                       "seed"});
+                       "trainer", "args", "np", "conditions", "factors", "exclude", "order", "seed",
+                       "train_images"});
   root.require_key("name");
   root.require_key("conditions");
 
@@ -767,6 +776,7 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
     if (experiment.program->empty()) root.at("program").fail("a non-empty string");
   }
   experiment.trainer = root.trainer_args();
+  if (root.has("train_images")) experiment.train_images = root.at("train_images").train_images();
   std::optional<std::vector<int>> default_np;
   if (root.has("np")) default_np = root.at("np").np_values();
 
@@ -847,6 +857,7 @@ ResolvedCell resolve_cell(const Experiment& experiment, const Condition& conditi
   std::vector<std::string> raw = experiment.trainer.raw;
   raw.insert(raw.end(), condition.trainer.raw.begin(), condition.trainer.raw.end());
   cell.where = fmt::format("condition \"{}\"", condition.name);
+  if (!cell.condition.train_images) cell.condition.train_images = experiment.train_images;
   for (std::size_t f = 0; f < levels.size(); ++f) {
     const FactorLevel& level = *levels[f];
     cell.levels.emplace_back(experiment.factors[f].name, level.name);
@@ -859,6 +870,7 @@ ResolvedCell resolve_cell(const Experiment& experiment, const Condition& conditi
     for (const auto& [key, value] : level.env) c.env[key] = value;
     if (level.program) cell.program = *level.program;
     if (level.launcher) c.launcher = *level.launcher;
+    if (level.train_images) c.train_images = level.train_images;
     if (!level.command.empty()) {
       c.command = level.command;
       cell.command_factor = experiment.factors[f].name;
@@ -1071,6 +1083,10 @@ RunPlan make_plan(const Experiment& experiment, const ResolvedCell& cell, int np
   plan.np = np;
   plan.repetition = repetition;
   plan.launch.env = condition.env;
+  plan.train_images = condition.train_images;
+  // Python writes into a pipe in blocks: its lines would arrive at exit, not as printed. The
+  // experiment can still set another value (an empty one turns it off).
+  plan.launch.env.emplace("PYTHONUNBUFFERED", "1");
   // In range (resolve_matrix), so the product and the cast are exact enough and defined.
   if (experiment.timeout_seconds)
     plan.launch.timeout =

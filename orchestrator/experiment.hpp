@@ -46,6 +46,7 @@ struct Condition {
   std::vector<std::string> command;        // for Launcher::Command: argv template
   std::map<std::string, std::string> env;
   bool oversubscribe = false;
+  std::optional<long long> train_images;  // images per epoch, for programs without a header
 };
 
 // One level of a factor: a name, and what it changes in a run. A level refines the condition it
@@ -58,7 +59,8 @@ struct FactorLevel {
   std::map<std::string, std::string> env;
   std::optional<std::string> program;
   std::optional<Launcher> launcher;
-  std::vector<std::string> command;  // non-empty: replaces the condition's command template
+  std::vector<std::string> command;       // non-empty: replaces the condition's command template
+  std::optional<long long> train_images;  // replaces the condition's
 };
 
 struct Factor {
@@ -93,6 +95,9 @@ struct Experiment {
   std::optional<double> timeout_seconds;
   std::optional<std::string> program;  // trainer program; default: scalebench-train
   TrainerArgs trainer;
+  // Images per epoch over all ranks, for a program that prints no header line (a condition's or
+  // level's value replaces it); the trainer's own header wins when there is one.
+  std::optional<long long> train_images;
   std::vector<Condition> conditions;
   std::vector<Factor> factors;  // in name order (a JSON object's keys, sorted)
   std::vector<Exclusion> exclude;
@@ -112,6 +117,7 @@ inline constexpr double kMinTimeoutSeconds = 0.001;
 inline constexpr double kMaxTimeoutSeconds = 30.0 * 24 * 3600;  // 30 days
 inline constexpr long long kMaxRepetitions = 100'000;
 inline constexpr long long kMaxNp = 1'000'000;
+inline constexpr long long kMaxTrainImages = 1'000'000'000'000'000;  // 10^15
 inline constexpr std::size_t kDefaultMaxRuns = 10'000;
 // argv + env of one run (Linux's execve takes about 2 MiB in all), and of the whole matrix.
 inline constexpr std::size_t kMaxRunArgumentBytes = 1024 * 1024;
@@ -137,6 +143,7 @@ struct RunPlan {
   int repetition = 1;  // 1-based
   LaunchSpec launch;
   TagOptions tags;
+  std::optional<long long> train_images;  // from the file, when the program prints no header
 };
 
 struct ExpandOptions {

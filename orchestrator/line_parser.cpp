@@ -145,6 +145,38 @@ TaggedLine parse_tagged_line(std::string_view line, const TagOptions& options) {
   return untagged;
 }
 
+std::string remove_embedded_tags(std::string_view payload) {
+  std::string out;
+  std::size_t copied = 0;
+  std::size_t search = 0;
+  while (true) {
+    std::size_t close = std::string_view::npos;
+    std::size_t marker_size = 0;
+    for (const std::string_view marker :
+         {std::string_view("]<stdout>:"), std::string_view("]<stderr>:")}) {
+      const auto at = payload.find(marker, search);
+      if (at < close) close = at, marker_size = marker.size();
+    }
+    if (close == std::string_view::npos) break;
+    const auto open = payload.rfind('[', close);
+    const bool well_formed = [&] {
+      if (open == std::string_view::npos || open < copied) return false;
+      const auto inside = payload.substr(open + 1, close - open - 1);
+      const auto comma = inside.rfind(',');
+      return comma != std::string_view::npos && comma > 0 && to_int(inside.substr(comma + 1));
+    }();
+    search = close + marker_size;
+    if (!well_formed) continue;
+    out.append(payload.substr(copied, open - copied));
+    copied = search;
+    if (copied < payload.size() && payload[copied] == ' ') ++copied;  // Open MPI 5's space
+    search = copied;
+  }
+  if (copied == 0) return std::string(payload);
+  out.append(payload.substr(copied));
+  return out;
+}
+
 std::optional<EpochMarker> parse_epoch_marker(std::string_view payload) {
   payload = trim(payload);
   constexpr std::string_view kPrefix = "Epoch ";

@@ -34,6 +34,11 @@ struct EpochMarker {
   int epoch = 0;
   int total = 0;
 };
+// The payload without launcher tags inside it (`Epoch 2/3[1,0]<stdout>:` -> `Epoch 2/3`): Open
+// MPI tags every chunk a rank writes, so a line written in two writes carries a second tag where
+// the second write began. Only well-formed Open MPI tags ([job,rank]) are removed.
+std::string remove_embedded_tags(std::string_view payload);
+
 // `Epoch y/z` with 1 <= y <= z (surrounding whitespace allowed, nothing else).
 std::optional<EpochMarker> parse_epoch_marker(std::string_view payload);
 

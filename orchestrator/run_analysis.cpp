@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 
 namespace scalebench::orchestrator {
 namespace {
@@ -55,8 +57,21 @@ std::string printable_excerpt(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
-RunAnalyzer::RunAnalyzer(std::int64_t start_monotonic_ns, TagOptions tags)
-    : start_ns_(start_monotonic_ns), tags_(tags) {}
+RunAnalyzer::RunAnalyzer(std::int64_t start_monotonic_ns, TagOptions tags, RunExpectations expected)
+    : start_ns_(start_monotonic_ns), tags_(tags), expected_(expected) {}
+
+// Our trainer's header names the MPI size it found. Launched N times by a foreign MPI it runs N
+// independent trainings of size 1: the run is something else than the np it is stored under.
+void RunAnalyzer::check_np(const std::optional<std::string>& reported, std::int64_t seq) {
+  if (np_checked_ || !reported || !expected_.np) return;
+  np_checked_ = true;
+  const auto np = to_long(reported);
+  if (np && *np != *expected_.np)
+    problem(fmt::format(
+        "line {}: the trainer reports np={} but the run was launched for np={} (a launcher whose "
+        "MPI the trainer does not share starts independent processes)",
+        seq, *np, *expected_.np));
+}
 
 void RunAnalyzer::problem(std::string text) {
   if (analysis_.problems.size() < kMaxProblems)
@@ -75,8 +90,11 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
   const Stream stream = tagged.tag_stream.value_or(stamped.stream);
   record.stream = std::string(stream_name(stream));
   record.rank = tagged.rank;
-  record.text = sanitize_utf8(tagged.payload);
+  // A launcher tag in the middle of the payload is a chunk boundary, not text (Open MPI tags
+  // every chunk it reads: `[1,0]<stdout>:Epoch 2/3[1,0]<stdout>:` under python -u).
+  record.text = sanitize_utf8(remove_embedded_tags(tagged.payload));
   const std::string& text = record.text;
+  last_line_at_ = offset;
 
   if (stream == Stream::Stderr) {
     if (is_separator(text)) {
@@ -113,11 +131,16 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
       epoch_start_[marker->epoch] = offset;
       current_epoch_ = marker->epoch;
       max_started_epoch_ = marker->epoch;
+      if (last_marker_at_)
+        longest_marker_gap_ = std::max(longest_marker_gap_, offset - *last_marker_at_);
+      last_marker_at_ = offset;
     }
   } else if (const auto end = parse_epoch_end(text); end && current_epoch_) {
     epoch_end_.try_emplace(*current_epoch_, *end);
+    epoch_end_line_at_.try_emplace(*current_epoch_, offset);
   } else if (const auto header = parse_trainer_header(text); header) {
     if (!analysis_.train_images) analysis_.train_images = to_long(header->get("train_images"));
+    check_np(header->get("np"), seq);
   } else if (parse_training_done(text) && !done_at_) {
     done_at_ = offset;
     analysis_.training_done = true;
@@ -126,6 +149,7 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
       analysis_.benchmark = bench->get("benchmark");
       transport_ = bench->get("transport").value_or("");
     }
+    check_np(bench->get("np"), seq);
   } else if (analysis_.benchmark == "allreduce" && !analysis_.benchmark_done) {
     // Rows count only between the benchmark's header and its last line, so that a table some
     // other program prints is never taken for one.
@@ -154,9 +178,10 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
   return record;
 }
 
-RunAnalysis RunAnalyzer::finish() {
+RunAnalysis RunAnalyzer::finish(std::optional<double> exit_offset_seconds) {
   RunAnalysis& analysis = analysis_;
   analysis.line_count = seq_;
+  if (!analysis.train_images) analysis.train_images = expected_.train_images;
   if (!last_rank_stderr_.empty())
     analysis.failure_reason = last_rank_stderr_;
   else if (!block_reason_.empty())
@@ -166,23 +191,44 @@ RunAnalysis RunAnalyzer::finish() {
 
   if (!epoch_start_.empty() && epoch_start_.begin()->first == 1)
     analysis.startup_seconds = epoch_start_.begin()->second;
+  bool last_epoch_unended = false;
   for (const auto& [epoch, start] : epoch_start_) {
     db::EpochRecord record;
     record.epoch = epoch;
     record.total_epochs = analysis.total_epochs;
     record.start_offset_seconds = start;
     std::optional<double> duration;
-    if (const auto next = epoch_start_.find(epoch + 1); next != epoch_start_.end())
-      duration = next->second - start;
-    else if (epoch == analysis.total_epochs && done_at_)
-      duration = *done_at_ - start;
+    const char* rule = nullptr;
+    const auto ends_at = [&](double at, const char* name) {
+      duration = at - start;
+      rule = name;
+    };
+    if (const auto next = epoch_start_.find(epoch + 1); next != epoch_start_.end()) {
+      ends_at(next->second, "next_epoch");
+    } else if (epoch == analysis.total_epochs) {
+      // The last epoch: our trainer's end line, else the program's own end-of-epoch line, else
+      // the last line it printed, else its exit (a script that prints only `Epoch y/z`).
+      const auto end_line = epoch_end_line_at_.find(epoch);
+      if (done_at_)
+        ends_at(*done_at_, "training_done");
+      else if (end_line != epoch_end_line_at_.end())
+        ends_at(end_line->second, "epoch_end_line");
+      else if (last_line_at_ && *last_line_at_ > start)
+        ends_at(*last_line_at_, "last_line");
+      else if (exit_offset_seconds && *exit_offset_seconds > start)
+        ends_at(*exit_offset_seconds, "exit");
+      else
+        last_epoch_unended = true;
+    }
     if (duration && *duration < 0) {
       // Arrival times only grow, so this is a `Training done:` before the last epoch began.
       problem(fmt::format("`Training done:` arrived before `Epoch {}/{}`", epoch,
                           analysis.total_epochs));
       duration.reset();
+      rule = nullptr;
     }
     record.duration_seconds = duration;
+    if (rule) record.end_rule = rule;
     if (const auto end = epoch_end_.find(epoch); end != epoch_end_.end()) {
       record.trainer_seconds = end->second.epoch_seconds;
       record.loss = end->second.loss;
@@ -217,11 +263,43 @@ RunAnalysis RunAnalyzer::finish() {
       expected = epoch + 1;
     }
     report_gap(analysis.total_epochs);
-    if (!done_at_) problem("no `Training done:` line, so the last epoch has no end");
+    if (last_epoch_unended)
+      problem(fmt::format(
+          "the last epoch has no end: no `Training done:` line, no end-of-epoch line and no "
+          "later line after `Epoch {0}/{0}`",
+          analysis.total_epochs));
+    check_timing(analysis);
   }
   if (dropped_problems_ > 0)
     analysis.problems.push_back(fmt::format("and {} more problems", dropped_problems_));
   return std::move(analysis_);
+}
+
+// Epochs that cannot be measured from arrival times: all markers in one burst (output held in a
+// buffer and flushed at exit), or line-timed durations that disagree with the program's own
+// epoch clock (docs/metrics.md, "When line times cannot be trusted").
+void RunAnalyzer::check_timing(const RunAnalysis& analysis) {
+  if (epoch_start_.size() >= 2 && longest_marker_gap_ < kBurstGapSeconds) {
+    problem(fmt::format(
+        "the `Epoch` lines arrived in one burst (at most {:.3f} ms apart): the program's output "
+        "was buffered, so arrival times do not measure its epochs; flush each line (python -u, "
+        "PYTHONUNBUFFERED=1, or \"stdout\": \"pty\")",
+        longest_marker_gap_ * 1e3));
+    return;
+  }
+  for (const auto& epoch : analysis.epochs) {
+    if (!epoch.duration_seconds || !epoch.trainer_seconds) continue;
+    const double difference = std::abs(*epoch.duration_seconds - *epoch.trainer_seconds);
+    if (difference > kClockToleranceSeconds &&
+        difference > kClockToleranceFraction * *epoch.trainer_seconds) {
+      problem(fmt::format(
+          "epoch {}: {:.3f} s from line arrivals but {:.3f} s by the program's own clock (more "
+          "than {} s and {:.0f}% apart): its lines did not arrive as they were printed",
+          epoch.epoch, *epoch.duration_seconds, *epoch.trainer_seconds, kClockToleranceSeconds,
+          kClockToleranceFraction * 100));
+      return;
+    }
+  }
 }
 
 void shift_offsets(RunAnalysis& analysis, double seconds) {
@@ -231,12 +309,13 @@ void shift_offsets(RunAnalysis& analysis, double seconds) {
 }
 
 RunAnalysis analyze_run(const std::vector<StampedLine>& lines, std::int64_t start_monotonic_ns,
-                        const TagOptions& tags) {
-  RunAnalyzer analyzer(start_monotonic_ns, tags);
+                        const TagOptions& tags, const RunExpectations& expected,
+                        std::optional<double> exit_offset_seconds) {
+  RunAnalyzer analyzer(start_monotonic_ns, tags, expected);
   std::vector<db::LineRecord> records;
   records.reserve(lines.size());
   for (const auto& line : lines) records.push_back(analyzer.add(line));
-  RunAnalysis analysis = analyzer.finish();
+  RunAnalysis analysis = analyzer.finish(exit_offset_seconds);
   analysis.lines = std::move(records);
   return analysis;
 }

@@ -12,6 +12,23 @@
 
 namespace scalebench::orchestrator {
 
+// What the run was launched as, to check the program's own account against (issue "Other
+// people's trainers"): a trainer that reports another np ran as something else (N independent
+// np=1 trainings under a foreign MPI), and a program without a header line needs its images per
+// epoch from the experiment file.
+struct RunExpectations {
+  std::optional<int> np;                  // the np the run was launched for
+  std::optional<long long> train_images;  // images per epoch (all ranks) when no header says
+};
+
+// Below this longest gap between consecutive `Epoch` markers the epochs are taken to have
+// arrived in one burst: block-buffered output flushed at exit, not epochs (docs/metrics.md).
+inline constexpr double kBurstGapSeconds = 0.001;
+// Line-timed and trainer-timed epochs disagree when they differ by more than this many seconds
+// and this fraction of the trainer's own time (docs/metrics.md).
+inline constexpr double kClockToleranceSeconds = 0.25;
+inline constexpr double kClockToleranceFraction = 0.25;
+
 struct RunAnalysis {
   std::vector<db::LineRecord> lines;    // analyze_run only: every line, tag removed, valid UTF-8
   std::vector<db::EpochRecord> epochs;  // in epoch order; duration absent when the end is unseen
@@ -40,8 +57,10 @@ inline constexpr std::size_t kMaxAllreduceRows = 10'000;
 // orchestrator. The caller stores each line's record as it comes (db::Database::stage_line).
 //
 // Epoch y's duration = t(first `Epoch y+1/z`, any rank) - t(first `Epoch y/z`, any rank); the
-// last epoch ends at the first `Training done:` line. Times are arrival times, relative to
-// start_monotonic_ns. Markers must arrive in epoch order: a marker for an earlier epoch than one
+// last epoch ends at the first `Training done:` line, else at its end-of-epoch line (Keras's
+// `469/469 - ... - loss: ...`), else at the run's last line, else at the process's exit; each
+// epoch records which rule ended it (db::EpochRecord::end_rule). Times are arrival times, relative
+// to start_monotonic_ns. Markers must arrive in epoch order: a marker for an earlier epoch than one
 // already started, a total that disagrees, or a `Training done:` before the last epoch began is
 // a problem (the run is stored as incomplete with it), never a negative duration. The trainer's
 // own figures come from its end-of-epoch lines.
@@ -49,17 +68,27 @@ inline constexpr std::size_t kMaxAllreduceRows = 10'000;
 // one row and its `# Avg bus bandwidth` line, and no wrong elements (docs/allreduce-benchmark.md).
 class RunAnalyzer {
  public:
-  explicit RunAnalyzer(std::int64_t start_monotonic_ns, TagOptions tags = {});
+  explicit RunAnalyzer(std::int64_t start_monotonic_ns, TagOptions tags = {},
+                       RunExpectations expected = {});
   // Parses one line and returns its record (seq, offset, stream, rank, text) for storage.
   db::LineRecord add(const StampedLine& line);
-  // Completes the analysis; its `lines` stay empty.
-  RunAnalysis finish();
+  // Completes the analysis; its `lines` stay empty. `exit_offset_seconds`: when the process
+  // exited, on the same clock as the lines (the last epoch's end when nothing else marks it).
+  RunAnalysis finish(std::optional<double> exit_offset_seconds = std::nullopt);
 
  private:
   void problem(std::string text);
+  void check_np(const std::optional<std::string>& reported, std::int64_t seq);
+  void check_timing(const RunAnalysis& analysis);
 
   std::int64_t start_ns_;
   TagOptions tags_;
+  RunExpectations expected_;
+  std::optional<double> last_line_at_;
+  std::map<int, double> epoch_end_line_at_;  // first end-of-epoch (Keras summary) line per epoch
+  std::optional<double> last_marker_at_;
+  double longest_marker_gap_ = 0;
+  bool np_checked_ = false;
   RunAnalysis analysis_;
   std::int64_t seq_ = 0;
   std::size_t dropped_problems_ = 0;
@@ -85,7 +114,8 @@ void shift_offsets(RunAnalysis& analysis, double seconds);
 
 // The whole analysis of lines already collected (tests, small runs); `lines` is filled.
 RunAnalysis analyze_run(const std::vector<StampedLine>& lines, std::int64_t start_monotonic_ns,
-                        const TagOptions& tags = {});
+                        const TagOptions& tags = {}, const RunExpectations& expected = {},
+                        std::optional<double> exit_offset_seconds = std::nullopt);
 
 // Text for one line of an error message: C0/C1 control characters (escape sequences, NUL) shown
 // as \xNN, so that trainer output quoted in an error cannot drive a terminal; cut to `max_bytes`.

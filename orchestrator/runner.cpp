@@ -199,8 +199,9 @@ ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance,
       // start is known only when execute returns, and the offsets are shifted to it then.
       std::optional<RunAnalyzer> analyzer;
       std::int64_t base_ns = 0;
+      const RunExpectations expected{plan.np, plan.train_images};
       const auto outcome = executor.execute(plan.launch, [&](StampedLine&& line) {
-        if (!analyzer) analyzer.emplace(base_ns = line.monotonic_ns, plan.tags);
+        if (!analyzer) analyzer.emplace(base_ns = line.monotonic_ns, plan.tags, expected);
         database.stage_line(analyzer->add(line));
       });
       // A stop that arrived between the check above and the launch: no process ran, so there
@@ -210,8 +211,10 @@ ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance,
         result.interrupted = true;
         break;
       }
-      if (!analyzer) analyzer.emplace(base_ns = outcome.start_monotonic_ns, plan.tags);
-      RunAnalysis analysis = analyzer->finish();
+      if (!analyzer) analyzer.emplace(base_ns = outcome.start_monotonic_ns, plan.tags, expected);
+      // The exit, on the lines' clock: the last epoch's end when nothing printed marks it.
+      RunAnalysis analysis =
+          analyzer->finish(static_cast<double>(outcome.end_monotonic_ns - base_ns) * 1e-9);
       const double shift = static_cast<double>(base_ns - outcome.start_monotonic_ns) * 1e-9;
       shift_offsets(analysis, shift);
 

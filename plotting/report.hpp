@@ -38,11 +38,12 @@ struct ReportRow {
   std::optional<double> speedup_vs_base;     // base mean / row mean
   std::optional<double> scaling_efficiency;  // a fraction (1 = linear scaling), see docs
   bool is_base = false;
-  db::FactorLevels levels;  // the experiment file's factors (without the --by factor in a block)
+  // The experiment file's factors (without the --by factor in a block).
+  db::FactorLevels levels = {};
   // Run-to-run spread: the sample SD (n - 1) of the runs' mean epoch times and of the runs'
   // images/s; absent with fewer than two runs (the figures' error bars).
-  std::optional<double> sd_run_epoch_seconds;
-  std::optional<double> sd_run_images_per_second;
+  std::optional<double> sd_run_epoch_seconds = std::nullopt;
+  std::optional<double> sd_run_images_per_second = std::nullopt;
 };
 
 struct AnovaSummary {
@@ -66,10 +67,10 @@ struct ReportOptions {
   // Row order: conditions in file order, then factor levels in file order, then np (groups not
   // named here follow in order of first appearance). From the instance record: a randomized run
   // order must not shuffle the table.
-  std::vector<std::string> condition_order;
-  std::vector<std::pair<std::string, std::vector<std::string>>> level_order;
+  std::vector<std::string> condition_order = {};
+  std::vector<std::pair<std::string, std::vector<std::string>>> level_order = {};
   // Leaves this factor out of labels and levels (the blocks of report --by).
-  std::optional<std::string> omit_factor;
+  std::optional<std::string> omit_factor = std::nullopt;
 };
 
 // One term of a two-way ANOVA under a table: F, d.f., p and partial eta squared.

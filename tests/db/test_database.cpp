@@ -577,7 +577,11 @@ TEST_CASE("the example queries in docs/database.md run through query_read_only")
   allreduce.allreduce.push_back(row);
   d.insert_run(allreduce);
   const auto exp = d.insert_experiment(make_experiment("scaling"));
-  for (int np : {1, 2, 4}) d.insert_run(make_run(exp, "scaling", "mlp", np, 1));
+  for (int np : {1, 2, 4}) {
+    auto run = make_run(exp, "scaling", "mlp", np, 1);
+    run.run.factors = {{"model", "mlp"}};  // a factor, for the examples on factors
+    d.insert_run(run);
+  }
   db::RunBundle failed = make_run(exp, "scaling", "mlp", 8, 1, 1);
   failed.run.status = db::RunStatus::Failed;
   d.insert_run(failed);

@@ -138,7 +138,9 @@ TEST_CASE("failed, crashed and hanging runs are stored with their status and lin
   CHECK(runs[1].status == db::RunStatus::Timeout);
   CHECK(runs[1].signal == 15);
   CHECK(runs[2].status == db::RunStatus::Incomplete);
-  CHECK(runs[2].error == "no `Training done:` line, so the last epoch has no end");
+  CHECK(runs[2].error ==
+        "the last epoch has no end: no `Training done:` line, no end-of-epoch line and no later "
+        "line after `Epoch 2/2`");
   CHECK(runs[3].status == db::RunStatus::Failed);
   CHECK(runs[3].error == "program not found: scalebench-train");
   CHECK(database.lines(runs[0].id).size() == 2);

@@ -104,9 +104,12 @@ TEST_CASE("each run records the env its condition gave it") {
                  database, context_for(experiment));
   const auto runs = database.runs("trust");
   REQUIRE(runs.size() == 4);
-  CHECK(runs[0].env_json == R"({"OMP_NUM_THREADS":"1"})");
-  CHECK(runs[1].env_json == "{}");
-  CHECK(executor.launched()[1].env.empty());  // b does not inherit a's variables
+  // PYTHONUNBUFFERED=1 is every run's default (a Python program's lines arrive as printed).
+  CHECK(runs[0].env_json == R"({"OMP_NUM_THREADS":"1","PYTHONUNBUFFERED":"1"})");
+  CHECK(runs[1].env_json == R"({"PYTHONUNBUFFERED":"1"})");
+  // b does not inherit a's variables.
+  CHECK(executor.launched()[1].env ==
+        std::map<std::string, std::string>{{"PYTHONUNBUFFERED", "1"}});
 }
 
 TEST_CASE(
