@@ -52,9 +52,9 @@ TEST_CASE("a Keras script: the last epoch ends at its end-of-epoch line, images 
 }
 
 TEST_CASE("a script printing only `Epoch y/z`: the last line, else the exit ends the last epoch") {
-  const auto with_tail = analyze_run(
-      {at(0.2, "Epoch 1/2"), at(1.2, "Epoch 2/2"), at(2.0, "saving the model")}, kStart, {}, {},
-      2.5);
+  const auto with_tail =
+      analyze_run({at(0.2, "Epoch 1/2"), at(1.2, "Epoch 2/2"), at(2.0, "saving the model")}, kStart,
+                  {}, {}, 2.5);
   CHECK(with_tail.problems.empty());
   REQUIRE(with_tail.epochs.size() == 2);
   CHECK(with_tail.epochs[1].end_rule == "last_line");
@@ -73,11 +73,11 @@ TEST_CASE("a script printing only `Epoch y/z`: the last line, else the exit ends
 }
 
 TEST_CASE("our trainer's `Training done:` still ends the last epoch first") {
-  const auto analysis =
-      analyze_run({at(0.1, "scalebench-train model=mlp train_images=100 np=1"), at(0.2, "Epoch 1/1"),
-                   at(1.0, "2/2 - loss: 0.5 - accuracy: 0.5 - epoch_seconds: 0.79"),
-                   at(1.01, "Training done: epochs=1"), at(1.5, "bye")},
-                  kStart, {}, {1, 5000}, 2.0);
+  const auto analysis = analyze_run(
+      {at(0.1, "scalebench-train model=mlp train_images=100 np=1"), at(0.2, "Epoch 1/1"),
+       at(1.0, "2/2 - loss: 0.5 - accuracy: 0.5 - epoch_seconds: 0.79"),
+       at(1.01, "Training done: epochs=1"), at(1.5, "bye")},
+      kStart, {}, {1, 5000}, 2.0);
   CHECK(analysis.problems.empty());
   CHECK(analysis.epochs[0].end_rule == "training_done");
   CHECK(analysis.train_images == 100);  // the header wins over the file's figure
@@ -97,16 +97,17 @@ TEST_CASE("epoch lines that arrive in one burst are buffered output, not epochs"
 TEST_CASE("line-timed epochs far from the program's own clock are not trusted") {
   const std::vector<StampedLine> lines = {
       at(0.1, "Epoch 1/2"), at(1.1, "5/5 - loss: 0.5 - epoch_seconds: 1.0"),
-      at(1.1, "Epoch 2/2"),  // right: 1.0 s
+      at(1.1, "Epoch 2/2"),                             // right: 1.0 s
       at(4.1, "5/5 - loss: 0.4 - epoch_seconds: 1.0"),  // 3.0 s by arrival, 1.0 s by its clock
       at(4.2, "Training done: epochs=2")};
   const auto analysis = analyze_run(lines, kStart);
   CHECK(has_problem(analysis,
                     "epoch 2: 3.100 s from line arrivals but 1.000 s by the program's own clock"));
   // Within the tolerance (0.25 s or 25 %) is fine: pipes and launchers add milliseconds.
-  const auto close = analyze_run({at(0.1, "Epoch 1/1"), at(1.25, "5/5 - loss: 0.5 - epoch_seconds: 1.0"),
-                                  at(1.3, "Training done: epochs=1")},
-                                 kStart);
+  const auto close =
+      analyze_run({at(0.1, "Epoch 1/1"), at(1.25, "5/5 - loss: 0.5 - epoch_seconds: 1.0"),
+                   at(1.3, "Training done: epochs=1")},
+                  kStart);
   CHECK(close.problems.empty());
 }
 
@@ -114,8 +115,7 @@ TEST_CASE("our trainer reporting another np than the run was launched for is not
   // MPICH's hydra starting two copies of an Open MPI program: two np=1 trainings.
   const std::vector<StampedLine> lines = {
       at(0.1, "scalebench-train model=mlp train_images=100 np=1"),
-      at(0.1, "scalebench-train model=mlp train_images=100 np=1"),
-      at(0.2, "Epoch 1/1"),
+      at(0.1, "scalebench-train model=mlp train_images=100 np=1"), at(0.2, "Epoch 1/1"),
       at(1.0, "Training done: epochs=1")};
   const auto analysis = analyze_run(lines, kStart, {}, {2, std::nullopt});
   CHECK(has_problem(analysis, "the trainer reports np=1 but the run was launched for np=2"));
@@ -137,10 +137,9 @@ TEST_CASE("an Open MPI tag in mid-line is a chunk boundary, removed") {
 
   // What `mpirun --tag-output python -u` gives: `Epoch` lines with a tag where the newline
   // was written.
-  const std::vector<StampedLine> lines = {
-      at(0.2, "[1,0]<stdout>:Epoch 1/2[1,0]<stdout>:"),
-      at(1.2, "[1,0]<stdout>:Epoch 2/2[1,0]<stdout>:"),
-      at(2.2, "[1,0]<stdout>:2/2 - loss: 0.5[1,0]<stdout>:")};
+  const std::vector<StampedLine> lines = {at(0.2, "[1,0]<stdout>:Epoch 1/2[1,0]<stdout>:"),
+                                          at(1.2, "[1,0]<stdout>:Epoch 2/2[1,0]<stdout>:"),
+                                          at(2.2, "[1,0]<stdout>:2/2 - loss: 0.5[1,0]<stdout>:")};
   const auto analysis = analyze_run(lines, kStart, {}, {}, 2.3);
   CHECK(analysis.problems.empty());
   REQUIRE(analysis.epochs.size() == 2);
