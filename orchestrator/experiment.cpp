@@ -310,6 +310,30 @@ class Reader {
     if (!ok) fail(fmt::format("a positive integer (at most {})", max));
     return static_cast<int>(value_.get<long long>());
   }
+  // "line_tags": a form's name, or {"pattern": "regex with (?<rank>...)"}.
+  TagOptions line_tags() const {
+    if (value_.is_string()) {
+      try {
+        return tag_options_named(string());
+      } catch (const std::invalid_argument&) {
+        fail(fmt::format("one of {} or {{\"pattern\": \"...(?<rank>\\\\d+)...\"}}",
+                         fmt::join(kLineTagNames, ", ")));
+      }
+    }
+    if (!value_.is_object()) fail("a tag form's name or an object with \"pattern\"");
+    require_object({"pattern"});
+    require_key("pattern");
+    const auto pattern = at("pattern").non_empty_string();
+    if (pattern.size() > 1000) at("pattern").fail("a pattern of at most 1000 characters");
+    TagOptions options;
+    try {
+      options.pattern = std::make_shared<const TagPattern>(pattern);
+    } catch (const std::invalid_argument& error) {
+      at("pattern").fail(
+          fmt::format("a regular expression with one (?<rank>...) group ({})", error.what()));
+    }
+    return options;
+  }
   long long train_images() const {
     const bool ok =
         value_.is_number_unsigned() && value_.get<unsigned long long>() >= 1 &&
@@ -456,7 +480,7 @@ std::vector<std::string> command_template(const Reader& command) {
 
 Condition parse_condition(const Reader& reader, const std::optional<std::vector<int>>& default_np) {
   reader.require_object({"name", "launcher", "np", "trainer", "args", "launcher_args", "command",
-                         "env", "oversubscribe", "train_images"});
+                         "env", "oversubscribe", "train_images", "program", "line_tags"});
   reader.require_key("name");
   reader.require_key("launcher");
   Condition condition;
@@ -480,6 +504,11 @@ Condition parse_condition(const Reader& reader, const std::optional<std::vector<
   if (reader.has("env")) condition.env = reader.at("env").environment();
   if (reader.has("oversubscribe")) condition.oversubscribe = reader.at("oversubscribe").boolean();
   if (reader.has("train_images")) condition.train_images = reader.at("train_images").train_images();
+  if (reader.has("line_tags")) condition.line_tags = reader.at("line_tags").line_tags();
+  if (reader.has("program")) {
+    condition.program = reader.at("program").literal_string();
+    if (condition.program->empty()) reader.at("program").fail("a non-empty string");
+  }
   if (condition.launcher == Launcher::Command) {
     reader.require_key("command");
     condition.command = command_template(reader.at("command"));
@@ -519,8 +548,8 @@ FactorLevel parse_level(const Reader& reader, const std::string& factor) {
     if (value.is_string()) reader.literal_string();
     level.trainer.options.push_back({factor, {"--" + factor, level.name}});
   } else if (value.is_object()) {
-    reader.require_object(
-        {"name", "trainer", "args", "launcher_args", "env", "program", "launcher", "command"});
+    reader.require_object({"name", "trainer", "args", "launcher_args", "env", "program", "launcher",
+                           "command", "train_images", "line_tags"});
     reader.require_key("name");
     level.name = reader.at("name").non_empty_string();
     level.trainer = reader.trainer_args();
@@ -533,6 +562,7 @@ FactorLevel parse_level(const Reader& reader, const std::string& factor) {
     }
     if (reader.has("launcher")) level.launcher = parse_launcher(reader.at("launcher"));
     if (reader.has("train_images")) level.train_images = reader.at("train_images").train_images();
+    if (reader.has("line_tags")) level.line_tags = reader.at("line_tags").line_tags();
     if (reader.has("command")) {
       if (level.launcher && *level.launcher != Launcher::Command)
         reader.at("command").fail("no \"command\" unless launcher is \"command\"");
@@ -850,7 +880,7 @@ ResolvedCell resolve_cell(const Experiment& experiment, const Condition& conditi
                           const std::string& default_program) {
   ResolvedCell cell;
   cell.condition = condition;
-  cell.program = experiment.program.value_or(default_program);
+  cell.program = condition.program.value_or(experiment.program.value_or(default_program));
   std::vector<TrainerArgs::Option> options;
   merge_options(options, experiment.trainer);
   merge_options(options, condition.trainer);
@@ -871,6 +901,7 @@ ResolvedCell resolve_cell(const Experiment& experiment, const Condition& conditi
     if (level.program) cell.program = *level.program;
     if (level.launcher) c.launcher = *level.launcher;
     if (level.train_images) c.train_images = level.train_images;
+    if (level.line_tags) c.line_tags = level.line_tags;
     if (!level.command.empty()) {
       c.command = level.command;
       cell.command_factor = experiment.factors[f].name;
@@ -1091,6 +1122,7 @@ RunPlan make_plan(const Experiment& experiment, const ResolvedCell& cell, int np
   if (experiment.timeout_seconds)
     plan.launch.timeout =
         std::chrono::milliseconds(std::llround(*experiment.timeout_seconds * 1000.0));
+  if (condition.line_tags) plan.tags = *condition.line_tags;
   auto& argv = plan.launch.argv;
   switch (condition.launcher) {
     case Launcher::Single:

@@ -47,6 +47,8 @@ struct Condition {
   std::map<std::string, std::string> env;
   bool oversubscribe = false;
   std::optional<long long> train_images;  // images per epoch, for programs without a header
+  std::optional<std::string> program;     // replaces the experiment's program
+  std::optional<TagOptions> line_tags;    // the launcher's tag form ("line_tags")
 };
 
 // One level of a factor: a name, and what it changes in a run. A level refines the condition it
@@ -61,6 +63,7 @@ struct FactorLevel {
   std::optional<Launcher> launcher;
   std::vector<std::string> command;       // non-empty: replaces the condition's command template
   std::optional<long long> train_images;  // replaces the condition's
+  std::optional<TagOptions> line_tags;    // replaces the condition's
 };
 
 struct Factor {

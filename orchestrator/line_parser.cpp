@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 
 #include "util/text.hpp"
 
@@ -109,8 +110,143 @@ std::string_view stream_name(Stream stream) {
   return stream == Stream::Stdout ? "stdout" : "stderr";
 }
 
+TagPattern::TagPattern(const std::string& pattern) : text_(pattern) {
+  // std::regex has no named groups: find `(?<rank>`, count the capturing groups before it, and
+  // make it a plain group.
+  std::string plain;
+  std::size_t groups = 0;
+  int found = 0;
+  bool in_class = false;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      plain += pattern.substr(i, 2);
+      ++i;
+      continue;
+    }
+    if (in_class) {
+      in_class = c != ']';
+      plain += c;
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      plain += c;
+      continue;
+    }
+    if (c == '(' && pattern.compare(i, 8, "(?<rank>") == 0) {
+      ++found;
+      rank_group_ = ++groups;
+      plain += '(';
+      i += 7;
+      continue;
+    }
+    if (c == '(' && pattern.compare(i, 3, "(?<") == 0)
+      throw std::invalid_argument("the only named group is (?<rank>...)");
+    // libstdc++ builds one automaton state per repeated copy: ((a{1000}){1000}){1000} would
+    // exhaust memory while the file is read. A tag prefix never needs counted repetition.
+    if (c == '{')
+      throw std::invalid_argument(
+          "no counted repetition {n,m} (write \\{ for a literal brace; use + or * instead)");
+    if (c == '(' && (i + 1 >= pattern.size() || pattern[i + 1] != '?')) ++groups;
+    plain += c;
+  }
+  if (found != 1)
+    throw std::invalid_argument(found == 0 ? "no (?<rank>...) group for the rank"
+                                           : "more than one (?<rank>...) group");
+  try {
+    regex_ = std::regex(plain, std::regex::ECMAScript);
+  } catch (const std::regex_error& error) {
+    throw std::invalid_argument(fmt::format("not a valid regular expression: {}", error.what()));
+  }
+}
+
+std::optional<std::pair<int, std::size_t>> TagPattern::match(std::string_view line) const {
+  const auto window = line.substr(0, kTagPatternWindow);
+  std::match_results<std::string_view::const_iterator> found;
+  if (!std::regex_search(window.begin(), window.end(), found, regex_,
+                         std::regex_constants::match_continuous))
+    return std::nullopt;
+  const auto& rank = found[rank_group_];
+  if (!rank.matched) return std::nullopt;
+  const auto value = to_int(rank.str());
+  if (!value) return std::nullopt;
+  return std::pair{*value, static_cast<std::size_t>(found.length(0))};
+}
+
+TagOptions tag_options_named(std::string_view name) {
+  TagOptions options;
+  if (name == "openmpi") return options;
+  if (name == "srun")
+    options.rank_colon_prefix = true;
+  else if (name == "mpich" || name == "intelmpi")
+    options.rank_bracket_prefix = true;
+  else if (name == "torchrun")
+    options.torchrun_prefix = true;
+  else if (name == "ray")
+    options.ray_prefix = true;
+  else
+    throw std::invalid_argument("unknown line tag form");
+  return options;
+}
+
+namespace {
+
+// `[<letters>N]:` (torchrun): default0, rank12, trainer3.
+std::optional<TaggedLine> torchrun_tag(std::string_view line) {
+  if (line.empty() || line[0] != '[') return std::nullopt;
+  const auto close = line.find("]:");
+  if (close == std::string_view::npos || close > 40) return std::nullopt;
+  const auto inside = line.substr(1, close - 1);
+  std::size_t digits = inside.size();
+  while (digits > 0 && inside[digits - 1] >= '0' && inside[digits - 1] <= '9') --digits;
+  if (digits == 0 || digits == inside.size() || !is_word(inside.substr(0, digits)))
+    return std::nullopt;
+  const auto rank = to_int(inside.substr(digits));
+  if (!rank) return std::nullopt;
+  return TaggedLine{rank, std::nullopt, line.substr(close + 2), std::nullopt};
+}
+
+// Ray's worker prefix: optional ANSI colour, `(Name pid=123, ip=1.2.3.4)`, optional colour reset,
+// one space; Ray's dedup suffix ` [repeated 3x across cluster]` leaves the payload.
+std::optional<TaggedLine> ray_tag(std::string_view line) {
+  std::string_view rest = line;
+  const auto skip_ansi = [](std::string_view& text) {
+    while (text.size() >= 3 && text[0] == '\x1b' && text[1] == '[') {
+      const auto m = text.find('m');
+      if (m == std::string_view::npos || m > 12) return;
+      text.remove_prefix(m + 1);
+    }
+  };
+  skip_ansi(rest);
+  if (rest.empty() || rest[0] != '(') return std::nullopt;
+  const auto close = rest.find(')');
+  if (close == std::string_view::npos || close > 200) return std::nullopt;
+  const auto inside = rest.substr(1, close - 1);
+  const auto pid_at = inside.find(" pid=");
+  if (pid_at == std::string_view::npos || !is_word(inside.substr(0, pid_at))) return std::nullopt;
+  auto pid_text = inside.substr(pid_at + 5);
+  pid_text = pid_text.substr(0, pid_text.find(','));
+  const auto pid = to_count(pid_text);
+  if (!pid) return std::nullopt;
+  rest.remove_prefix(close + 1);
+  skip_ansi(rest);
+  if (!rest.empty() && rest[0] == ' ') rest.remove_prefix(1);
+  if (const auto repeated = rest.rfind(" [repeated ");
+      repeated != std::string_view::npos && rest.ends_with(" across cluster]"))
+    rest = rest.substr(0, repeated);
+  return TaggedLine{std::nullopt, std::nullopt, rest, pid};
+}
+
+}  // namespace
+
 TaggedLine parse_tagged_line(std::string_view line, const TagOptions& options) {
-  TaggedLine untagged{std::nullopt, std::nullopt, line};
+  TaggedLine untagged{std::nullopt, std::nullopt, line, std::nullopt};
+
+  if (options.pattern) {
+    if (const auto match = options.pattern->match(line))
+      return {match->first, std::nullopt, line.substr(match->second), std::nullopt};
+  }
 
   for (const auto& [marker, stream] : {std::pair{std::string_view("]<stdout>:"), Stream::Stdout},
                                        std::pair{std::string_view("]<stderr>:"), Stream::Stderr}}) {
@@ -128,9 +264,19 @@ TaggedLine parse_tagged_line(std::string_view line, const TagOptions& options) {
     if (open != 0 && !looks_like_timestamp(line.substr(0, open))) continue;
     auto payload = line.substr(close + marker.size());
     if (!payload.empty() && payload.front() == ' ') payload.remove_prefix(1);  // Open MPI 5
-    return {rank, stream, payload};
+    return {rank, stream, payload, std::nullopt};
   }
 
+  if (options.torchrun_prefix)
+    if (auto tagged = torchrun_tag(line)) return *tagged;
+  if (options.ray_prefix)
+    if (auto tagged = ray_tag(line)) return *tagged;
+  if (options.rank_bracket_prefix && !line.empty() && line[0] == '[') {
+    const auto close = line.find("] ");
+    if (close != std::string_view::npos && close > 1)
+      if (const auto rank = to_int(line.substr(1, close - 1)))
+        return {rank, std::nullopt, line.substr(close + 2), std::nullopt};
+  }
   if (options.rank_colon_prefix) {
     auto start = line.find_first_not_of(' ');
     const auto colon = line.find(':');
@@ -138,7 +284,7 @@ TaggedLine parse_tagged_line(std::string_view line, const TagOptions& options) {
       if (const auto rank = to_int(line.substr(start, colon - start))) {
         auto payload = line.substr(colon + 1);
         if (!payload.empty() && payload.front() == ' ') payload.remove_prefix(1);
-        return {rank, std::nullopt, payload};
+        return {rank, std::nullopt, payload, std::nullopt};
       }
     }
   }

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,18 +14,57 @@ namespace scalebench::orchestrator {
 enum class Stream { Stdout, Stderr };
 std::string_view stream_name(Stream stream);
 
-// Which tag forms to recognise besides the bracketed ones that are always accepted.
+// A user's tag form: a regular expression (ECMAScript) with one group `(?<rank>...)` of digits,
+// matched at the start of a line; the payload is what follows the match.
+class TagPattern {
+ public:
+  // Throws std::invalid_argument with the reason: not a valid regex, no or two (?<rank>) groups.
+  explicit TagPattern(const std::string& pattern);
+  const std::string& text() const { return text_; }
+  // The rank and the length of the matched prefix, when the line starts with the pattern.
+  std::optional<std::pair<int, std::size_t>> match(std::string_view line) const;
+
+ private:
+  std::string text_;
+  std::regex regex_;
+  std::size_t rank_group_ = 0;
+};
+// Only this much of a line is matched against a pattern: tags are prefixes, and libstdc++'s
+// regex recurses per character (a 64 KiB line could exhaust the stack).
+inline constexpr std::size_t kTagPatternWindow = 256;
+
+// Which tag forms to recognise besides the bracketed ones that are always accepted (Open MPI's
+// `[1,0]<stdout>:` and horovodrun's `[0]<stdout>:`). Each is off by default because an untagged
+// line could be misread as one: "3: done", "[0] loading", "[rank0]: x".
 struct TagOptions {
-  // `N: text` as written by `srun --label` and MPICH's `mpiexec -l`. Off by default because an
-  // untagged line such as "3: done" would be misread as rank 3.
+  // `N: text` as written by `srun --label`.
   bool rank_colon_prefix = false;
+  // `[N] text`: MPICH/Hydra's and Intel MPI's `mpiexec -l`.
+  bool rank_bracket_prefix = false;
+  // torchrun with --tee: `[default0]:text` (torch 1.x, role name + local rank) and
+  // `[rank0]:text` (torch 2.x).
+  bool torchrun_prefix = false;
+  // Ray Train workers: `(RayTrainWorker pid=123, ip=10.0.0.1) text`, possibly in ANSI colour and
+  // with Ray's dedup suffix ` [repeated 3x across cluster]`; the worker is known by its pid.
+  bool ray_prefix = false;
+  // A user's form (`"line_tags": {"pattern": ...}`).
+  std::shared_ptr<const TagPattern> pattern = nullptr;
 };
 
 struct TaggedLine {
-  std::optional<int> rank;           // absent for untagged lines
-  std::optional<Stream> tag_stream;  // the stream named inside the tag, if any
-  std::string_view payload;          // the text after the tag
+  std::optional<int> rank;                             // absent for untagged lines
+  std::optional<Stream> tag_stream;                    // the stream named inside the tag, if any
+  std::string_view payload;                            // the text after the tag
+  std::optional<long long> worker_pid = std::nullopt;  // Ray: the worker's pid (numbered by
+                                                       // the analyzer in order of appearance)
 };
+
+// The tag forms by name, for the experiment file's "line_tags" (docs/launchers.md): openmpi
+// (nothing more than the default), srun, mpich, intelmpi, torchrun, ray. Throws
+// std::invalid_argument naming the known ones.
+TagOptions tag_options_named(std::string_view name);
+inline constexpr std::string_view kLineTagNames[] = {"openmpi",  "srun",     "mpich",
+                                                     "intelmpi", "torchrun", "ray"};
 
 // Accepts `[1,0]<stdout>:x` (Open MPI 4), `[ns@1,0]<stdout>: x` (Open MPI 5, one space after the
 // colon is dropped), `[0]<stdout>:x` (horovodrun, optionally after its 1-second timestamp) and

@@ -90,6 +90,12 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
   const Stream stream = tagged.tag_stream.value_or(stamped.stream);
   record.stream = std::string(stream_name(stream));
   record.rank = tagged.rank;
+  if (tagged.worker_pid && worker_index_.size() < 100'000) {
+    // Ray names workers by pid: they are numbered in order of first appearance.
+    const auto [it, inserted] =
+        worker_index_.try_emplace(*tagged.worker_pid, static_cast<int>(worker_index_.size()));
+    record.rank = it->second;
+  }
   // A launcher tag in the middle of the payload is a chunk boundary, not text (Open MPI tags
   // every chunk it reads: `[1,0]<stdout>:Epoch 2/3[1,0]<stdout>:` under python -u).
   record.text = sanitize_utf8(remove_embedded_tags(tagged.payload));

@@ -89,6 +89,7 @@ class RunAnalyzer {
   std::optional<double> last_marker_at_;
   double longest_marker_gap_ = 0;
   bool np_checked_ = false;
+  std::map<long long, int> worker_index_;  // Ray worker pid -> rank, by first appearance
   RunAnalysis analysis_;
   std::int64_t seq_ = 0;
   std::size_t dropped_problems_ = 0;
