@@ -1044,6 +1044,7 @@ std::vector<EpochSample> read_epoch_samples(Statement& st, const std::string& pa
     s.train_images = st.optional_int64(9);
     s.experiment_id = st.int64(10);
     s.factors = parse_factor_levels(st.text(11), path);
+    if (!st.is_null(12)) s.end_rule = st.text(12);
     out.push_back(std::move(s));
   }
   return out;
@@ -1054,7 +1055,7 @@ constexpr const char* kEpochSampleQuery =
     "e.duration_seconds, e.trainer_seconds, r.train_images, r.experiment_id, "
     "(SELECT json_group_array(json_array(factor, level)) FROM (SELECT factor, level FROM "
     "run_factors AS f WHERE f.run_id = r.id AND f.factor NOT IN ('condition', 'launcher', "
-    "'np') ORDER BY f.factor)) "
+    "'np') ORDER BY f.factor)), e.end_rule "
     "FROM epochs AS e JOIN runs AS r ON r.id = e.run_id "
     "WHERE r.status = 'ok' AND e.duration_seconds IS NOT NULL{} "
     "ORDER BY r.id, e.epoch";

@@ -193,6 +193,7 @@ struct EpochSample {
   std::optional<double> trainer_seconds;
   std::optional<long long> train_images;
   FactorLevels factors = {};  // the run's levels of the experiment file's factors
+  std::optional<std::string> end_rule = std::nullopt;  // EpochRecord::end_rule
 };
 
 enum class OpenMode { ReadWrite, ReadOnly };

@@ -259,6 +259,22 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
     table.notes.push_back(
         fmt::format("No standard deviation for groups with one epoch: {}.", join(single_epoch)));
   }
+  // Epochs ended by the last line or the exit include what the program did after training.
+  std::map<std::string, std::size_t> late_ends;
+  for (const auto& sample : samples)
+    if (sample.experiment == table.experiment &&
+        (sample.end_rule == "last_line" || sample.end_rule == "exit"))
+      ++late_ends[*sample.end_rule];
+  if (!late_ends.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [rule, count] : late_ends)
+      parts.push_back(fmt::format("{} at the {}", count,
+                                  rule == "exit" ? "process's exit" : "run's last line"));
+    table.notes.push_back(fmt::format(
+        "Last epochs without an end-of-epoch line end later than the epoch: {} (they include "
+        "what the program did after training; docs/metrics.md, \"The last epoch\").",
+        join(parts)));
+  }
   if (!partial_images.empty()) {
     table.notes.push_back(
         fmt::format("No images/s for groups where some runs did not report train_images: {}.",

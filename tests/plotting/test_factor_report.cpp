@@ -155,3 +155,20 @@ TEST_CASE("report --by renders as Table 2 in markdown, as sections in CSV, as bl
   CHECK(json["two_way"][0]["terms"][0]["f"].get<double>() == doctest::Approx(20.25));
   CHECK(json["two_way"][0]["terms"][3]["f"].is_null());
 }
+
+TEST_CASE("the notes say how many last epochs ended at the last line or the exit") {
+  auto samples = table2_samples();
+  const auto note_of = [&](const std::vector<db::EpochSample>& input) -> std::string {
+    for (const auto& note : build_report("t2", input, file_order()).notes)
+      if (note.find("Last epochs without an end-of-epoch line") == 0) return note;
+    return "";
+  };
+  CHECK(note_of(samples).empty());
+  samples[1].end_rule = "exit";
+  samples[3].end_rule = "last_line";
+  samples[5].end_rule = "epoch_end_line";  // the program's own end line: no note
+  CHECK(note_of(samples) ==
+        "Last epochs without an end-of-epoch line end later than the epoch: 1 at the process's "
+        "exit, 1 at the run's last line (they include what the program did after training; "
+        "docs/metrics.md, \"The last epoch\").");
+}
