@@ -68,7 +68,8 @@ const std::vector<Entry>& table() {
              ->capture_default_str();
          return [options, &out, &err] { return run_command(*options, out, err); };
        }},
-      {{"report", "print the paper-style table: epoch times, Tukey p, images/s, ANOVA"},
+      {{"report",
+        "print the paper-style table: epoch times, Tukey p, images/s, ANOVA (--by: per factor)"},
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
          auto options = std::make_shared<ReportCommand>();
          add_report_source_options(app, *options);
