@@ -98,7 +98,10 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
   }
   // A launcher tag in the middle of the payload is a chunk boundary, not text (Open MPI tags
   // every chunk it reads: `[1,0]<stdout>:Epoch 2/3[1,0]<stdout>:` under python -u).
-  record.text = sanitize_utf8(remove_embedded_tags(tagged.payload));
+  // The common line has no `]<std` at all: no copy for it on this path (every line comes here).
+  record.text = tagged.payload.find("]<std") == std::string_view::npos
+                    ? sanitize_utf8(tagged.payload)
+                    : sanitize_utf8(remove_embedded_tags(tagged.payload));
   const std::string& text = record.text;
   last_line_at_ = offset;
 

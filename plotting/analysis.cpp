@@ -184,6 +184,8 @@ Observations observations_from_database(const std::string& path, const InstanceQ
   };
 
   // --only FACTOR=LEVEL: the crossed part of a design, with the runs left out counted.
+  std::set<std::int64_t> all_runs;
+  for (const auto& s : samples) all_runs.insert(s.run_id);
   std::string only_text;
   for (const auto& filter : only) {
     const auto equals = filter.find('=');
@@ -207,14 +209,9 @@ Observations observations_from_database(const std::string& path, const InstanceQ
     std::erase_if(samples, [&](const db::EpochSample& s) { return level_of(s, factor) != level; });
     only_text += (only_text.empty() ? "" : ", ") + filter;
   }
-  std::size_t runs_left_out = 0;
-  if (!only.empty()) {
-    std::set<std::int64_t> kept;
-    for (const auto& s : samples) kept.insert(s.run_id);
-    std::set<std::int64_t> all;
-    for (const auto& s : database.epoch_samples_of_instances(selection.ids)) all.insert(s.run_id);
-    runs_left_out = all.size() - kept.size();
-  }
+  std::set<std::int64_t> kept_runs;
+  for (const auto& s : samples) kept_runs.insert(s.run_id);
+  const std::size_t runs_left_out = all_runs.size() - kept_runs.size();
 
   Observations data;
   data.source = fmt::format("{} experiment {} ({})", path, name,

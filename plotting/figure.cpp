@@ -124,6 +124,51 @@ std::string terminals(int width, int height) {
   return out;
 }
 
+// The script's opening after its title line: how to re-render, the data file, the colours.
+std::string script_preamble(const FigureFiles& files) {
+  std::string out;
+  out += fmt::format("# Re-render after editing: cd <this directory> && gnuplot {}\n",
+                     files.script.filename().string());
+  out += "set encoding utf8\n";
+  out += fmt::format("data = {}\n", gnuplot_string(files.data.filename().string()));
+  for (std::size_t i = 0; i < std::size(kColours); ++i) {
+    out += fmt::format("set linetype {} lc rgb '{}' lw 2 pt 7 ps 1\n", i + 1, kColours[i]);
+  }
+  out += fmt::format("set linetype cycle {}\n", std::size(kColours));
+  return out;
+}
+
+// The grid and the np axis: log2 beyond a 4x span, ticks at the np values run.
+struct NpAxis {
+  std::string commands;
+  std::string single_x;  // where a single-process marker sits: just left of its np
+};
+
+NpAxis np_axis(const std::set<int>& nps) {
+  const int min_np = *nps.begin();
+  const int max_np = *nps.rbegin();
+  const bool log_x = max_np > 4 * min_np;
+  NpAxis axis;
+  std::string& out = axis.commands;
+  out += "set style line 100 lc rgb '#e0e0e0' lw 1 dt 1\n";
+  out += "set grid ls 100\n";
+  out += "set border lw 1\n";
+  out += "set xlabel 'processes (np)'\n";
+  if (log_x) {
+    out += "set logscale x 2\n";
+    out += fmt::format("set xrange [{:.3g}:{:.3g}]\n", min_np / 1.3, max_np * 1.3);
+  } else {
+    out += fmt::format("set xrange [{:.3g}:{:.3g}]\n", min_np - 0.5, max_np + 0.5);
+  }
+  // Single-process markers sit just left of their np so they do not hide the np=1 point.
+  axis.single_x = log_x ? "($1*0.93)" : "($1-0.08)";
+  std::string tics;
+  for (int np : nps) tics += fmt::format("{}{}", tics.empty() ? "" : ", ", np);
+  out += fmt::format("set xtics ({})\n", tics);
+  out += "set offsets 0, 0, graph 0.05, 0\n";
+  return axis;
+}
+
 std::string read_all(std::istream& in) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
@@ -168,22 +213,14 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
   const std::vector<Series> series = make_series(table);
   std::set<int> nps;
   for (const auto& row : table.rows) nps.insert(row.np);
-  const int min_np = *nps.begin();
-  const int max_np = *nps.rbegin();
-  const bool log_x = max_np > 4 * min_np;
+  const NpAxis axis = np_axis(nps);
+  const std::string& single_x = axis.single_x;
   const bool throughput_panel =
       std::any_of(series.begin(), series.end(), [](const Series& s) { return s.any_throughput(); });
 
   std::string out;
   out += fmt::format("# scalebench scaling figure, experiment {}\n", one_line(table.experiment));
-  out += fmt::format("# Re-render after editing: cd <this directory> && gnuplot {}\n",
-                     files.script.filename().string());
-  out += "set encoding utf8\n";
-  out += fmt::format("data = {}\n", gnuplot_string(files.data.filename().string()));
-  for (std::size_t i = 0; i < std::size(kColours); ++i) {
-    out += fmt::format("set linetype {} lc rgb '{}' lw 2 pt 7 ps 1\n", i + 1, kColours[i]);
-  }
-  out += fmt::format("set linetype cycle {}\n", std::size(kColours));
+  out += script_preamble(files);
   // Reference levels of single-process groups and the throughput range, read from the data so
   // edits there carry over.
   for (std::size_t i = 0; i < series.size(); ++i) {
@@ -195,22 +232,7 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
   }
 
   if (throughput_panel) out += "stats data using 4 nooutput name 'rate'\n";
-  out += "set style line 100 lc rgb '#e0e0e0' lw 1 dt 1\n";
-  out += "set grid ls 100\n";
-  out += "set border lw 1\n";
-  out += "set xlabel 'processes (np)'\n";
-  if (log_x) {
-    out += "set logscale x 2\n";
-    out += fmt::format("set xrange [{:.3g}:{:.3g}]\n", min_np / 1.3, max_np * 1.3);
-  } else {
-    out += fmt::format("set xrange [{:.3g}:{:.3g}]\n", min_np - 0.5, max_np + 0.5);
-  }
-  // Single-process markers sit just left of their np so they do not hide the np=1 point.
-  const std::string single_x = log_x ? "($1*0.93)" : "($1-0.08)";
-  std::string tics;
-  for (int np : nps) tics += fmt::format("{}{}", tics.empty() ? "" : ", ", np);
-  out += fmt::format("set xtics ({})\n", tics);
-  out += "set offsets 0, 0, graph 0.05, 0\n";
+  out += axis.commands;
 
   out += terminals(1000, 450);
   out += fmt::format("  set output {}.'.'.format\n", gnuplot_string(files.script.stem().string()));
@@ -359,9 +381,8 @@ std::string factor_scaling_script(const FactorReport& report, const FigureFiles&
   std::set<int> nps;
   for (const auto& s : series)
     for (const auto* row : s.rows) nps.insert(row->np);
-  const int min_np = *nps.begin();
-  const int max_np = *nps.rbegin();
-  const bool log_x = max_np > 4 * min_np;
+  const NpAxis axis = np_axis(nps);
+  const std::string& single_x = axis.single_x;
   std::size_t min_runs = std::numeric_limits<std::size_t>::max(), max_runs = 0;
   for (const auto& s : series)
     for (const auto* row : s.rows)
@@ -372,30 +393,10 @@ std::string factor_scaling_script(const FactorReport& report, const FigureFiles&
   std::string out;
   out += fmt::format("# scalebench scaling figure, experiment {} by {}\n",
                      one_line(report.experiment), one_line(report.factor));
-  out += fmt::format("# Re-render after editing: cd <this directory> && gnuplot {}\n",
-                     files.script.filename().string());
-  out += "set encoding utf8\n";
-  out += fmt::format("data = {}\n", gnuplot_string(files.data.filename().string()));
-  for (std::size_t i = 0; i < std::size(kColours); ++i)
-    out += fmt::format("set linetype {} lc rgb '{}' lw 2 pt 7 ps 1\n", i + 1, kColours[i]);
-  out += fmt::format("set linetype cycle {}\n", std::size(kColours));
+  out += script_preamble(files);
   out += "stats data using 4 nooutput name 'rate'\n";
   out += "stats data using 7 nooutput name 'efficiency'\n";
-  out += "set style line 100 lc rgb '#e0e0e0' lw 1 dt 1\n";
-  out += "set grid ls 100\n";
-  out += "set border lw 1\n";
-  out += "set xlabel 'processes (np)'\n";
-  if (log_x) {
-    out += "set logscale x 2\n";
-    out += fmt::format("set xrange [{:.3g}:{:.3g}]\n", min_np / 1.3, max_np * 1.3);
-  } else {
-    out += fmt::format("set xrange [{:.3g}:{:.3g}]\n", min_np - 0.5, max_np + 0.5);
-  }
-  const std::string single_x = log_x ? "($1*0.93)" : "($1-0.08)";
-  std::string tics;
-  for (int np : nps) tics += fmt::format("{}{}", tics.empty() ? "" : ", ", np);
-  out += fmt::format("set xtics ({})\n", tics);
-  out += "set offsets 0, 0, graph 0.05, 0\n";
+  out += axis.commands;
   out += "set bars 1.5\n";
 
   out += terminals(1500, 500);

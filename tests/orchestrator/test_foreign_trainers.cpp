@@ -10,7 +10,9 @@
 
 #include "orchestrator/line_parser.hpp"
 #include "orchestrator/run_analysis.hpp"
+#include "stamped_lines.hpp"
 
+using namespace scalebench;
 using namespace scalebench::orchestrator;
 
 namespace {
@@ -18,8 +20,7 @@ namespace {
 constexpr std::int64_t kStart = 7'000'000'000;
 
 StampedLine at(double seconds, std::string text, Stream stream = Stream::Stdout) {
-  const auto ns = kStart + static_cast<std::int64_t>(std::llround(seconds * 1e9));
-  return StampedLine{ns, ns, stream, std::move(text)};
+  return test::stamped(kStart, seconds, std::move(text), stream);
 }
 
 bool has_problem(const RunAnalysis& analysis, const std::string& part) {

@@ -9,7 +9,9 @@
 #include "orchestrator/experiment.hpp"
 #include "orchestrator/line_parser.hpp"
 #include "orchestrator/run_analysis.hpp"
+#include "stamped_lines.hpp"
 
+using namespace scalebench;
 using namespace scalebench::orchestrator;
 
 namespace {
@@ -62,10 +64,7 @@ TEST_CASE("Ray Train: workers by pid, with colour codes and the dedup suffix") {
   // The analyzer numbers the workers in order of appearance.
   TagOptions ray = tag_options_named("ray");
   RunAnalyzer analyzer(0, ray);
-  const auto at = [](double s, std::string text) {
-    const auto ns = static_cast<std::int64_t>(std::llround(s * 1e9));
-    return StampedLine{ns, ns, Stream::Stdout, std::move(text)};
-  };
+  const auto at = [](double s, std::string text) { return test::stamped(0, s, std::move(text)); };
   CHECK(analyzer.add(at(0.1, "(RayTrainWorker pid=77, ip=1.2.3.4) hello")).rank == 0);
   CHECK(analyzer.add(at(0.2, "(RayTrainWorker pid=55, ip=1.2.3.4) hello")).rank == 1);
   CHECK(analyzer.add(at(0.3, "(RayTrainWorker pid=77, ip=1.2.3.4) again")).rank == 0);
@@ -124,8 +123,7 @@ TEST_CASE("a user's tag pattern: one (?<rank>) group, anchored at the line's sta
 TEST_CASE("a mixed stream of forms through the analyzer: ranks attributed, epochs measured") {
   TagOptions options = tag_options_named("torchrun");
   const auto at = [](double s, std::string text, Stream stream = Stream::Stdout) {
-    const auto ns = static_cast<std::int64_t>(std::llround(s * 1e9));
-    return StampedLine{ns, ns, stream, std::move(text)};
+    return test::stamped(0, s, std::move(text), stream);
   };
   const auto analysis = analyze_run(
       {at(0.1, "[default1]:Epoch 1/2"), at(0.1, "[default0]:Epoch 1/2"),

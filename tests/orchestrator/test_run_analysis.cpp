@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include "orchestrator/run_analysis.hpp"
+#include "stamped_lines.hpp"
 
+using namespace scalebench;
 using namespace scalebench::orchestrator;
 
 namespace {
@@ -12,8 +14,7 @@ namespace {
 constexpr std::int64_t kStart = 5'000'000'000;
 
 StampedLine at(double seconds, std::string text, Stream stream = Stream::Stdout) {
-  const auto ns = kStart + static_cast<std::int64_t>(std::llround(seconds * 1e9));
-  return StampedLine{ns, ns, stream, std::move(text)};
+  return test::stamped(kStart, seconds, std::move(text), stream);
 }
 
 }  // namespace
