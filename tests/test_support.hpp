@@ -1,6 +1,9 @@
 // Helpers shared by the test suites: temporary directories and paths to built programs.
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -35,6 +38,22 @@ inline bool has_raw_control(const std::string& text) {
     if ((u < 0x20 && c != '\n') || u == 0x7F) return true;
   }
   return text.find("\xC2\x9B") != std::string::npos;
+}
+
+// The text of a /proc file, or what was read before its process vanished: read(2) fails with
+// ESRCH then, which std::ifstream would turn into an exception (seen on CI under load).
+inline std::string read_proc_text(const std::filesystem::path& path) {
+  std::string text;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[4096];
+  for (;;) {
+    const auto got = ::read(fd, buffer, sizeof buffer);
+    if (got <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(got));
+  }
+  ::close(fd);
+  return text;
 }
 
 inline std::filesystem::path source_dir() { return SCALEBENCH_SOURCE_DIR; }

@@ -54,11 +54,6 @@ void write_experiment(const fs::path& path, const fs::path& trainer, const std::
   })";
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-}
-
 // Live processes (zombies excepted) whose argv or environment holds the marker.
 std::vector<pid_t> processes_with(const std::string& marker) {
   std::vector<pid_t> found;
@@ -68,11 +63,11 @@ std::vector<pid_t> processes_with(const std::string& marker) {
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     const pid_t pid = std::stoi(name);
     if (pid == ::getpid()) continue;
-    const auto stat = read_text(entry.path() / "stat");
+    const auto stat = test::read_proc_text(entry.path() / "stat");
     const auto paren = stat.rfind(')');
     if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z') continue;
-    if (read_text(entry.path() / "cmdline").find(marker) != std::string::npos ||
-        read_text(entry.path() / "environ").find("SCALEBENCH_TEST_MARKER=" + marker) !=
+    if (test::read_proc_text(entry.path() / "cmdline").find(marker) != std::string::npos ||
+        test::read_proc_text(entry.path() / "environ").find("SCALEBENCH_TEST_MARKER=" + marker) !=
             std::string::npos)
       found.push_back(pid);
   }

@@ -96,8 +96,7 @@ double seconds_between(std::int64_t from_ns, std::int64_t to_ns) {
 // Alive and not a zombie (a killed orphan may wait a while for its new parent to reap it).
 bool process_alive(pid_t pid) {
   if (::kill(pid, 0) != 0) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto text = test::read_proc_text("/proc/" + std::to_string(pid) + "/stat");
   const auto paren = text.rfind(')');
   return paren == std::string::npos || paren + 2 >= text.size() || text[paren + 2] != 'Z';
 }
