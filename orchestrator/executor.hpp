@@ -22,6 +22,9 @@ struct LaunchSpec {
   std::map<std::string, std::string> env;  // added to (or replacing in) a copy of the
                                            // orchestrator's environment, for this run alone
   std::optional<std::chrono::milliseconds> timeout;
+  // Stdout through a pseudo-terminal instead of a pipe: C stdio and Python line-buffer on a
+  // terminal, so lines arrive as printed (stderr stays a pipe, so the two streams stay apart).
+  bool stdout_pty = false;
 };
 
 struct StampedLine {

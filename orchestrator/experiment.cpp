@@ -334,6 +334,12 @@ class Reader {
     }
     return options;
   }
+  // "stdout": "pipe" (the default) or "pty".
+  bool stdout_pty() const {
+    if (!value_.is_string() || (string() != "pipe" && string() != "pty"))
+      fail("\"pipe\" or \"pty\" (a pseudo-terminal: programs line-buffer as on a terminal)");
+    return string() == "pty";
+  }
   long long train_images() const {
     const bool ok =
         value_.is_number_unsigned() && value_.get<unsigned long long>() >= 1 &&
@@ -480,7 +486,7 @@ std::vector<std::string> command_template(const Reader& command) {
 
 Condition parse_condition(const Reader& reader, const std::optional<std::vector<int>>& default_np) {
   reader.require_object({"name", "launcher", "np", "trainer", "args", "launcher_args", "command",
-                         "env", "oversubscribe", "train_images", "program", "line_tags"});
+                         "env", "oversubscribe", "train_images", "program", "line_tags", "stdout"});
   reader.require_key("name");
   reader.require_key("launcher");
   Condition condition;
@@ -505,6 +511,7 @@ Condition parse_condition(const Reader& reader, const std::optional<std::vector<
   if (reader.has("oversubscribe")) condition.oversubscribe = reader.at("oversubscribe").boolean();
   if (reader.has("train_images")) condition.train_images = reader.at("train_images").train_images();
   if (reader.has("line_tags")) condition.line_tags = reader.at("line_tags").line_tags();
+  if (reader.has("stdout")) condition.stdout_pty = reader.at("stdout").stdout_pty();
   if (reader.has("program")) {
     condition.program = reader.at("program").literal_string();
     if (condition.program->empty()) reader.at("program").fail("a non-empty string");
@@ -549,7 +556,7 @@ FactorLevel parse_level(const Reader& reader, const std::string& factor) {
     level.trainer.options.push_back({factor, {"--" + factor, level.name}});
   } else if (value.is_object()) {
     reader.require_object({"name", "trainer", "args", "launcher_args", "env", "program", "launcher",
-                           "command", "train_images", "line_tags"});
+                           "command", "train_images", "line_tags", "stdout"});
     reader.require_key("name");
     level.name = reader.at("name").non_empty_string();
     level.trainer = reader.trainer_args();
@@ -563,6 +570,7 @@ FactorLevel parse_level(const Reader& reader, const std::string& factor) {
     if (reader.has("launcher")) level.launcher = parse_launcher(reader.at("launcher"));
     if (reader.has("train_images")) level.train_images = reader.at("train_images").train_images();
     if (reader.has("line_tags")) level.line_tags = reader.at("line_tags").line_tags();
+    if (reader.has("stdout")) level.stdout_pty = reader.at("stdout").stdout_pty();
     if (reader.has("command")) {
       if (level.launcher && *level.launcher != Launcher::Command)
         reader.at("command").fail("no \"command\" unless launcher is \"command\"");
@@ -786,7 +794,7 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
   const Reader root(path, document, "");
   root.require_object({"name", "description", "repetitions", "timeout_seconds", "program",
                        "trainer", "args", "np", "conditions", "factors", "exclude", "order", "seed",
-                       "train_images"});
+                       "train_images", "stdout"});
   root.require_key("name");
   root.require_key("conditions");
 
@@ -807,6 +815,7 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
   }
   experiment.trainer = root.trainer_args();
   if (root.has("train_images")) experiment.train_images = root.at("train_images").train_images();
+  if (root.has("stdout")) experiment.stdout_pty = root.at("stdout").stdout_pty();
   std::optional<std::vector<int>> default_np;
   if (root.has("np")) default_np = root.at("np").np_values();
 
@@ -888,6 +897,7 @@ ResolvedCell resolve_cell(const Experiment& experiment, const Condition& conditi
   raw.insert(raw.end(), condition.trainer.raw.begin(), condition.trainer.raw.end());
   cell.where = fmt::format("condition \"{}\"", condition.name);
   if (!cell.condition.train_images) cell.condition.train_images = experiment.train_images;
+  if (!cell.condition.stdout_pty) cell.condition.stdout_pty = experiment.stdout_pty;
   for (std::size_t f = 0; f < levels.size(); ++f) {
     const FactorLevel& level = *levels[f];
     cell.levels.emplace_back(experiment.factors[f].name, level.name);
@@ -902,6 +912,7 @@ ResolvedCell resolve_cell(const Experiment& experiment, const Condition& conditi
     if (level.launcher) c.launcher = *level.launcher;
     if (level.train_images) c.train_images = level.train_images;
     if (level.line_tags) c.line_tags = level.line_tags;
+    if (level.stdout_pty) c.stdout_pty = level.stdout_pty;
     if (!level.command.empty()) {
       c.command = level.command;
       cell.command_factor = experiment.factors[f].name;
@@ -1115,6 +1126,7 @@ RunPlan make_plan(const Experiment& experiment, const ResolvedCell& cell, int np
   plan.repetition = repetition;
   plan.launch.env = condition.env;
   plan.train_images = condition.train_images;
+  plan.launch.stdout_pty = condition.stdout_pty.value_or(false);
   // Python writes into a pipe in blocks: its lines would arrive at exit, not as printed. The
   // experiment can still set another value (an empty one turns it off).
   plan.launch.env.emplace("PYTHONUNBUFFERED", "1");

@@ -49,6 +49,7 @@ struct Condition {
   std::optional<long long> train_images;  // images per epoch, for programs without a header
   std::optional<std::string> program;     // replaces the experiment's program
   std::optional<TagOptions> line_tags;    // the launcher's tag form ("line_tags")
+  std::optional<bool> stdout_pty;         // "stdout": "pty" (true) or "pipe" (false)
 };
 
 // One level of a factor: a name, and what it changes in a run. A level refines the condition it
@@ -64,6 +65,7 @@ struct FactorLevel {
   std::vector<std::string> command;       // non-empty: replaces the condition's command template
   std::optional<long long> train_images;  // replaces the condition's
   std::optional<TagOptions> line_tags;    // replaces the condition's
+  std::optional<bool> stdout_pty;         // replaces the condition's
 };
 
 struct Factor {
@@ -101,6 +103,7 @@ struct Experiment {
   // Images per epoch over all ranks, for a program that prints no header line (a condition's or
   // level's value replaces it); the trainer's own header wins when there is one.
   std::optional<long long> train_images;
+  bool stdout_pty = false;  // "stdout": "pty": every run's stdout through a pseudo-terminal
   std::vector<Condition> conditions;
   std::vector<Factor> factors;  // in name order (a JSON object's keys, sorted)
   std::vector<Exclusion> exclude;

@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <array>
@@ -101,6 +102,23 @@ Pipe make_pipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return {};
   return Pipe{UniqueFd(above_standard(fds[0])), UniqueFd(above_standard(fds[1]))};
+}
+
+// A pseudo-terminal in the pipe's place: read = the master, write = the terminal the child
+// writes to. Raw mode, so that the terminal passes bytes through (no "\n" -> "\r\n").
+Pipe make_pty() {
+  UniqueFd master(above_standard(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)));
+  if (master.get() < 0 || ::grantpt(master.get()) != 0 || ::unlockpt(master.get()) != 0) return {};
+  std::array<char, 128> name{};
+  if (::ptsname_r(master.get(), name.data(), name.size()) != 0) return {};
+  UniqueFd terminal(above_standard(::open(name.data(), O_RDWR | O_NOCTTY | O_CLOEXEC)));
+  if (terminal.get() < 0) return {};
+  struct termios mode {};
+  if (::tcgetattr(terminal.get(), &mode) == 0) {
+    ::cfmakeraw(&mode);
+    ::tcsetattr(terminal.get(), TCSANOW, &mode);
+  }
+  return Pipe{std::move(master), std::move(terminal)};
 }
 
 std::string errno_text(int error) { return std::strerror(error); }
@@ -332,8 +350,8 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
     return finish_now();
   }
 
-  Pipe out_pipe = make_pipe(), err_pipe = make_pipe(), status_pipe = make_pipe(),
-       reaper_pipe = make_pipe(), go_pipe = make_pipe();
+  Pipe out_pipe = spec.stdout_pty ? make_pty() : make_pipe(), err_pipe = make_pipe(),
+       status_pipe = make_pipe(), reaper_pipe = make_pipe(), go_pipe = make_pipe();
   UniqueFd null_fd(above_standard(::open("/dev/null", O_RDONLY | O_CLOEXEC)));
   if (out_pipe.read.get() < 0 || err_pipe.read.get() < 0 || status_pipe.read.get() < 0 ||
       reaper_pipe.read.get() < 0 || go_pipe.read.get() < 0 || null_fd.get() < 0) {

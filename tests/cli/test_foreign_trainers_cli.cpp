@@ -31,7 +31,9 @@ std::optional<std::string> why_no_python() {
 
 }  // namespace
 
-TEST_CASE("a Python script's Keras lines are measured; its block-buffered twin is not ok") {
+TEST_CASE(
+    "a Python script's Keras lines are measured: its block-buffered twin is not ok, unless through "
+    "a pty") {
   SCALEBENCH_SKIP_IF(why_no_python());
   test::TempDir dir;
   std::ofstream(dir / "train.py") << kScript;
@@ -41,7 +43,8 @@ TEST_CASE("a Python script's Keras lines are measured; its block-buffered twin i
                             << (dir / "train.py").string() << R"("],
     "conditions": [
       {"name": "default", "launcher": "single"},
-      {"name": "buffered", "launcher": "single", "env": {"PYTHONUNBUFFERED": ""}}
+      {"name": "buffered", "launcher": "single", "env": {"PYTHONUNBUFFERED": ""}},
+      {"name": "pty", "launcher": "single", "env": {"PYTHONUNBUFFERED": ""}, "stdout": "pty"}
     ]})";
   const auto db_path = (dir / "r.db").string();
   const auto run = test::invoke({"run", experiment.string(), "--db", db_path});
@@ -51,7 +54,7 @@ TEST_CASE("a Python script's Keras lines are measured; its block-buffered twin i
 
   const auto database = db::Database::open(db_path, db::OpenMode::ReadOnly);
   const auto runs = database.runs("py");
-  REQUIRE(runs.size() == 2);
+  REQUIRE(runs.size() == 3);
   const auto& good = runs[0];
   CHECK(good.condition == "default");
   CHECK(good.status == db::RunStatus::Ok);
@@ -71,6 +74,19 @@ TEST_CASE("a Python script's Keras lines are measured; its block-buffered twin i
   CHECK(buffered.condition == "buffered");
   CHECK(buffered.status == db::RunStatus::Incomplete);
   CHECK(buffered.error.find("arrived in one burst") != std::string::npos);
-  // Its epochs are stored, but no report or statistic will use them: the run is not ok.
-  for (const auto& sample : database.epoch_samples("py")) CHECK(sample.run_id == good.id);
+
+  // The same buffered script through a pseudo-terminal line-buffers as on a terminal.
+  const auto& pty = runs[2];
+  CHECK(pty.condition == "pty");
+  CHECK(pty.status == db::RunStatus::Ok);
+  const auto pty_epochs = database.epochs(pty.id);
+  REQUIRE(pty_epochs.size() == 3);
+  for (const auto& epoch : pty_epochs) {
+    REQUIRE(epoch.duration_seconds);
+    CHECK(*epoch.duration_seconds > 0.25);
+  }
+
+  // The buffered run's epochs are stored, but no report or statistic uses them: it is not ok.
+  for (const auto& sample : database.epoch_samples("py"))
+    CHECK((sample.run_id == good.id || sample.run_id == pty.id));
 }

@@ -84,7 +84,7 @@ TEST_CASE("a read-only open of a schema-3 file migrates it once, in one transact
   check_fixture_content(d);
 }
 
-TEST_CASE("a migrated database takes an instance with factors; the views gain its columns") {
+TEST_CASE("a migrated database takes an instance with factors: the views gain its columns") {
   TempDir dir;
   auto d = db::Database::open(copy_fixture(dir));
   db::ExperimentRecord record;

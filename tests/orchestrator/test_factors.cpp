@@ -73,7 +73,7 @@ TEST_CASE("a factor crosses every condition and np value: the full factorial, in
   CHECK(*(model + 1) == "inception_v3");
 }
 
-TEST_CASE("a level object sets env, launcher_args, args and the program; a number is a level") {
+TEST_CASE("a level object sets env, launcher_args, args and the program: a number is a level") {
   const auto plans = expand_matrix(parse_experiment(R"({
     "name": "x", "np": [2],
     "factors": {
@@ -97,8 +97,9 @@ TEST_CASE("a level object sets env, launcher_args, args and the program; a numbe
                                                          "--batch_size", "32"});
   const auto& tcp = plans[1];
   CHECK(level_of(tcp, "transport") == "tcp");
-  CHECK(tcp.launch.env ==
-        std::map<std::string, std::string>{{"A", "1"}, {"OMPI_MCA_btl_tcp_if_include", "lo"}});
+  CHECK(tcp.launch.env == std::map<std::string, std::string>{{"A", "1"},
+                                                             {"OMPI_MCA_btl_tcp_if_include", "lo"},
+                                                             {"PYTHONUNBUFFERED", "1"}});
   const auto& torch = plans[3];
   CHECK(level_of(torch, "program") == "torch");
   CHECK(torch.launch.argv == std::vector<std::string>{"mpirun", "-np", "2", "--tag-output", "--mca",

@@ -112,7 +112,7 @@ bool gone_within(pid_t pid, std::chrono::milliseconds limit) {
 
 }  // namespace
 
-TEST_CASE("each run gets its own environment; the orchestrator's stays untouched") {
+TEST_CASE("each run gets its own environment: the orchestrator's stays untouched") {
   REQUIRE(std::getenv("SCALEBENCH_LEAK_X") == nullptr);
   const auto first =
       run({"sh", "-c", "echo ${SCALEBENCH_LEAK_X-unset}"}, {}, {{"SCALEBENCH_LEAK_X", "1"}});
@@ -290,4 +290,31 @@ TEST_CASE(
   CHECK(!second.launched);
   CHECK(second.interrupted);
   CHECK(executor.launched().size() == 1);
+}
+
+TEST_CASE("stdout through a pseudo-terminal: a terminal to the program, bytes unchanged") {
+  Captured captured;
+  ProcessExecutor executor(500ms);
+  LaunchSpec spec{{"sh", "-c",
+                   "if [ -t 1 ]; then echo 'out is a tty'; fi; [ -t 2 ] || echo 'err is a pipe' "
+                   ">&2; printf 'a\\tb\\n'; sleep 0.2; printf 'last'"},
+                  {},
+                  std::nullopt};
+  spec.stdout_pty = true;
+  captured.outcome =
+      executor.execute(spec, [&](StampedLine&& line) { captured.lines.push_back(line); });
+  CHECK(captured.outcome.exit_code == 0);
+  std::vector<std::string> out, err;
+  for (const auto& line : captured.lines)
+    (line.stream == Stream::Stdout ? out : err).push_back(line.text);
+  // Raw mode: no "\r" added before the newline, tabs kept, the unterminated tail still read
+  // after the exit (the master returns what is buffered, then EIO).
+  CHECK(out == std::vector<std::string>{"out is a tty", "a\tb", "last"});
+  CHECK(err == std::vector<std::string>{"err is a pipe"});
+  CHECK(captured.lines.back().unterminated);
+
+  // Without it, stdout is a pipe.
+  const auto piped = run({"sh", "-c", "[ -t 1 ] || echo 'out is a pipe'"});
+  REQUIRE(piped.lines.size() == 1);
+  CHECK(piped.lines[0].text == "out is a pipe");
 }

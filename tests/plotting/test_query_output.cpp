@@ -27,7 +27,7 @@ TEST_CASE("escape_controls shows C0, DEL, C1, bidi overrides and broken UTF-8 as
   CHECK(escape_controls("héllo ✓ C:\\dir") == "héllo ✓ C:\\dir");  // kept as is
 }
 
-TEST_CASE("format_aligned escapes control characters; format_csv only when asked") {
+TEST_CASE("format_aligned escapes control characters: format_csv only when asked") {
   db::QueryResult result;
   result.columns = {"text", "n"};
   result.rows = {{std::string("\x1b]0;pwned\x07 ok\0!", 15), "1"}, {std::nullopt, "22"}};

@@ -116,7 +116,7 @@ TEST_CASE("ANOVA over all groups and Tukey p of each row against the base") {
   CHECK(has_note(table, "pseudo-replication"));
 }
 
-TEST_CASE("the base can be chosen by label; an unknown label lists the labels") {
+TEST_CASE("the base can be chosen by label: an unknown label lists the labels") {
   const auto table = build_report("exp", paper_like(), {.base_label = "single"});
   CHECK(table.base_label == "single");
   CHECK(table.rows[0].is_base);
@@ -152,7 +152,7 @@ TEST_CASE("one group: no ANOVA, no Tukey, and a note saying why") {
   CHECK(has_note(table, "only one group"));
 }
 
-TEST_CASE("a group with one epoch has no SD; all groups with one epoch give no ANOVA") {
+TEST_CASE("a group with one epoch has no SD: all groups with one epoch give no ANOVA") {
   std::vector<db::EpochSample> samples;
   add_run(samples, 1, "mpirun", "mpirun", 1, {10});
   add_run(samples, 2, "mpirun", "mpirun", 2, {6, 7});
@@ -169,7 +169,7 @@ TEST_CASE("a group with one epoch has no SD; all groups with one epoch give no A
   CHECK(has_note(table, "no within-group variance"));
 }
 
-TEST_CASE("no samples of the experiment: an error with a hint; other experiments are ignored") {
+TEST_CASE("no samples of the experiment: an error with a hint: other experiments are ignored") {
   std::vector<db::EpochSample> samples;
   add_run(samples, 1, "mpirun", "mpirun", 1, {10, 11}, 1000, "other");
   CHECK_THROWS_WITH_AS(build_report("exp", samples),
@@ -182,7 +182,7 @@ TEST_CASE("no samples of the experiment: an error with a hint; other experiments
   CHECK(table.rows[0].runs == 1);
 }
 
-TEST_CASE("unknown train_images: no images/s, no efficiency; partly known gets a note") {
+TEST_CASE("unknown train_images: no images/s, no efficiency: partly known gets a note") {
   std::vector<db::EpochSample> samples;
   add_run(samples, 1, "mpirun", "mpirun", 1, {10, 11}, -1);
   add_run(samples, 2, "mpirun", "mpirun", 2, {5, 6}, -1);

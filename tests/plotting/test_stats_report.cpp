@@ -165,7 +165,7 @@ TEST_CASE(
 )");
 }
 
-TEST_CASE("stats JSON: every double reads back bit for bit; invalid UTF-8 becomes U+FFFD") {
+TEST_CASE("stats JSON: every double reads back bit for bit: invalid UTF-8 becomes U+FFFD") {
   StatsReport report = small_report();
   report.anova[0].ss = 0.1 + 0.2;  // 0.30000000000000004: shortest form, not 0.3
   report.anova[0].f = 1.0 / 3.0;

@@ -170,7 +170,7 @@ TEST_CASE("every experiments/*.json gives scalebench-train options it accepts") 
   CHECK(files >= 3);
 }
 
-TEST_CASE("--benchmark allreduce and its settings; sizes with K, M, G") {
+TEST_CASE("--benchmark allreduce and its settings: sizes with K, M, G") {
   const TrainOptions o =
       parse({"--benchmark", "allreduce", "--min-bytes", "1K", "--max-bytes", "128M",
              "--step-factor", "4", "--iterations", "50", "--warmup-iterations", "0"});
