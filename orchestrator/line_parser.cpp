@@ -341,7 +341,13 @@ std::optional<EpochEnd> parse_epoch_end(std::string_view payload) {
   // Keras's progress prefix "469/469" comes first; the values follow as " - key: value".
   const auto first_dash = payload.find(" - ");
   if (first_dash == std::string_view::npos) return std::nullopt;
-  const auto progress = payload.substr(0, first_dash);
+  auto progress = payload.substr(0, first_dash);
+  // Keras's verbose=1 bar after the count: `469/469 [==============================]`.
+  if (const auto space = progress.find(' '); space != std::string_view::npos) {
+    const auto bar = trim(progress.substr(space + 1));
+    if (bar.size() < 2 || bar.front() != '[' || bar.back() != ']') return std::nullopt;
+    progress = progress.substr(0, space);
+  }
   const auto slash = progress.find('/');
   if (slash == std::string_view::npos || !is_digits(progress.substr(0, slash)) ||
       !is_digits(progress.substr(slash + 1)))
@@ -349,12 +355,30 @@ std::optional<EpochEnd> parse_epoch_end(std::string_view payload) {
 
   EpochEnd end;
   bool any = false;
+  std::optional<double> val_accuracy, keras_seconds;
+  double keras_resolution = 0;
   auto rest = payload.substr(first_dash + 3);
   while (!rest.empty()) {
     const auto next = rest.find(" - ");
     const auto item = rest.substr(0, next);
     const auto colon = item.find(": ");
-    if (colon != std::string_view::npos) {
+    if (colon == std::string_view::npos && !keras_seconds) {
+      // Keras's time: `3s`, `3.214s`, `3s 6ms/step` (the step time is not needed).
+      const auto time = item.substr(0, item.find(' '));
+      if (time.size() >= 2 && time.back() == 's') {
+        const auto number = time.substr(0, time.size() - 1);
+        const auto digits = number.find_first_not_of("0123456789.");
+        const auto value = digits == std::string_view::npos ? to_double(number) : std::nullopt;
+        if (value && std::isdigit(static_cast<unsigned char>(number.front()))) {
+          keras_seconds = value;
+          const auto point = number.find('.');
+          keras_resolution =
+              0.5 * std::pow(10.0, point == std::string_view::npos
+                                       ? 0.0
+                                       : -static_cast<double>(number.size() - point - 1));
+        }
+      }
+    } else if (colon != std::string_view::npos) {
       const auto key = trim(item.substr(0, colon));
       const auto value = to_double(item.substr(colon + 2));
       if (value) {
@@ -369,12 +393,19 @@ std::optional<EpochEnd> parse_epoch_end(std::string_view payload) {
           end.images_per_second = value;
         else if (key == "epoch_seconds")
           end.epoch_seconds = value;
+        else if (key == "val_accuracy")
+          val_accuracy = value;
       }
     }
     if (next == std::string_view::npos) break;
     rest.remove_prefix(next + 3);
   }
   if (!any) return std::nullopt;
+  if (!end.test_accuracy) end.test_accuracy = val_accuracy;
+  if (!end.epoch_seconds && keras_seconds) {
+    end.epoch_seconds = keras_seconds;
+    end.epoch_seconds_resolution = keras_resolution;
+  }
   return end;
 }
 

@@ -88,13 +88,18 @@ std::string remove_embedded_tags(std::string_view payload);
 // `Epoch y/z` with 1 <= y <= z (surrounding whitespace allowed, nothing else).
 std::optional<EpochMarker> parse_epoch_marker(std::string_view payload);
 
-// The trainer's end-of-epoch line: `s/s - loss: 0.5 - accuracy: 0.8 - ... - epoch_seconds: 4.8`.
+// The end-of-epoch line: `s/s - loss: 0.5 - accuracy: 0.8 - ... - epoch_seconds: 4.8` (ours), or
+// Keras's `469/469 - 3s - loss: 0.5 - accuracy: 0.8 - val_loss: 0.4 - val_accuracy: 0.85` (also
+// `- 3s 6ms/step`, and `- 3.214s` with decimals): Keras's time item is the program's own epoch
+// seconds, with half its last digit as resolution (0.5 s for whole seconds); `val_accuracy` is
+// the accuracy on held-out data (test_accuracy). Our keys win over Keras's.
 struct EpochEnd {
   std::optional<double> loss;
   std::optional<double> accuracy;
   std::optional<double> test_accuracy;
   std::optional<double> images_per_second;
   std::optional<double> epoch_seconds;
+  double epoch_seconds_resolution = 0;  // how far the printed value may be from the clock's
 };
 std::optional<EpochEnd> parse_epoch_end(std::string_view payload);
 

@@ -298,7 +298,11 @@ void RunAnalyzer::check_timing(const RunAnalysis& analysis) {
   }
   for (const auto& epoch : analysis.epochs) {
     if (!epoch.duration_seconds || !epoch.trainer_seconds) continue;
-    const double difference = std::abs(*epoch.duration_seconds - *epoch.trainer_seconds);
+    // A value printed in whole seconds (Keras) may be half a second from its clock's reading.
+    const auto end = epoch_end_.find(epoch.epoch);
+    const double resolution = end == epoch_end_.end() ? 0.0 : end->second.epoch_seconds_resolution;
+    const double difference =
+        std::max(0.0, std::abs(*epoch.duration_seconds - *epoch.trainer_seconds) - resolution);
     if (difference > kClockToleranceSeconds &&
         difference > kClockToleranceFraction * *epoch.trainer_seconds) {
       problem(fmt::format(

@@ -148,3 +148,49 @@ TEST_CASE("an Open MPI tag in mid-line is a chunk boundary, removed") {
   CHECK(analysis.lines[0].text == "Epoch 1/2");
   CHECK(analysis.lines[0].rank == 0);
 }
+
+TEST_CASE("Keras's time item is the program's own epoch clock, val_accuracy its test accuracy") {
+  const auto whole =
+      parse_epoch_end("469/469 - 3s - loss: 0.5 - accuracy: 0.8 - val_accuracy: 0.7");
+  REQUIRE(whole);
+  CHECK(whole->epoch_seconds == 3.0);
+  CHECK(whole->epoch_seconds_resolution == 0.5);
+  CHECK(whole->test_accuracy == 0.7);
+  const auto step = parse_epoch_end("469/469 [====] - 12s 25ms/step - loss: 0.5 - val_loss: 0.6");
+  REQUIRE(step);
+  CHECK(step->epoch_seconds == 12.0);
+  CHECK_FALSE(step->test_accuracy);
+  // examples/torch_ddp_train.py prints milliseconds.
+  const auto fine = parse_epoch_end("16/16 - 3.214s - loss: 2.2 - accuracy: 0.1");
+  REQUIRE(fine);
+  CHECK(fine->epoch_seconds == doctest::Approx(3.214));
+  CHECK(fine->epoch_seconds_resolution == doctest::Approx(0.0005));
+  // Our own keys win over Keras's; items that only look like times are not times.
+  const auto ours = parse_epoch_end(
+      "5/5 - 3s - loss: 0.5 - test_accuracy: 0.9 - val_accuracy: 0.1 - epoch_seconds: 2.5");
+  REQUIRE(ours);
+  CHECK(ours->epoch_seconds == 2.5);
+  CHECK(ours->epoch_seconds_resolution == 0.0);
+  CHECK(ours->test_accuracy == 0.9);
+  for (const char* line :
+       {"5/5 - 1s/epoch - loss: 0.5", "5/5 - s - loss: 0.5", "5/5 - -3s - loss: 0.5",
+        "5/5 - 3ms/step - loss: 0.5", "5/5 - .5s - loss: 0.5"}) {
+    INFO(line);
+    const auto end = parse_epoch_end(line);
+    REQUIRE(end);
+    CHECK_FALSE(end->epoch_seconds);
+  }
+}
+
+TEST_CASE("a whole-second Keras time is checked within its rounding") {
+  // 0.6 s by arrival, printed as "1s": 0.4 s apart, but within the 0.5 s of rounding.
+  const auto rounded =
+      analyze_run({at(0.1, "Epoch 1/1"), at(0.7, "5/5 - 1s - loss: 0.5")}, kStart, {}, {}, 0.8);
+  CHECK(rounded.problems.empty());
+  REQUIRE(rounded.epochs.size() == 1);
+  CHECK(rounded.epochs[0].trainer_seconds == 1.0);
+  // 3.1 s by arrival against "1s": beyond rounding and tolerance.
+  const auto late =
+      analyze_run({at(0.1, "Epoch 1/1"), at(3.2, "5/5 - 1s - loss: 0.5")}, kStart, {}, {}, 3.3);
+  CHECK(has_problem(late, "epoch 1: 3.100 s from line arrivals but 1.000 s"));
+}
