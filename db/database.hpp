@@ -95,7 +95,7 @@ struct RunRecord {
   std::int64_t experiment_id = 0;
   std::string experiment;  // experiment name, duplicated for easy querying
   std::string condition;   // condition name from the experiment file
-  std::string launcher;    // single | mpirun | srun | command
+  std::string launcher;    // single | mpirun | srun | torchrun | command
   int np = 1;
   int repetition = 1;        // 1-based
   std::string command_line;  // argv joined with shell quoting, for humans

@@ -458,8 +458,9 @@ Launcher parse_launcher(const Reader& reader) {
   if (name == "single") return Launcher::Single;
   if (name == "mpirun") return Launcher::Mpirun;
   if (name == "srun") return Launcher::Srun;
+  if (name == "torchrun") return Launcher::Torchrun;
   if (name == "command") return Launcher::Command;
-  reader.fail("one of \"single\", \"mpirun\", \"srun\", \"command\"");
+  reader.fail("one of \"single\", \"mpirun\", \"srun\", \"torchrun\", \"command\"");
 }
 
 // A "command" argv template, its placeholders checked.
@@ -659,7 +660,7 @@ std::vector<Exclusion> parse_exclude(const Reader& reader, const std::vector<Fac
       if (key == "condition") {
         for (const auto& c : conditions) known.push_back(c.name);
       } else if (key == "launcher") {
-        known = {"single", "mpirun", "srun", "command"};
+        known = {"single", "mpirun", "srun", "torchrun", "command"};
       } else if (key == "np") {
         std::set<int> values;
         for (const auto& c : conditions) values.insert(c.np.begin(), c.np.end());
@@ -727,6 +728,8 @@ std::string_view launcher_name(Launcher launcher) {
       return "mpirun";
     case Launcher::Srun:
       return "srun";
+    case Launcher::Torchrun:
+      return "torchrun";
     case Launcher::Command:
       return "command";
   }
@@ -918,6 +921,13 @@ ResolvedCell resolve_cell(const Experiment& experiment, const Condition& conditi
       cell.command_factor = experiment.factors[f].name;
     }
   }
+  // A relative path (not a bare name, which is searched in PATH) is relative to the experiment
+  // file, so that a study ships with its scripts and runs from any directory.
+  if (const std::filesystem::path program(cell.program);
+      program.is_relative() && cell.program.find('/') != std::string::npos)
+    cell.program = (std::filesystem::absolute(experiment.source_path).parent_path() / program)
+                       .lexically_normal()
+                       .string();
   cell.trainer = {cell.program};
   for (const auto& option : options)
     cell.trainer.insert(cell.trainer.end(), option.argv.begin(), option.argv.end());
@@ -957,6 +967,7 @@ double run_bytes(const ResolvedCell& cell) {
       return total + trainer;
     case Launcher::Mpirun:
     case Launcher::Srun:
+    case Launcher::Torchrun:
       total += trainer + 5 * cost("--oversubscribe") + 2 * cost("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM");
       for (const auto& arg : condition.launcher_args) total += cost(arg);
       return total;
@@ -1156,6 +1167,17 @@ RunPlan make_plan(const Experiment& experiment, const ResolvedCell& cell, int np
       argv.insert(argv.end(), condition.launcher_args.begin(), condition.launcher_args.end());
       argv.insert(argv.end(), trainer.begin(), trainer.end());
       plan.tags.rank_colon_prefix = true;
+      break;
+    case Launcher::Torchrun:
+      // One node, a free rendezvous port per run (--standalone). torch 1.13's torchrun crashes on
+      // Python 3.11 with its defaults (--redirects/--tee 0 and 3 parse to None); 2 is the form
+      // that works and keeps stdout a straight pipe: untagged, never polled from a log file
+      // (--tee 1 would tag it but delay each line by up to 0.1 s). stderr is tagged [default<r>]:.
+      argv = {"torchrun",         "--standalone", "--nnodes", "1",     "--nproc_per_node",
+              std::to_string(np), "--redirects",  "2",        "--tee", "2"};
+      argv.insert(argv.end(), condition.launcher_args.begin(), condition.launcher_args.end());
+      argv.insert(argv.end(), trainer.begin(), trainer.end());
+      plan.tags.torchrun_prefix = true;
       break;
     case Launcher::Command:
       for (const auto& part : condition.command) {

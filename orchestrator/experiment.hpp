@@ -22,7 +22,7 @@ class ExperimentError : public Error {
   using Error::Error;
 };
 
-enum class Launcher { Single, Mpirun, Srun, Command };
+enum class Launcher { Single, Mpirun, Srun, Torchrun, Command };
 std::string_view launcher_name(Launcher launcher);
 
 // Trainer arguments from one layer of the file (the experiment, a condition, a factor level):

@@ -14,6 +14,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev zlib1g-dev   # dnnl-config.cmake calls find_package(OpenCL): only a Recommends
   gnuplot-nox
   dataset-fashion-mnist
+  python3-torch python3-torchvision      # examples/torch_ddp_train.py: the second framework, the PyTorch peers in bench/
 )
 
 missing=()

@@ -27,29 +27,6 @@ std::string read_file(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-std::string quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// Runs the built scalebench binary with `args` (stdout and stderr together); it finds the trainer
-// beside itself, as for a user.
-test::CliResult run_binary(const std::vector<std::string>& args) {
-  std::string command = quoted((test::binary_dir() / "scalebench").string());
-  for (const auto& arg : args) command += " " + quoted(arg);
-  command += " 2>&1";
-  test::CliResult result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  std::size_t got = 0;
-  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, got);
-  const int status = ::pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
 std::optional<std::string> why_not_runnable() {
   if (!fs::exists(test::binary_dir() / "scalebench") ||
       !fs::exists(test::binary_dir() / "scalebench-train"))
@@ -155,13 +132,13 @@ TEST_CASE("the Table 2 quick replication: run, report --by model, stats, plot --
   const auto db = (dir / "results.db").string();
   const auto experiment =
       (test::source_dir() / "experiments" / "horovodrunner-table2-quick.json").string();
-  const auto run = run_binary({"run", experiment, "--db", db});
+  const auto run = test::run_binary({"run", experiment, "--db", db});
   INFO(run.out);
   REQUIRE(run.status == 0);
   CHECK(run.out.find("12 of 12 cells ok") != std::string::npos);
   CHECK(run.out.find("model=inception_v3 np=2") != std::string::npos);
 
-  const auto report = run_binary({"report", "--db", db, "--by", "model"});
+  const auto report = test::run_binary({"report", "--db", db, "--by", "model"});
   INFO(report.out);
   REQUIRE(report.status == 0);
   CHECK(report.out.find("## Experiment horovodrunner-table2-quick by model") == 0);
@@ -173,20 +150,21 @@ TEST_CASE("the Table 2 quick replication: run, report --by model, stats, plot --
   for (const char* term : {"| model | 1 |", "| np | 1 |", "| model:np | 1 |", "| Residuals |"})
     CHECK(report.out.find(term) != std::string::npos);
 
-  const auto json = run_binary({"report", "--db", db, "--by", "model", "--format", "json"});
+  const auto json = test::run_binary({"report", "--db", db, "--by", "model", "--format", "json"});
   REQUIRE(json.status == 0);
   const auto parsed = nlohmann::json::parse(json.out);
   CHECK(parsed["blocks"].size() == 2);
   CHECK(parsed["two_way"][0]["terms"].size() == 4);
-  CHECK(run_binary({"report", "--db", db, "--by", "model", "--format", "csv"}).status == 0);
+  CHECK(test::run_binary({"report", "--db", db, "--by", "model", "--format", "csv"}).status == 0);
 
-  const auto stats = run_binary({"stats", "--db", db, "--factor", "model", "--factor", "np"});
+  const auto stats = test::run_binary({"stats", "--db", db, "--factor", "model", "--factor", "np"});
   INFO(stats.out);
   REQUIRE(stats.status == 0);
   CHECK(stats.out.find("model:np") != std::string::npos);
 
   if (!have_gnuplot()) return;
-  const auto plot = run_binary({"plot", "--db", db, "--by", "model", "-o", (dir / "fig").string()});
+  const auto plot =
+      test::run_binary({"plot", "--db", db, "--by", "model", "-o", (dir / "fig").string()});
   INFO(plot.out);
   REQUIRE(plot.status == 0);
   for (const char* extension : {".svg", ".png", ".pdf", ".dat", ".gp"})
@@ -201,12 +179,12 @@ TEST_CASE("the interconnect quick replication: transports as levels, busbw besid
   test::TempDir dir;
   const auto db = (dir / "results.db").string();
   const auto experiment = (test::source_dir() / "experiments" / "interconnect-quick.json").string();
-  const auto run = run_binary({"run", experiment, "--db", db});
+  const auto run = test::run_binary({"run", experiment, "--db", db});
   INFO(run.out);
   REQUIRE(run.status == 0);
   CHECK(run.out.find("12 of 12 cells ok") != std::string::npos);
 
-  const auto report = run_binary({"report", "--db", db, "--by", "transport"});
+  const auto report = test::run_binary({"report", "--db", db, "--by", "transport"});
   INFO(report.out);
   REQUIRE(report.status == 0);
   CHECK(report.out.find("- Column blocks: transport = shm, tcp") != std::string::npos);
@@ -216,7 +194,7 @@ TEST_CASE("the interconnect quick replication: transports as levels, busbw besid
   CHECK(report.out.find("| tcp | allreduce np=2 | 524288 |") != std::string::npos);
 
   // Every run's levels are in the database, queryable like the built-in factors.
-  const auto levels = run_binary(
+  const auto levels = test::run_binary(
       {"query", "--db", db, "--csv",
        "SELECT transport, condition, count(*) AS runs FROM (SELECT DISTINCT run_id, transport, "
        "condition FROM epoch_levels UNION SELECT DISTINCT run_id, level_transport, condition FROM "
@@ -228,7 +206,7 @@ TEST_CASE("the interconnect quick replication: transports as levels, busbw besid
 
   if (!have_gnuplot()) return;
   const auto plot =
-      run_binary({"plot", "--db", db, "--by", "transport", "-o", (dir / "ic").string()});
+      test::run_binary({"plot", "--db", db, "--by", "transport", "-o", (dir / "ic").string()});
   REQUIRE(plot.status == 0);
   CHECK(fs::file_size(dir / "ic.pdf") > 0);
 }

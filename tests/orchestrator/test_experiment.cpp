@@ -78,6 +78,23 @@ TEST_CASE("srun gets --label and the rank-colon tag form") {
   CHECK(plans[0].tags.rank_colon_prefix);
 }
 
+TEST_CASE("torchrun: one node, its working output form, the torchrun tag form") {
+  const auto plans = expand_matrix(
+      parse_experiment(R"({"name":"t","program":"train.py","conditions":[{"name":"ddp",
+        "launcher":"torchrun","np":[2],"launcher_args":["--max_restarts","0"],
+        "trainer":{"epochs":2}}]})",
+                       "e"),
+      {"t", false});
+  REQUIRE(plans.size() == 1);
+  CHECK(plans[0].launch.argv ==
+        std::vector<std::string>{"torchrun", "--standalone", "--nnodes", "1", "--nproc_per_node",
+                                 "2", "--redirects", "2", "--tee", "2", "--max_restarts", "0",
+                                 "train.py", "--epochs", "2"});
+  CHECK(plans[0].tags.torchrun_prefix);
+  CHECK(plans[0].launcher == Launcher::Torchrun);
+  CHECK(launcher_name(plans[0].launcher) == "torchrun");
+}
+
 TEST_CASE("malformed files: one clear error naming file, field and expectation") {
   CHECK(error_of("{").find("exp.json:1:2: not valid JSON") == 0);
   CHECK(error_of("{\n  \"name\": \"x\",\n  oops\n}").find("exp.json:3:3: not valid JSON") == 0);
