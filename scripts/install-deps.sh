@@ -15,6 +15,7 @@ packages=(
   gnuplot-nox
   dataset-fashion-mnist
   python3-torch python3-torchvision      # examples/torch_ddp_train.py: the second framework, the PyTorch peers in bench/
+  slurm-wlm munge                        # tests/slurm/test_slurm.sh: a real one-node Slurm for the srun launcher
 )
 
 missing=()
