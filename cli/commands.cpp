@@ -16,6 +16,7 @@
 #include "db/database.hpp"
 #include "orchestrator/executor.hpp"
 #include "orchestrator/experiment.hpp"
+#include "orchestrator/provenance.hpp"
 #include "orchestrator/runner.hpp"
 #include "plotting/figure.hpp"
 #include "plotting/output_file.hpp"
@@ -189,6 +190,9 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   context.factors_json = orchestrator::factors_json(experiment);
   context.run_order = std::string(orchestrator::run_order_name(experiment.order));
   if (seed) context.order_seed = static_cast<long long>(*seed);
+  orchestrator::ProcessExecutor executor;
+  if (!options.resume)
+    context.provenance = orchestrator::collect_instance_provenance(experiment, plans, executor);
 
   auto instance = options.resume ? orchestrator::resume_instance(*database, context, plans)
                                  : orchestrator::start_instance(*database, context, plans);
@@ -197,7 +201,6 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
              options.database);
   // SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE: the current run is stopped and stored, none starts.
   const orchestrator::StopSignalHandlers stop_handlers;
-  orchestrator::ProcessExecutor executor;
   ProgressPrinter progress(out, err);
   orchestrator::RunnerOptions runner;
   runner.retries = options.retries;

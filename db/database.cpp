@@ -354,6 +354,16 @@ void apply_migration(sqlite3* db, const std::string& path, int version) {
     case 4:
       exec(db, path, schema::kMigrateV4ToV5, "migrate the schema from version 4 to 5");
       break;
+    case 5:
+      exec(db, path, schema::kMigrateV5ToV6, "migrate the schema from version 5 to 6");
+      // epoch_times gained a column: the level views are made again on top of it.
+      exec(db, path,
+           "DROP VIEW epoch_levels; DROP VIEW allreduce_levels; "
+           "CREATE VIEW epoch_levels AS SELECT * FROM epoch_times; "
+           "CREATE VIEW allreduce_levels AS SELECT * FROM allreduce_times;",
+           "reset the level views");
+      refresh_level_views(db, path);
+      break;
     default:
       throw DatabaseError(
           fmt::format("{}: no migration from schema version {} to {}", path, version, version + 1));
@@ -381,6 +391,23 @@ void migrate_schema(sqlite3* db, const std::string& path, int from) {
   set_user_version(db, path, kSchemaVersion);
 }
 
+// Key/value rows of an instance (run_id absent) or of one run; a key given twice keeps the last.
+void insert_provenance(sqlite3* db, const std::string& path, std::int64_t experiment_id,
+                       std::optional<std::int64_t> run_id, const Provenance& entries) {
+  if (entries.empty()) return;
+  Statement st(db, path,
+               "INSERT OR REPLACE INTO provenance (experiment_id, run_id, key, value) "
+               "VALUES (?1, ?2, ?3, ?4)",
+               "insert provenance");
+  for (const auto& [key, value] : entries) {
+    st.bind(1, experiment_id);
+    st.bind(2, run_id);
+    st.bind(3, key);
+    st.bind(4, value);
+    st.run();
+  }
+}
+
 // ---- row readers -------------------------------------------------------------------------------
 
 constexpr const char* kRunColumns =
@@ -389,7 +416,7 @@ constexpr const char* kRunColumns =
     "train_images, images_per_second, attempt, env_json, "
     "(SELECT json_group_array(json_array(factor, level)) FROM (SELECT factor, level FROM "
     "run_factors AS f WHERE f.run_id = runs.id AND f.factor NOT IN ('condition', 'launcher', "
-    "'np') ORDER BY f.factor))";
+    "'np') ORDER BY f.factor)), test_accuracy";
 
 // The factors column of a run query: [[factor, level], ...].
 FactorLevels parse_factor_levels(const std::string& json_text, const std::string& path) {
@@ -427,6 +454,7 @@ RunRecord read_run(const Statement& st, const std::string& path) {
   r.attempt = st.integer(18);
   r.env_json = st.text(19);
   r.factors = parse_factor_levels(st.text(20), path);
+  r.test_accuracy = st.optional_real(21);
   return r;
 }
 
@@ -623,6 +651,7 @@ std::int64_t Database::insert_experiment(const ExperimentRecord& e) {
   st.bind(14, e.order_seed);
   st.run();
   const std::int64_t id = sqlite3_last_insert_rowid(handle_);
+  insert_provenance(handle_, path_, id, std::nullopt, e.provenance);
   refresh_level_views(handle_, path_);
   tx.commit();
   return id;
@@ -712,9 +741,9 @@ std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) 
                 "INSERT INTO runs (experiment_id, experiment, condition, launcher, np, "
                 "repetition, command_line, status, exit_code, signal, error, started_at, "
                 "ended_at, wall_seconds, startup_seconds, train_images, images_per_second, "
-                "attempt, env_json) "
+                "attempt, env_json, test_accuracy) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-                "?17, ?18, ?19)",
+                "?17, ?18, ?19, ?20)",
                 "insert a run");
   run.bind(1, r.experiment_id);
   run.bind(2, r.experiment);
@@ -735,8 +764,10 @@ std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) 
   run.bind(17, r.images_per_second);
   run.bind(18, r.attempt);
   run.bind(19, r.env_json);
+  run.bind(20, r.test_accuracy);
   run.run();
   const std::int64_t run_id = sqlite3_last_insert_rowid(handle_);
+  insert_provenance(handle_, path_, r.experiment_id, run_id, r.provenance);
   {
     Statement factor(handle_, path_,
                      "INSERT INTO run_factors (run_id, factor, level) VALUES (?1, ?2, ?3)",
@@ -766,8 +797,8 @@ std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) 
   if (!bundle.epochs.empty()) {
     Statement ep(handle_, path_,
                  "INSERT INTO epochs (run_id, epoch, total_epochs, start_offset_seconds, "
-                 "duration_seconds, trainer_seconds, loss, accuracy, end_rule) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                 "duration_seconds, trainer_seconds, loss, accuracy, end_rule, test_accuracy) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                  "insert an epoch");
     for (const EpochRecord& e : bundle.epochs) {
       ep.bind(1, run_id);
@@ -779,6 +810,7 @@ std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) 
       ep.bind(7, e.loss);
       ep.bind(8, e.accuracy);
       ep.bind(9, e.end_rule);
+      ep.bind(10, e.test_accuracy);
       ep.run();
     }
   }
@@ -961,7 +993,8 @@ std::vector<EpochRecord> Database::epochs(std::int64_t run_id) const {
   Statement st(
       handle_, path_,
       "SELECT run_id, epoch, total_epochs, start_offset_seconds, duration_seconds, "
-      "trainer_seconds, loss, accuracy, end_rule FROM epochs WHERE run_id = ?1 ORDER BY epoch",
+      "trainer_seconds, loss, accuracy, end_rule, test_accuracy FROM epochs WHERE run_id = ?1 "
+      "ORDER BY epoch",
       "read epochs");
   st.bind(1, run_id);
   std::vector<EpochRecord> out;
@@ -976,8 +1009,30 @@ std::vector<EpochRecord> Database::epochs(std::int64_t run_id) const {
     e.loss = st.optional_real(6);
     e.accuracy = st.optional_real(7);
     if (!st.is_null(8)) e.end_rule = st.text(8);
+    e.test_accuracy = st.optional_real(9);
     out.push_back(e);
   }
+  return out;
+}
+
+Provenance Database::provenance(std::int64_t run_id) const {
+  Statement st(handle_, path_,
+               "SELECT key, value FROM run_provenance WHERE run_id = ?1 ORDER BY key",
+               "read a run's provenance");
+  st.bind(1, run_id);
+  Provenance out;
+  while (st.step()) out.emplace_back(st.text(0), st.text(1));
+  return out;
+}
+
+Provenance Database::instance_provenance(std::int64_t experiment_id) const {
+  Statement st(handle_, path_,
+               "SELECT key, value FROM provenance WHERE experiment_id = ?1 AND run_id IS NULL "
+               "ORDER BY key",
+               "read an instance's provenance");
+  st.bind(1, experiment_id);
+  Provenance out;
+  while (st.step()) out.emplace_back(st.text(0), st.text(1));
   return out;
 }
 
@@ -1045,6 +1100,7 @@ std::vector<EpochSample> read_epoch_samples(Statement& st, const std::string& pa
     s.experiment_id = st.int64(10);
     s.factors = parse_factor_levels(st.text(11), path);
     if (!st.is_null(12)) s.end_rule = st.text(12);
+    s.run_test_accuracy = st.optional_real(13);
     out.push_back(std::move(s));
   }
   return out;
@@ -1055,7 +1111,7 @@ constexpr const char* kEpochSampleQuery =
     "e.duration_seconds, e.trainer_seconds, r.train_images, r.experiment_id, "
     "(SELECT json_group_array(json_array(factor, level)) FROM (SELECT factor, level FROM "
     "run_factors AS f WHERE f.run_id = r.id AND f.factor NOT IN ('condition', 'launcher', "
-    "'np') ORDER BY f.factor)), e.end_rule "
+    "'np') ORDER BY f.factor)), e.end_rule, r.test_accuracy "
     "FROM epochs AS e JOIN runs AS r ON r.id = e.run_id "
     "WHERE r.status = 'ok' AND e.duration_seconds IS NOT NULL{} "
     "ORDER BY r.id, e.epoch";

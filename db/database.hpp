@@ -49,7 +49,7 @@ class QueryLimitError : public DatabaseError {
   Limit limit_;
 };
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // The factors every run has, stored in run_factors beside the experiment file's own.
 inline constexpr const char* kBuiltInFactors[] = {"condition", "launcher", "np"};
@@ -63,6 +63,10 @@ std::string spec_hash(std::string_view spec_json);
 
 // One invocation of `scalebench run` on one experiment file: an experiment instance. A resumed
 // instance (`scalebench run --resume`) gains runs; it stays the same row.
+// Provenance: key/value pairs (docs/database.md, "provenance"), e.g. {"mpi", "mpirun (Open MPI)
+// 4.1.4"}, {"env.OMP_NUM_THREADS", "1"}.
+using Provenance = std::vector<std::pair<std::string, std::string>>;
+
 struct ExperimentRecord {
   std::int64_t id = 0;  // assigned by insert_experiment
   std::string name;
@@ -80,6 +84,7 @@ struct ExperimentRecord {
   std::string factors_json = "[]";
   std::string run_order = "interleaved";  // interleaved | randomized
   std::optional<long long> order_seed;    // the seed of a randomized order
+  Provenance provenance = {};  // written with the instance (not read back by experiments())
 };
 
 // One launched process (one cell of the matrix: condition x np x repetition).
@@ -112,6 +117,8 @@ struct RunRecord {
   int attempt = 1;              // 1-based: re-runs of the same cell (--retries, --resume)
   std::string env_json = "{}";  // the variables the condition set for this run (JSON object)
   FactorLevels factors = {};    // the levels of the experiment file's factors (not built-ins)
+  std::optional<double> test_accuracy = std::nullopt;  // the last epoch's (final accuracy)
+  Provenance provenance = {};  // the run's own rows, written with it (not read back by runs())
 };
 
 struct EpochRecord {
@@ -126,6 +133,7 @@ struct EpochRecord {
   // What ended the epoch (docs/metrics.md): next_epoch, training_done, epoch_end_line, last_line
   // or exit; absent when the end was never seen.
   std::optional<std::string> end_rule = std::nullopt;
+  std::optional<double> test_accuracy = std::nullopt;  // held-out accuracy after the epoch
 };
 
 struct LineRecord {
@@ -193,7 +201,8 @@ struct EpochSample {
   std::optional<double> trainer_seconds;
   std::optional<long long> train_images;
   FactorLevels factors = {};  // the run's levels of the experiment file's factors
-  std::optional<std::string> end_rule = std::nullopt;  // EpochRecord::end_rule
+  std::optional<std::string> end_rule = std::nullopt;      // EpochRecord::end_rule
+  std::optional<double> run_test_accuracy = std::nullopt;  // the run's final test accuracy
 };
 
 enum class OpenMode { ReadWrite, ReadOnly };
@@ -251,6 +260,10 @@ class Database {
   std::vector<RunRecord> runs_of_instances(const std::vector<std::int64_t>& instance_ids) const;
   std::vector<EpochRecord> epochs(std::int64_t run_id) const;
   std::vector<LineRecord> lines(std::int64_t run_id) const;
+  // What holds for a run (run_provenance: its own rows, then its instance's), by key.
+  Provenance provenance(std::int64_t run_id) const;
+  // The instance's own rows, by key.
+  Provenance instance_provenance(std::int64_t experiment_id) const;
   std::vector<AllreduceRecord> allreduce_results(std::int64_t run_id) const;
   // Epochs with a duration, of runs with status ok, joined with their run.
   std::vector<EpochSample> epoch_samples(

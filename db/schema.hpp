@@ -180,6 +180,47 @@ UPDATE epochs SET end_rule = CASE
   ELSE 'training_done' END;
 )sql";
 
+// Version 6 (issue "Other people's trainers"):
+// - epochs.test_accuracy: accuracy on held-out data after the epoch, as the program printed it
+//   (our test_accuracy, Keras's val_accuracy); runs.test_accuracy: the last epoch's, the final
+//   accuracy of the run. epoch_times gains the column at its end.
+// - provenance: what the results depend on besides the experiment file, as key/value rows, for
+//   an instance (run_id NULL: the machine scalebench ran on, MPI and library versions, the git
+//   commit of the experiment file, the environment) or one run (the hosts its ranks ran on, the
+//   variables it was given). run_provenance is what holds for each run: its own rows, then the
+//   instance's rows for keys the run does not have.
+inline constexpr const char* kMigrateV5ToV6 = R"sql(
+ALTER TABLE epochs ADD COLUMN test_accuracy REAL;
+ALTER TABLE runs ADD COLUMN test_accuracy REAL;
+
+CREATE TABLE provenance (
+  experiment_id INTEGER NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+  run_id        INTEGER REFERENCES runs (id) ON DELETE CASCADE,
+  key           TEXT NOT NULL,
+  value         TEXT NOT NULL
+);
+CREATE UNIQUE INDEX provenance_by_key ON provenance (experiment_id, coalesce(run_id, 0), key);
+CREATE INDEX provenance_by_run ON provenance (run_id);
+
+CREATE VIEW run_provenance AS
+SELECT r.id AS run_id, r.experiment_id, r.experiment, r.condition, r.np, r.repetition, p.key,
+       p.value, 'run' AS scope
+FROM provenance AS p JOIN runs AS r ON r.id = p.run_id
+UNION ALL
+SELECT r.id, r.experiment_id, r.experiment, r.condition, r.np, r.repetition, p.key, p.value,
+       'experiment'
+FROM provenance AS p JOIN runs AS r ON r.experiment_id = p.experiment_id
+WHERE p.run_id IS NULL
+  AND NOT EXISTS (SELECT 1 FROM provenance AS q WHERE q.run_id = r.id AND q.key = p.key);
+
+DROP VIEW epoch_times;
+CREATE VIEW epoch_times AS
+SELECT r.id AS run_id, r.experiment_id, r.experiment, r.condition, r.launcher, r.np,
+       r.repetition, r.attempt, e.epoch, e.duration_seconds, e.trainer_seconds, r.status,
+       e.test_accuracy
+FROM epochs AS e JOIN runs AS r ON r.id = e.run_id;
+)sql";
+
 // The staging area of the run being measured: its lines go here as they arrive (in batches), so
 // the orchestrator's memory stays flat whatever a run prints, and move into `lines` in the same
 // transaction as the run itself. A TEMP table: private to the connection, on disk

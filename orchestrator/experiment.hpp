@@ -89,7 +89,7 @@ std::string_view run_order_name(RunOrder order);
 inline constexpr std::string_view kReservedFactorNames[] = {
     "run_id", "experiment_id",   "experiment", "condition", "launcher",
     "np",     "repetition",      "attempt",    "epoch",     "duration_seconds",
-    "status", "trainer_seconds", "factor",     "level"};
+    "status", "trainer_seconds", "factor",     "level",     "test_accuracy"};
 
 struct Experiment {
   std::string name;

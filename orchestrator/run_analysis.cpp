@@ -149,6 +149,7 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
     epoch_end_line_at_.try_emplace(*current_epoch_, offset);
   } else if (const auto header = parse_trainer_header(text); header) {
     if (!analysis_.train_images) analysis_.train_images = to_long(header->get("train_images"));
+    if (!analysis_.hosts) analysis_.hosts = header->get("hosts");
     check_np(header->get("np"), seq);
   } else if (parse_training_done(text) && !done_at_) {
     done_at_ = offset;
@@ -242,6 +243,7 @@ RunAnalysis RunAnalyzer::finish(std::optional<double> exit_offset_seconds) {
       record.trainer_seconds = end->second.epoch_seconds;
       record.loss = end->second.loss;
       record.accuracy = end->second.accuracy;
+      record.test_accuracy = end->second.test_accuracy;
     }
     analysis.epochs.push_back(record);
   }

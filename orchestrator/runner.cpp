@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "orchestrator/provenance.hpp"
+
 namespace scalebench::orchestrator {
 
 std::string iso8601_utc(std::int64_t wall_ns) {
@@ -84,6 +86,11 @@ db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
     if (epoch.duration_seconds) measured += *epoch.duration_seconds, ++epochs_measured;
   if (run.train_images && epochs_measured > 0 && measured > 0)
     run.images_per_second = static_cast<double>(*run.train_images * epochs_measured) / measured;
+
+  for (const auto& epoch : analysis.epochs)
+    if (epoch.test_accuracy) run.test_accuracy = epoch.test_accuracy;  // the last one's
+  static const std::string local_host = local_host_name();
+  run.provenance = run_provenance(plan, analysis, local_host);
 
   bundle.epochs = std::move(analysis.epochs);
   bundle.lines = std::move(analysis.lines);

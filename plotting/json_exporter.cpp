@@ -7,6 +7,12 @@ namespace {
 // Bumped when a key is renamed or removed (adding keys does not bump it).
 constexpr int kJsonFormatVersion = 1;
 
+Json provenance_object(const db::Provenance& provenance) {
+  Json out = Json::object();
+  for (const auto& [key, value] : provenance) out[key] = value;
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -28,6 +34,7 @@ Json table_json(const ReportTable& table) {
         {"speedup_vs_base", optional_number(row.speedup_vs_base)},
         {"scaling_efficiency", optional_number(row.scaling_efficiency)},
         {"is_base", row.is_base},
+        {"test_accuracy", optional_number(row.mean_test_accuracy)},
         {"levels",
          [&] {
            Json levels = Json::object();
@@ -51,6 +58,7 @@ Json table_json(const ReportTable& table) {
       {"rows", rows},
       {"anova", anova},
       {"notes", table.notes},
+      {"provenance", provenance_object(table.provenance)},
   };
 }
 
@@ -108,6 +116,7 @@ std::string JsonExporter::render(const FactorReport& report) const {
       {"two_way", two_way},
       {"bandwidth", bandwidth},
       {"notes", report.notes},
+      {"provenance", provenance_object(report.provenance)},
   });
 }
 

@@ -20,6 +20,15 @@ std::string cell(std::string_view text) {
   return out;
 }
 
+// The provenance header block: one bullet per key (docs/database.md, "provenance").
+std::string provenance_block(const db::Provenance& provenance) {
+  if (provenance.empty()) return "";
+  std::string out = "- Provenance (table `run_provenance` per run):\n";
+  for (const auto& [key, value] : provenance)
+    out += fmt::format("  - {}: {}\n", cell(key), cell(value));
+  return out;
+}
+
 template <typename Format>
 std::string optional_cell(const std::optional<double>& value, Format format) {
   return value ? format(*value) : std::string(kNotAvailable);
@@ -55,18 +64,23 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
   std::vector<std::string> bases;
   for (std::size_t b = 0; b < report.blocks.size(); ++b)
     bases.push_back(fmt::format("{} in {}", report.blocks[b].base_label, report.levels[b]));
-  out += fmt::format("- Base row of each block: {}\n\n",
+  out += fmt::format("- Base row of each block: {}\n",
                      cell(fmt::format("{}", fmt::join(bases, "; "))));
+  out += provenance_block(report.provenance) + "\n";
 
+  bool accuracy = false;
+  for (const auto& block : report.blocks)
+    for (const auto& row : block.rows) accuracy = accuracy || row.mean_test_accuracy;
+  const std::string accuracy_gap = accuracy ? " |" : "";
   out += "| |";
   for (const auto& level : report.levels)
     out += fmt::format(
         " {0} Avg. {1} time (s) | {0} Std. {1} time (s) | {0} Tukey vs base | {0} Images/s | "
-        "{0} Speed-up | {0} Efficiency |",
-        cell(level), report.unit);
+        "{0} Speed-up | {0} Efficiency |{2}",
+        cell(level), report.unit, accuracy ? fmt::format(" {} Test accuracy |", cell(level)) : "");
   out += "\n| :--- |";
   for (std::size_t b = 0; b < report.levels.size(); ++b)
-    out += " ---: | ---: | ---: | ---: | ---: | ---: |";
+    out += fmt::format(" ---: | ---: | ---: | ---: | ---: | ---: |{}", accuracy ? " ---: |" : "");
   out += "\n";
   for (const auto& key : report.row_keys) {
     out += fmt::format("| {} |", cell(key));
@@ -74,7 +88,7 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
       const auto row = std::find_if(block.rows.begin(), block.rows.end(),
                                     [&](const ReportRow& r) { return r.label == key; });
       if (row == block.rows.end()) {
-        out += " — | — | — | — | — | — |";
+        out += fmt::format(" — | — | — | — | — | — |{}", accuracy ? " — |" : "");
         continue;
       }
       out += fmt::format(" {} | {} | {} | {} | {} | {} |", format_measure(row->mean_epoch_seconds),
@@ -84,12 +98,14 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
                          optional_cell(row->images_per_second, format_measure),
                          optional_cell(row->speedup_vs_base, format_ratio),
                          optional_cell(row->scaling_efficiency, format_percent));
+      if (accuracy)
+        out += fmt::format(" {} |", optional_cell(row->mean_test_accuracy, format_percent));
     }
     out += "\n";
   }
   out += "| ANOVA |";
   for (const auto& block : report.blocks)
-    out += fmt::format(" {} | | | | | |", format_anova_cell(block));
+    out += fmt::format(" {} | | | | | |{}", format_anova_cell(block), accuracy_gap);
   out += "\n";
 
   for (const auto& anova : report.two_way) {
@@ -151,24 +167,33 @@ std::string MarkdownExporter::render(const ReportTable& table) const {
   out += fmt::format("## Experiment {}\n\n", cell(table.experiment));
   out += fmt::format("- Unit of analysis: {} ({} {}s from {} runs in {} groups)\n", table.unit,
                      epochs, table.unit, runs, table.rows.size());
-  out += fmt::format("- Base group: {}\n\n", cell(table.base_label));
+  out += fmt::format("- Base group: {}\n", cell(table.base_label));
+  out += provenance_block(table.provenance) + "\n";
 
+  // Test accuracy only where a program reported one (our test_accuracy, Keras's val_accuracy).
+  const bool accuracy = std::any_of(table.rows.begin(), table.rows.end(),
+                                    [](const ReportRow& r) { return r.mean_test_accuracy; });
   out += fmt::format(
       "| Condition | Avg. {0} time (s) | Std. {0} time (s) | Tukey vs {1} | Images/s | Speed-up "
-      "| Efficiency |\n",
-      table.unit, cell(table.base_label));
-  out += "| :--- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+      "| Efficiency |{2}\n",
+      table.unit, cell(table.base_label), accuracy ? " Test accuracy |" : "");
+  out += fmt::format("| :--- | ---: | ---: | ---: | ---: | ---: | ---: |{}\n",
+                     accuracy ? " ---: |" : "");
   for (const auto& row : table.rows) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", cell(row.label),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |{}\n", cell(row.label),
                        format_measure(row.mean_epoch_seconds),
                        optional_cell(row.sd_epoch_seconds, format_measure),
                        row.is_base ? std::string(kNotAvailable)
                                    : optional_cell(row.tukey_p_vs_base, format_p_value),
                        optional_cell(row.images_per_second, format_measure),
                        optional_cell(row.speedup_vs_base, format_ratio),
-                       optional_cell(row.scaling_efficiency, format_percent));
+                       optional_cell(row.scaling_efficiency, format_percent),
+                       accuracy ? " " + optional_cell(row.mean_test_accuracy, format_percent) + " |"
+                                : std::string());
   }
-  if (table.anova) out += fmt::format("| ANOVA | {} | | | | | |\n", format_anova(*table.anova));
+  if (table.anova)
+    out += fmt::format("| ANOVA | {} | | | | | |{}\n", format_anova(*table.anova),
+                       accuracy ? " |" : "");
 
   if (!table.notes.empty()) {
     out += "\nNotes:\n\n";

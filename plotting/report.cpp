@@ -33,6 +33,7 @@ struct Group {
     std::size_t epochs = 0;
     long long images = 0;
     bool all_images = true;
+    std::optional<double> test_accuracy;  // the run's final one
   };
   std::map<std::int64_t, RunTotals> per_run;
   long long images = 0;      // sum of train_images over the epochs that report it
@@ -91,6 +92,7 @@ std::vector<Group> group_samples(const std::string& experiment,
     auto& totals = group.per_run[sample.run_id];
     totals.seconds += sample.duration_seconds;
     ++totals.epochs;
+    totals.test_accuracy = sample.run_test_accuracy;
     if (sample.train_images)
       totals.images += *sample.train_images;
     else
@@ -227,6 +229,10 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
           rates = false;
       }
       row.sd_run_epoch_seconds = stats::sample_sd(run_means);
+      std::vector<double> accuracies;
+      for (const auto& [id, totals] : g.per_run)
+        if (totals.test_accuracy) accuracies.push_back(*totals.test_accuracy);
+      if (!accuracies.empty()) row.mean_test_accuracy = stats::mean(accuracies);
       if (rates) row.sd_run_images_per_second = stats::sample_sd(run_rates);
     }
     row.epochs = g.durations.size();

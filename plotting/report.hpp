@@ -44,6 +44,9 @@ struct ReportRow {
   // images/s; absent with fewer than two runs (the figures' error bars).
   std::optional<double> sd_run_epoch_seconds = std::nullopt;
   std::optional<double> sd_run_images_per_second = std::nullopt;
+  // The mean over runs of each run's final test accuracy (a fraction); absent when no run of
+  // the row reported one (runs.test_accuracy).
+  std::optional<double> mean_test_accuracy = std::nullopt;
 };
 
 struct AnovaSummary {
@@ -60,6 +63,9 @@ struct ReportTable {
   std::vector<ReportRow> rows;
   std::optional<AnovaSummary> anova;  // absent with fewer than two groups
   std::vector<std::string> notes;     // caveats and why a statistic is absent, for readers
+  // Where and with what the runs ran (db provenance, merged over the selected instances; the
+  // runs' hosts under "hosts"), shown as the report's header block.
+  db::Provenance provenance = {};
 };
 
 struct ReportOptions {
@@ -102,6 +108,7 @@ struct FactorReport {
   std::vector<ReportTable> blocks;    // blocks[i]: the table of levels[i]
   std::vector<std::string> row_keys;  // every block's row labels, merged in order
   std::vector<TwoWayTable> two_way;   // one per launched condition (single has no np to cross)
+  db::Provenance provenance = {};     // as ReportTable::provenance
   // Allreduce benchmark runs of the same instance, by level: the bus bandwidth beside the epoch
   // times (the interconnect study). One row per level, condition and np.
   struct Bandwidth {

@@ -30,7 +30,39 @@ struct ReportInput {
   std::vector<db::EpochSample> samples;
   std::vector<std::string> failures;
   ReportOptions options;
+  db::Provenance provenance;
 };
+
+// The selected instances' provenance, a value per key (distinct values joined by "; "), and the
+// distinct hosts of their runs. Keys in the order a reader wants them: the machine, the
+// software, the experiment file, the runs' hosts, then the environment.
+db::Provenance merged_provenance(const db::Database& database, const std::vector<std::int64_t>& ids,
+                                 const std::vector<db::RunRecord>& runs) {
+  std::map<std::string, std::vector<std::string>> values;
+  const auto add = [&](const std::string& key, const std::string& value) {
+    auto& list = values[key];
+    if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
+  };
+  for (const auto id : ids)
+    for (const auto& [key, value] : database.instance_provenance(id)) add(key, value);
+  for (const auto& run : runs)
+    for (const auto& [key, value] : database.provenance(run.id))
+      if (key == "hosts") add(key, value);
+  static constexpr std::string_view kOrder[] = {
+      "host",       "cpu_model", "cpu_count", "memory_bytes", "os",    "gpus", "mpi",
+      "slurm",      "python",    "torch",     "cuda",         "cudnn", "nccl", "scalebench_version",
+      "git_commit", "hosts"};
+  db::Provenance out;
+  const auto emit = [&](const std::string& key) {
+    const auto it = values.find(key);
+    if (it == values.end()) return;
+    out.emplace_back(key, fmt::format("{}", fmt::join(it->second, "; ")));
+    values.erase(it);
+  };
+  for (const auto key : kOrder) emit(std::string(key));
+  while (!values.empty()) emit(values.begin()->first);  // env.* and any newer keys, by name
+  return out;
+}
 
 // The file's order of conditions and levels, from the (first) selected instance's record.
 void add_file_order(const db::ExperimentRecord& record, ReportOptions& options) {
@@ -74,6 +106,7 @@ ReportInput load_input(const db::Database& database, const InstanceQuery& query,
         input.failures.empty() ? "" : fmt::format(" {}", fmt::join(input.failures, " ")),
         database.path(), fmt::join(input.selection.ids, ", ")));
   }
+  input.provenance = merged_provenance(database, input.selection.ids, runs);
   input.options.base_label = base;
   if (const auto record = database.experiment(input.selection.ids.front()))
     add_file_order(*record, input.options);
@@ -139,6 +172,7 @@ ReportTable load_report(const db::Database& database, const InstanceQuery& query
   table.notes.insert(table.notes.begin(), input.selection.notes.begin(),
                      input.selection.notes.end());
   table.notes.insert(table.notes.end(), input.failures.begin(), input.failures.end());
+  table.provenance = input.provenance;
   return table;
 }
 
@@ -151,6 +185,7 @@ FactorReport load_factor_report(const db::Database& database, const InstanceQuer
   report.notes.insert(report.notes.begin(), input.selection.notes.begin(),
                       input.selection.notes.end());
   report.notes.insert(report.notes.end(), input.failures.begin(), input.failures.end());
+  report.provenance = input.provenance;
   return report;
 }
 

@@ -120,6 +120,33 @@ const std::string& host_name() {
   return g_state.host;
 }
 
+std::string hosts_summary() {
+  constexpr int kWidth = 256;  // gethostname's names are shorter (HOST_NAME_MAX is 64)
+  std::vector<char> names(static_cast<std::size_t>(kWidth) * static_cast<std::size_t>(size()));
+  std::string mine = host_name().substr(0, kWidth - 1);
+  if (g_state.size == 1) {
+    std::copy(mine.begin(), mine.end(), names.begin());
+  } else {
+    mine.resize(kWidth, '\0');
+    SB_MPI_CHECK(MPI_Allgather(mine.data(), kWidth, MPI_CHAR, names.data(), kWidth, MPI_CHAR,
+                               MPI_COMM_WORLD));
+  }
+  std::vector<std::pair<std::string, int>> counts;
+  for (int r = 0; r < size(); ++r) {
+    const std::string name(names.data() + static_cast<std::ptrdiff_t>(r) * kWidth);
+    auto it = std::find_if(counts.begin(), counts.end(),
+                           [&](const auto& entry) { return entry.first == name; });
+    if (it == counts.end())
+      counts.emplace_back(name, 1);
+    else
+      ++it->second;
+  }
+  std::string out;
+  for (const auto& [name, count] : counts)
+    out += (out.empty() ? "" : ",") + name + ":" + std::to_string(count);
+  return out;
+}
+
 void broadcast(std::span<float> data) {
   if (g_state.size == 1) return;
   SB_MPI_CHECK(MPI_Bcast(data.data(), checked_count(data.size()), MPI_FLOAT, 0, MPI_COMM_WORLD));

@@ -34,6 +34,9 @@ int size();
 // The rank among the processes on this host (picks the GPU later); 0 for one process.
 int local_rank();
 const std::string& host_name();
+// The hosts the ranks run on, in rank order of first appearance with their rank counts:
+// "node1:4,node2:4" (one process: "host:1"). Collective: every rank must call it.
+std::string hosts_summary();
 
 // Copies rank 0's buffer to every rank.
 void broadcast(std::span<float> data);

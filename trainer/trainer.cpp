@@ -54,7 +54,8 @@ std::string format_header(const RunInfo& i) {
              i.model, i.parameters, i.dataset, i.train_images, i.test_images, i.np, i.batch_size,
              i.lr, i.seed, i.threads, i.backend, i.precision, i.fusion_mb,
              i.overlap ? "on" : "off") +
-         (i.cuda_graph ? " cuda_graph=on" : "") + (i.deterministic ? " deterministic=on" : "");
+         (i.cuda_graph ? " cuda_graph=on" : "") + (i.deterministic ? " deterministic=on" : "") +
+         (i.hosts.empty() ? "" : " hosts=" + i.hosts);
 }
 
 std::string format_epoch_start(int epoch, int epochs) {
@@ -181,6 +182,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   info.deterministic = spec.deterministic;
   info.fusion_mb = o.fusion_mb;
   info.overlap = reducer->overlap();
+  info.hosts = dist::hosts_summary();
   print(format_header(info));
 
   const std::size_t n = train_set.shape.elements();

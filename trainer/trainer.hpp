@@ -30,6 +30,7 @@ struct RunInfo {  // what the header line reports
   bool overlap = false;        // buckets reduced during backward
   bool cuda_graph = false;     // printed only when on
   bool deterministic = false;  // printed only when on
+  std::string hosts;           // "node1:4,node2:4" (dist::hosts_summary); printed when known
 };
 
 struct EpochResult {

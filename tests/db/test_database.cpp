@@ -702,3 +702,45 @@ TEST_CASE("a version 1 file is migrated to the current version, keeping its runs
   CHECK(schema_text(new_path).find("table allreduce_results") != std::string::npos);
   CHECK(schema_text(new_path).find("view allreduce_times") != std::string::npos);
 }
+
+TEST_CASE("provenance: an instance's rows hold for its runs unless a run has its own") {
+  TempDir dir;
+  auto d = db::Database::open((dir / "p.db").string());
+  auto exp = make_experiment("prov");
+  exp.provenance = {
+      {"mpi", "mpirun (Open MPI) 4.1.4"}, {"env.OMP_NUM_THREADS", "4"}, {"host", "node01"}};
+  const auto exp_id = d.insert_experiment(exp);
+  auto first = make_run(exp_id, "prov", "mpirun", 2, 1);
+  first.run.provenance = {{"env.OMP_NUM_THREADS", "1"}, {"hosts", "node01:1,node02:1"}};
+  first.run.test_accuracy = 0.875;
+  first.epochs[0].test_accuracy = 0.5;
+  first.epochs[1].test_accuracy = 0.875;
+  const auto first_id = d.insert_run(first);
+  const auto second_id = d.insert_run(make_run(exp_id, "prov", "mpirun", 1, 1));
+
+  CHECK(d.provenance(first_id) == db::Provenance{{"env.OMP_NUM_THREADS", "1"},
+                                                 {"host", "node01"},
+                                                 {"hosts", "node01:1,node02:1"},
+                                                 {"mpi", "mpirun (Open MPI) 4.1.4"}});
+  CHECK(d.provenance(second_id) == db::Provenance{{"env.OMP_NUM_THREADS", "4"},
+                                                  {"host", "node01"},
+                                                  {"mpi", "mpirun (Open MPI) 4.1.4"}});
+  CHECK(d.instance_provenance(exp_id).size() == 3);
+  // One query answers "which MPI, which hosts" for a run.
+  CHECK(scalar(d,
+               "SELECT group_concat(value, ' | ') FROM (SELECT value FROM run_provenance "
+               "WHERE run_id = " +
+                   std::to_string(first_id) + " AND key IN ('mpi', 'hosts') ORDER BY key)") ==
+        "node01:1,node02:1 | mpirun (Open MPI) 4.1.4");
+
+  // Test accuracy per epoch and the run's final one, read back and in epoch_times.
+  const auto runs = d.runs("prov");
+  CHECK(runs[0].test_accuracy == 0.875);
+  CHECK_FALSE(runs[1].test_accuracy);
+  const auto epochs = d.epochs(first_id);
+  CHECK(epochs[0].test_accuracy == 0.5);
+  CHECK(epochs[1].test_accuracy == 0.875);
+  CHECK(scalar(d, "SELECT test_accuracy FROM epoch_times WHERE run_id = " +
+                      std::to_string(first_id) + " AND epoch = 2") == "0.875");
+  CHECK(d.epoch_samples("prov")[0].run_test_accuracy == 0.875);
+}

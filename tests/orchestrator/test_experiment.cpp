@@ -113,7 +113,7 @@ TEST_CASE("malformed files: one clear error naming file, field and expectation")
         "exp.json: field \"conditions[0].np\": missing (required)");
   CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"mpi"}]})") ==
         "exp.json: field \"conditions[0].launcher\": expected one of \"single\", \"mpirun\", "
-        "\"srun\", \"command\", got \"mpi\"");
+        "\"srun\", \"torchrun\", \"command\", got \"mpi\"");
   CHECK(
       error_of(R"({"name":"x","repetitons":3,"conditions":[{"name":"a","launcher":"single"}]})")
           .find("exp.json: field \"repetitons\": unknown field (did you mean \"repetitions\"?)") ==

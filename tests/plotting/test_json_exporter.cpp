@@ -31,6 +31,7 @@ TEST_CASE("JSON: stable keys, numbers as numbers, absent values as null") {
       "speedup_vs_base": 725.2,
       "scaling_efficiency": null,
       "is_base": false,
+      "test_accuracy": null,
       "levels": {}
     }
   ],
@@ -42,7 +43,8 @@ TEST_CASE("JSON: stable keys, numbers as numbers, absent values as null") {
   },
   "notes": [
     "one note"
-  ]
+  ],
+  "provenance": {}
 }
 )";
   CHECK(plotting::make_exporter("json")->render(table) == expected);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "trainer/distributed.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/trainer.hpp"
 
@@ -64,6 +65,9 @@ TEST_CASE("output lines follow docs/trainer-output.md") {
   info.fusion_mb = 0.25;
   info.overlap = false;
   CHECK(format_header(info).ends_with(" backend=cpu precision=fp32 fusion_mb=0.25 overlap=off"));
+  info.hosts = "node1:4,node2:4";
+  CHECK(format_header(info).ends_with(" overlap=off hosts=node1:4,node2:4"));
+  info.hosts.clear();
   CHECK(format_epoch_start(1, 3) == "Epoch 1/3");
   EpochResult r{1, 469, 0.54321, 0.81, 0.84, 12345.6, 4.861234};
   CHECK(format_epoch_end(r) ==
@@ -88,7 +92,8 @@ TEST_CASE("a run prints header, Epoch and end-of-epoch lines in order") {
         "scalebench-train model=mlp parameters=1108 dataset=synthetic train_images=1000 "
         "test_images=200 np=1 batch_size=50 lr=0.05 seed=3 threads=1 backend=cpu precision=fp32 "
         "fusion_mb=64 "
-        "overlap=off");
+        "overlap=off hosts=" +
+            dist::host_name() + ":1");
   const std::regex end_line(
       R"(20/20 - loss: \d+\.\d{6} - accuracy: \d\.\d{6} - test_accuracy: \d\.\d{6} - images/s: \d+\.\d - epoch_seconds: \d+\.\d{6})");
   for (int e = 1; e <= 3; ++e) {
@@ -235,7 +240,8 @@ TEST_CASE("load_data reads CIFAR-10 and CIFAR-100 from --data-dir, and a run tra
         "scalebench-train model=mlp parameters=24674 dataset=cifar10 train_images=60 "
         "test_images=10 np=1 batch_size=20 lr=0.05 seed=1 threads=1 backend=cpu precision=fp32 "
         "fusion_mb=64 "
-        "overlap=off");
+        "overlap=off hosts=" +
+            dist::host_name() + ":1");
 
   o.dataset = "cifar100";
   o.train_limit = 0;
