@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,17 @@ TEST_CASE("report --by renders as Table 2 in markdown, as sections in CSV, as bl
   const auto csv = plotting::make_exporter("csv")->render(report);
   const auto lines = std::count(csv.begin(), csv.end(), '\n');
   CHECK(lines == 1 + 6 + 2 + 4);  // header, 6 rows, 2 block ANOVAs, 4 two-way terms
+  // Every line has the header's fields (no field here holds a comma or a quote).
+  {
+    std::istringstream in(csv);
+    std::string line;
+    std::getline(in, line);
+    const auto fields = std::count(line.begin(), line.end(), ',');
+    while (std::getline(in, line)) {
+      INFO(line);
+      CHECK(std::count(line.begin(), line.end(), ',') == fields);
+    }
+  }
   CHECK(csv.find("row,model,vgg16,hvd np=2,hvd,mpirun,2,1,2,7,") != std::string::npos);
   CHECK(csv.find("two_way,model,,,,,,,,,,,,,,,condition hvd: model * np,model:np,1,4,4.5") !=
         std::string::npos);

@@ -46,3 +46,28 @@ TEST_CASE("Markdown: no ANOVA row without an ANOVA, pipes in labels escaped, inf
             ->render(table)
             .find("| ANOVA | F=inf, d.f.=(1, 4), p<4.94e-324 |") != std::string::npos);
 }
+
+TEST_CASE("Markdown: a provenance header block, and a test accuracy column where one is known") {
+  auto table = test::sample_table();
+  table.rows.resize(2);
+  table.anova.reset();
+  table.notes.clear();
+  table.rows[0].mean_test_accuracy = 0.8712;
+  table.provenance = {{"host", "node01"}, {"mpi", "mpirun (Open MPI) 4.1.4"}, {"hosts", "a:1|b:1"}};
+  const std::string expected =
+      "## Experiment mnist-cnn\n"
+      "\n"
+      "- Unit of analysis: epoch (12 epochs from 4 runs in 2 groups)\n"
+      "- Base group: mpirun np=1\n"
+      "- Provenance (table `run_provenance` per run):\n"
+      "  - host: node01\n"
+      "  - mpi: mpirun (Open MPI) 4.1.4\n"
+      "  - hosts: a:1\\|b:1\n"
+      "\n"
+      "| Condition | Avg. epoch time (s) | Std. epoch time (s) | Tukey vs mpirun np=1 | Images/s | "
+      "Speed-up | Efficiency | Test accuracy |\n"
+      "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+      "| single | 29.77 | 4.12 | p=3.20e-12 | 183.94 | 1.25 | 125.0% | 87.1% |\n"
+      "| mpirun np=1 | 37.13 | 4.32 | N.A. | 147.48 | 1.00 | 100.0% | N.A. |\n";
+  CHECK(plotting::make_exporter("markdown")->render(table) == expected);
+}
