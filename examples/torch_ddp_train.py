@@ -8,7 +8,8 @@ that only scalebench reads: scalebench measures it the way it measures any user'
 - data: Fashion-MNIST from Debian's dataset-fashion-mnist (the IDX files), or synthetic images
   of any shape (class prototypes plus noise; not the same numbers as scalebench-train's);
 - every rank takes its own contiguous slice of one permutation per epoch, batch --batch-size per
-  rank, steps per epoch = train images // (batch x world size), learning rate x world size
+  rank, steps per epoch = train images // (batch x world size), or --images-per-rank // batch
+  for weak scaling, learning rate x world size
   (Horovod's rule, as scalebench-train), torch.optim's optimizers with their defaults;
 - gloo on CPU (--backend cpu), NCCL on GPUs (--backend cuda, one GPU per local rank).
 
@@ -155,6 +156,8 @@ def main():
     p.add_argument("--train-images", type=int, default=60000)
     p.add_argument("--test-images", type=int, default=10000)
     p.add_argument("--train-limit", type=int, default=0)
+    p.add_argument("--images-per-rank", type=int, default=0,
+                   help="weak scaling: images each rank trains per epoch (whole batches)")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--lr", type=float, default=0.05, help="per rank; the rate used is lr x ranks")
@@ -191,7 +194,14 @@ def main():
     optimizer = make_optimizer(a, model.parameters(), a.lr * size)
     loss_fn = nn.CrossEntropyLoss(reduction="sum")
 
-    steps = len(x) // (a.batch_size * size)
+    if a.images_per_rank:
+        if a.images_per_rank % a.batch_size or a.images_per_rank * size > len(x):
+            sys.exit("torch_ddp_train.py: --images-per-rank %d must be a whole number of batches "
+                     "(--batch-size %d) and at most the %d training images / %d ranks"
+                     % (a.images_per_rank, a.batch_size, len(x), size))
+        steps = a.images_per_rank // a.batch_size
+    else:
+        steps = len(x) // (a.batch_size * size)
     if steps == 0:
         sys.exit("torch_ddp_train.py: %d training images are fewer than one batch of %d per rank "
                  "on %d ranks" % (len(x), a.batch_size, size))

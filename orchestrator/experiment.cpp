@@ -340,6 +340,16 @@ class Reader {
       fail("\"pipe\" or \"pty\" (a pseudo-terminal: programs line-buffer as on a terminal)");
     return string() == "pty";
   }
+  // "train_images" or "train_images_per_rank" of this object, at most one of them.
+  std::optional<ImagesPerEpoch> images_per_epoch() const {
+    if (has("train_images") && has("train_images_per_rank"))
+      at("train_images_per_rank")
+          .fail("either \"train_images\" (all ranks) or \"train_images_per_rank\", not both");
+    if (has("train_images")) return ImagesPerEpoch{at("train_images").train_images(), false};
+    if (has("train_images_per_rank"))
+      return ImagesPerEpoch{at("train_images_per_rank").train_images(), true};
+    return std::nullopt;
+  }
   long long train_images() const {
     const bool ok =
         value_.is_number_unsigned() && value_.get<unsigned long long>() >= 1 &&
@@ -487,7 +497,8 @@ std::vector<std::string> command_template(const Reader& command) {
 
 Condition parse_condition(const Reader& reader, const std::optional<std::vector<int>>& default_np) {
   reader.require_object({"name", "launcher", "np", "trainer", "args", "launcher_args", "command",
-                         "env", "oversubscribe", "train_images", "program", "line_tags", "stdout"});
+                         "env", "oversubscribe", "train_images", "train_images_per_rank", "program",
+                         "line_tags", "stdout"});
   reader.require_key("name");
   reader.require_key("launcher");
   Condition condition;
@@ -510,7 +521,7 @@ Condition parse_condition(const Reader& reader, const std::optional<std::vector<
     condition.launcher_args = reader.at("launcher_args").literal_strings();
   if (reader.has("env")) condition.env = reader.at("env").environment();
   if (reader.has("oversubscribe")) condition.oversubscribe = reader.at("oversubscribe").boolean();
-  if (reader.has("train_images")) condition.train_images = reader.at("train_images").train_images();
+  condition.train_images = reader.images_per_epoch();
   if (reader.has("line_tags")) condition.line_tags = reader.at("line_tags").line_tags();
   if (reader.has("stdout")) condition.stdout_pty = reader.at("stdout").stdout_pty();
   if (reader.has("program")) {
@@ -557,7 +568,8 @@ FactorLevel parse_level(const Reader& reader, const std::string& factor) {
     level.trainer.options.push_back({factor, {"--" + factor, level.name}});
   } else if (value.is_object()) {
     reader.require_object({"name", "trainer", "args", "launcher_args", "env", "program", "launcher",
-                           "command", "train_images", "line_tags", "stdout"});
+                           "command", "train_images", "train_images_per_rank", "line_tags",
+                           "stdout"});
     reader.require_key("name");
     level.name = reader.at("name").non_empty_string();
     level.trainer = reader.trainer_args();
@@ -569,7 +581,7 @@ FactorLevel parse_level(const Reader& reader, const std::string& factor) {
       if (level.program->empty()) reader.at("program").fail("a non-empty string");
     }
     if (reader.has("launcher")) level.launcher = parse_launcher(reader.at("launcher"));
-    if (reader.has("train_images")) level.train_images = reader.at("train_images").train_images();
+    level.train_images = reader.images_per_epoch();
     if (reader.has("line_tags")) level.line_tags = reader.at("line_tags").line_tags();
     if (reader.has("stdout")) level.stdout_pty = reader.at("stdout").stdout_pty();
     if (reader.has("command")) {
@@ -797,7 +809,7 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
   const Reader root(path, document, "");
   root.require_object({"name", "description", "repetitions", "timeout_seconds", "program",
                        "trainer", "args", "np", "conditions", "factors", "exclude", "order", "seed",
-                       "train_images", "stdout"});
+                       "train_images", "train_images_per_rank", "stdout"});
   root.require_key("name");
   root.require_key("conditions");
 
@@ -817,7 +829,7 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
     if (experiment.program->empty()) root.at("program").fail("a non-empty string");
   }
   experiment.trainer = root.trainer_args();
-  if (root.has("train_images")) experiment.train_images = root.at("train_images").train_images();
+  experiment.train_images = root.images_per_epoch();
   if (root.has("stdout")) experiment.stdout_pty = root.at("stdout").stdout_pty();
   std::optional<std::vector<int>> default_np;
   if (root.has("np")) default_np = root.at("np").np_values();
@@ -948,6 +960,11 @@ void check_resolved(const Experiment& experiment, const ResolvedCell& cell) {
     fail("launcher \"single\" with np other than [1]");
   if (c.launcher == Launcher::Command && c.command.empty())
     fail("launcher \"command\" without a \"command\" template");
+  if (c.train_images && c.train_images->per_rank)
+    for (int np : c.np)
+      if (c.train_images->count > kMaxTrainImages / np)
+        fail(fmt::format("train_images_per_rank {} x np {} is more than {} images",
+                         c.train_images->count, np, kMaxTrainImages));
   if (c.launcher != Launcher::Command && !cell.command_factor.empty())
     fail(fmt::format("a \"command\" from factor \"{}\", but launcher \"{}\"", cell.command_factor,
                      launcher_name(c.launcher)));
@@ -1136,7 +1153,7 @@ RunPlan make_plan(const Experiment& experiment, const ResolvedCell& cell, int np
   plan.np = np;
   plan.repetition = repetition;
   plan.launch.env = condition.env;
-  plan.train_images = condition.train_images;
+  if (condition.train_images) plan.train_images = condition.train_images->for_np(np);
   plan.launch.stdout_pty = condition.stdout_pty.value_or(false);
   // Python writes into a pipe in blocks: its lines would arrive at exit, not as printed. The
   // experiment can still set another value (an empty one turns it off).

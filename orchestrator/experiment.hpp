@@ -37,6 +37,15 @@ struct TrainerArgs {
   std::vector<std::string> raw;
 };
 
+// Images per epoch for a program that prints no header: a count over all ranks
+// ("train_images"), or per rank for weak scaling ("train_images_per_rank": the count x np).
+struct ImagesPerEpoch {
+  long long count = 0;
+  bool per_rank = false;
+  long long for_np(int np) const { return per_rank ? count * np : count; }
+  bool operator==(const ImagesPerEpoch&) const = default;
+};
+
 struct Condition {
   std::string name;
   Launcher launcher = Launcher::Single;
@@ -46,10 +55,10 @@ struct Condition {
   std::vector<std::string> command;        // for Launcher::Command: argv template
   std::map<std::string, std::string> env;
   bool oversubscribe = false;
-  std::optional<long long> train_images;  // images per epoch, for programs without a header
-  std::optional<std::string> program;     // replaces the experiment's program
-  std::optional<TagOptions> line_tags;    // the launcher's tag form ("line_tags")
-  std::optional<bool> stdout_pty;         // "stdout": "pty" (true) or "pipe" (false)
+  std::optional<ImagesPerEpoch> train_images;  // for programs without a header
+  std::optional<std::string> program;          // replaces the experiment's program
+  std::optional<TagOptions> line_tags;         // the launcher's tag form ("line_tags")
+  std::optional<bool> stdout_pty;              // "stdout": "pty" (true) or "pipe" (false)
 };
 
 // One level of a factor: a name, and what it changes in a run. A level refines the condition it
@@ -62,10 +71,10 @@ struct FactorLevel {
   std::map<std::string, std::string> env;
   std::optional<std::string> program;
   std::optional<Launcher> launcher;
-  std::vector<std::string> command;       // non-empty: replaces the condition's command template
-  std::optional<long long> train_images;  // replaces the condition's
-  std::optional<TagOptions> line_tags;    // replaces the condition's
-  std::optional<bool> stdout_pty;         // replaces the condition's
+  std::vector<std::string> command;  // non-empty: replaces the condition's command template
+  std::optional<ImagesPerEpoch> train_images;  // replaces the condition's
+  std::optional<TagOptions> line_tags;         // replaces the condition's
+  std::optional<bool> stdout_pty;              // replaces the condition's
 };
 
 struct Factor {
@@ -102,7 +111,7 @@ struct Experiment {
   TrainerArgs trainer;
   // Images per epoch over all ranks, for a program that prints no header line (a condition's or
   // level's value replaces it); the trainer's own header wins when there is one.
-  std::optional<long long> train_images;
+  std::optional<ImagesPerEpoch> train_images;
   bool stdout_pty = false;  // "stdout": "pty": every run's stdout through a pseudo-terminal
   std::vector<Condition> conditions;
   std::vector<Factor> factors;  // in name order (a JSON object's keys, sorted)

@@ -52,6 +52,9 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--test-images", o.test_images, "Synthetic data: test images, 0 for none [10000]");
   app.add_option("--train-limit", o.train_limit,
                  "Use only the first N training images (0: all), for quick runs");
+  app.add_option("--images-per-rank", o.images_per_rank,
+                 "Weak scaling: images each rank trains per epoch (whole batches), so that an "
+                 "epoch grows with np (0: the training set split among the ranks)");
   app.add_option("--epochs", o.epochs, "Number of epochs")->check(CLI::PositiveNumber);
   app.add_option("--batch-size", o.batch_size, "Images per step on each rank")
       ->check(CLI::PositiveNumber);

@@ -28,6 +28,9 @@ struct TrainOptions {
   std::optional<std::size_t> train_images;
   std::optional<std::size_t> test_images;
   std::size_t train_limit = 0;  // 0: all training images
+  // Weak scaling: each rank trains this many images per epoch (a whole number of batches), so
+  // an epoch holds images_per_rank x np images; 0: the data set is split among the ranks.
+  std::size_t images_per_rank = 0;
   int epochs = 3;
   int batch_size = 128;  // per rank
   double lr = 0.05;      // per-rank learning rate; the trainer uses lr × np

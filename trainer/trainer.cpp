@@ -118,7 +118,16 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   const int np = dist::size();
   const auto batch = static_cast<std::size_t>(o.batch_size);
   const Dataset& train_set = data.train;
-  const std::size_t steps = train_set.size() / (batch * static_cast<std::size_t>(np));
+  const auto ranks = static_cast<std::size_t>(np);
+  if (o.images_per_rank > 0 &&
+      (o.images_per_rank % batch != 0 || o.images_per_rank * ranks > train_set.size())) {
+    throw UsageError(fmt::format(
+        "--images-per-rank {} must be a whole number of batches (--batch-size {}) and at most "
+        "the {} training images / np = {}",
+        o.images_per_rank, batch, train_set.size(), np));
+  }
+  const std::size_t steps =
+      o.images_per_rank > 0 ? o.images_per_rank / batch : train_set.size() / (batch * ranks);
   if (steps == 0) {
     throw UsageError(fmt::format(
         "{} training images are fewer than np x batch_size = {} x {}; lower --batch-size or "

@@ -436,3 +436,29 @@ TEST_CASE(
   CHECK(error_with(R"("np":[1,1,2],)", R"({"name":"a","launcher":"mpirun"})") ==
         "exp.json: field \"np\": expected distinct np values, got [1,1,2]");
 }
+
+TEST_CASE("train_images_per_rank: images per epoch grow with np (weak scaling)") {
+  const auto plans =
+      expand_matrix(parse_experiment(R"({"name":"w","train_images_per_rank":256,"np":[1,2,4],
+        "conditions":[{"name":"m","launcher":"mpirun"},
+                      {"name":"fixed","launcher":"mpirun","train_images":1000}]})",
+                                     "e"),
+                    {"t", false});
+  REQUIRE(plans.size() == 6);
+  CHECK(plans[0].train_images == 256);
+  CHECK(plans[1].train_images == 512);
+  CHECK(plans[2].train_images == 1024);
+  CHECK(plans[5].train_images == 1000);  // a condition's count over all ranks replaces it
+  CHECK(error_of(R"({"name":"w","conditions":[{"name":"m","launcher":"mpirun","np":[2],
+        "train_images":5,"train_images_per_rank":5}]})")
+            .find("field \"conditions[0].train_images_per_rank\": expected either "
+                  "\"train_images\" (all ranks) or \"train_images_per_rank\", not both") !=
+        std::string::npos);
+  const auto huge = parse_experiment(R"({"name":"w","train_images_per_rank":1000000000000000,
+        "conditions":[{"name":"m","launcher":"mpirun","np":[8]}]})",
+                                     "exp.json");
+  CHECK_THROWS_WITH_AS(
+      expand_matrix(huge, {"t", false}),
+      doctest::Contains("train_images_per_rank 1000000000000000 x np 8 is more than"),
+      ExperimentError);
+}

@@ -269,3 +269,17 @@ TEST_CASE("the header names deterministic=on only when asked for") {
   info.deterministic = true;
   CHECK(format_header(info).ends_with(" overlap=off deterministic=on"));
 }
+
+TEST_CASE("--images-per-rank: an epoch of that many images per rank (weak scaling)") {
+  TrainOptions o = small_synthetic_options();
+  o.images_per_rank = 150;  // 3 batches of 50 out of 1000 images
+  const DataSplit data = load_data(o);
+  const Run run = train_collecting(o, data);
+  CHECK(run.lines[0].find(" train_images=150 ") != std::string::npos);
+  CHECK(run.lines[2].rfind("3/3 - loss: ", 0) == 0);
+  o.images_per_rank = 120;  // not whole batches
+  CHECK_THROWS_WITH_AS(train_collecting(o, data), doctest::Contains("whole number of batches"),
+                       UsageError);
+  o.images_per_rank = 1050;  // more than the data set
+  CHECK_THROWS_AS(train_collecting(o, data), UsageError);
+}
