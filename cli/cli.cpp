@@ -124,7 +124,9 @@ const std::vector<Entry>& table() {
                         "Summary statistics: columns group,n,mean,sd");
          app.add_option("--db", options->database, "Results database (epoch times of ok runs)");
          add_instance_options(app, options->experiment, options->instances, options->pool);
-         app.add_option("--response", options->response, "With --csv: the response column");
+         app.add_option("--response", options->response,
+                        "With --csv: the response column; with --db: epoch_seconds (default) or "
+                        "log_images_per_second (per run: speed-ups become differences)");
          app.add_option("--factor", options->factors,
                         "Factor column, once or twice (with --db: group, condition, launcher, np)");
          app.add_option("--ss-type", options->ss_type, "Sums of squares for two factors: 1, 2 or 3")
@@ -146,6 +148,9 @@ const std::vector<Entry>& table() {
          app.add_option("--base", options->base, "Only the post-hoc pairs against this level");
          app.add_flag("--json", options->json,
                       "JSON output (a stable contract, docs/statistics.md)");
+         app.add_flag("--contrast", options->contrast,
+                      "Two factors of two levels: the interaction contrast with its confidence "
+                      "interval (on log_images_per_second: the ratio of the two speed-ups)");
          return [options, &out, &err] { return stats_command(*options, out, err); };
        }},
       {{"version", "print the version"},

@@ -26,6 +26,7 @@ struct StatsCommand {
   double confidence = 0.95;
   std::optional<std::string> base;  // keep only the Tukey pairs against this level
   bool json = false;
+  bool contrast = false;  // two factors of two levels: the interaction contrast with its CI
 };
 
 int stats_command(const StatsCommand& options, std::ostream& out, std::ostream& err);

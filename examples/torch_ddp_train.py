@@ -67,8 +67,23 @@ def make_model(a, shape, classes):
         return mlp(shape[0] * shape[1] * shape[2], a.hidden, classes)
     import torchvision.models as models
     if a.model == "inception_v3":
-        return models.inception_v3(num_classes=classes, aux_logits=False, init_weights=True)
-    return getattr(models, a.model)(num_classes=classes)
+        model = models.inception_v3(num_classes=classes, aux_logits=False, init_weights=True)
+    else:
+        model = getattr(models, a.model)(num_classes=classes)
+    # As scalebench-train: the first convolution takes the data's channels (1 for MNIST-shaped
+    # data), and VGG-16's classifier sees 512 x (H/32) x (W/32) without torchvision's adaptive
+    # pooling to 7 x 7 (the same network at 224 x 224).
+    first = {"resnet50": lambda: (model, "conv1"), "vgg16": lambda: (model.features, "0"),
+             "mobilenet_v2": lambda: (model.features[0], "0"),
+             "inception_v3": lambda: (model.Conv2d_1a_3x3, "conv")}[a.model]()
+    old = getattr(first[0], first[1])
+    if shape[0] != old.in_channels:
+        setattr(first[0], first[1], nn.Conv2d(shape[0], old.out_channels, old.kernel_size,
+                                              old.stride, old.padding, bias=old.bias is not None))
+    if a.model == "vgg16":
+        model.avgpool = nn.Identity()
+        model.classifier[0] = nn.Linear(512 * (shape[1] // 32) * (shape[2] // 32), 4096)
+    return model
 
 
 def read_idx(path):

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -16,6 +17,7 @@
 #include "stats/factorial_anova.hpp"
 #include "stats/games_howell.hpp"
 #include "stats/group_descriptives.hpp"
+#include "stats/interaction_contrast.hpp"
 #include "stats/kruskal_wallis.hpp"
 #include "stats/levene.hpp"
 #include "stats/summary_statistics.hpp"
@@ -147,9 +149,16 @@ Observations observations_from_csv(const std::string& path, const std::string& r
 Observations observations_from_database(const std::string& path, const InstanceQuery& query,
                                         const std::vector<std::string>& factors,
                                         const std::string& unit,
-                                        const std::vector<std::string>& only) {
+                                        const std::vector<std::string>& only,
+                                        const std::string& response) {
   if (unit != "run" && unit != "epoch")
     throw InputError(fmt::format("--unit {}: expected \"run\" or \"epoch\"", unit));
+  const bool log_rate = response == "log_images_per_second";
+  if (!log_rate && response != "epoch_seconds")
+    throw InputError(fmt::format(
+        "--response {}: with --db expected epoch_seconds or log_images_per_second", response));
+  if (log_rate && unit != "run")
+    throw InputError("--response log_images_per_second is a run's rate: use it with --unit run");
   const auto database = db::Database::open(path, db::OpenMode::ReadOnly);
   const auto selection = select_instances(database, query);
   const auto& name = selection.experiment;
@@ -236,10 +245,43 @@ Observations observations_from_database(const std::string& path, const InstanceQ
           "to separate them",
           fmt::join(conditions, ", "), fmt::join(chosen, " x ")));
   }
-  data.response = unit == "run" ? "mean epoch seconds of a run" : "epoch seconds";
+  data.response = log_rate        ? "log(images/s) of a run"
+                  : unit == "run" ? "mean epoch seconds of a run"
+                                  : "epoch seconds";
   data.unit = unit;
   data.factor_names = chosen;
   data.levels.resize(chosen.size());
+  // The file's order of conditions and factor levels, np ascending.
+  if (const auto record = database.experiment(selection.ids.front())) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> file_order;
+    try {
+      const auto spec = nlohmann::json::parse(record->spec_json);
+      std::vector<std::string> conditions;
+      if (spec.contains("conditions") && spec["conditions"].is_array())
+        for (const auto& c : spec["conditions"])
+          if (c.contains("name") && c["name"].is_string())
+            conditions.push_back(c["name"].get<std::string>());
+      file_order.emplace_back("condition", conditions);
+      for (const auto& factor : nlohmann::json::parse(record->factors_json)) {
+        std::vector<std::string> levels;
+        for (const auto& level : factor.at("levels")) levels.push_back(level.get<std::string>());
+        file_order.emplace_back(factor.at("name").get<std::string>(), levels);
+      }
+    } catch (const nlohmann::json::exception&) {
+      file_order.clear();  // an unreadable record only costs the order
+    }
+    for (const auto& factor : chosen) {
+      std::vector<std::string> order;
+      if (factor == "np") {
+        std::set<int> nps;
+        for (const auto& s : samples) nps.insert(s.np);
+        for (int np : nps) order.push_back(std::to_string(np));
+      }
+      for (const auto& [name, levels] : file_order)
+        if (name == factor) order = levels;
+      data.level_order.push_back(order);
+    }
+  }
   if (unit == "epoch") {
     for (const auto& s : samples) {
       data.values.push_back(s.duration_seconds);
@@ -259,7 +301,18 @@ Observations observations_from_database(const std::string& path, const InstanceQ
     double sum = 0;
     while (end < samples.size() && samples[end].run_id == samples[begin].run_id)
       sum += samples[end++].duration_seconds;
-    data.values.push_back(sum / static_cast<double>(end - begin));
+    if (log_rate) {
+      const auto& first = samples[begin];
+      if (!first.train_images || sum <= 0)
+        throw InputError(fmt::format(
+            "--response log_images_per_second: run {} has no images per epoch (a program "
+            "without a header needs \"train_images\" in the experiment file)",
+            first.run_id));
+      data.values.push_back(std::log(static_cast<double>(*first.train_images) *
+                                     static_cast<double>(end - begin) / sum));
+    } else {
+      data.values.push_back(sum / static_cast<double>(end - begin));
+    }
     for (std::size_t f = 0; f < chosen.size(); ++f)
       data.levels[f].push_back(level_of(samples[begin], chosen[f]));
     begin = end;
@@ -419,6 +472,102 @@ void keep_pairs_against(StatsReport& report, const std::string& base) {
       "pairs against {} only; their p-values are those of the all-pairs Tukey family (conservative "
       "for comparisons against one base; Dunnett's test would be less so)",
       base));
+}
+
+ContrastReport interaction_contrast_of(const Observations& data, double confidence) {
+  if (data.factor_names.size() != 2)
+    throw InputError(fmt::format(
+        "--contrast needs two factors with two levels each (e.g. --factor framework --factor "
+        "np), got {} factors",
+        data.factor_names.size()));
+  ContrastReport report;
+  report.factor_a = data.factor_names[0];
+  report.factor_b = data.factor_names[1];
+  report.confidence = confidence;
+  report.log_response = data.response.rfind("log(", 0) == 0;
+  std::array<std::array<std::string, 2>*, 2> targets = {&report.levels_a, &report.levels_b};
+  for (std::size_t f = 0; f < 2; ++f) {
+    std::vector<std::string> levels;
+    if (f < data.level_order.size())
+      for (const auto& level : data.level_order[f])
+        if (std::find(data.levels[f].begin(), data.levels[f].end(), level) != data.levels[f].end())
+          levels.push_back(level);
+    for (const auto& level : data.levels[f])
+      if (std::find(levels.begin(), levels.end(), level) == levels.end()) levels.push_back(level);
+    if (levels.size() != 2)
+      throw InputError(fmt::format("--contrast: factor {} has {} levels ({}); it needs two",
+                                   data.factor_names[f], levels.size(), fmt::join(levels, ", ")));
+    *targets[f] = {levels[0], levels[1]};
+  }
+  std::array<std::array<std::vector<double>, 2>, 2> cells;
+  for (std::size_t i = 0; i < data.values.size(); ++i) {
+    const auto a = data.levels[0][i] == report.levels_a[0] ? 0 : 1;
+    const auto b = data.levels[1][i] == report.levels_b[0] ? 0 : 1;
+    cells[a][b].push_back(data.values[i]);
+  }
+  try {
+    report.contrast = stats::interaction_contrast(cells, confidence);
+  } catch (const stats::StatsError& error) {
+    throw InputError(fmt::format("--contrast: {}", error.what()));
+  }
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b) {
+      report.n[a][b] = cells[a][b].size();
+      report.means[a][b] = stats::mean(cells[a][b]);
+    }
+  return report;
+}
+
+std::string render_contrast_text(const ContrastReport& r) {
+  const auto& c = r.contrast;
+  std::string out =
+      fmt::format("\nInteraction contrast {} x {}: ({} {} - {}) - ({} {} - {}) of the cell means\n",
+                  r.factor_a, r.factor_b, r.levels_a[1], r.levels_b[1], r.levels_b[0],
+                  r.levels_a[0], r.levels_b[1], r.levels_b[0]);
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b)
+      out += fmt::format("  {}={} {}={}: n={} mean={:.6g}\n", r.factor_a, r.levels_a[a], r.factor_b,
+                         r.levels_b[b], r.n[a][b], r.means[a][b]);
+  out += fmt::format(
+      "  estimate {:.6g}, SE {:.6g}, t({:g}) = {:.4g}, p = {:.4g}, {:g}% CI [{:.6g}, {:.6g}]\n",
+      c.estimate, c.se, c.df, c.t, c.p, r.confidence * 100, c.ci.lower, c.ci.upper);
+  if (r.log_response) {
+    for (int a = 0; a < 2; ++a)
+      out += fmt::format("  speed-up of {} from {} {} to {}: {:.4g} (ratio of geometric means)\n",
+                         r.levels_a[a], r.factor_b, r.levels_b[0], r.levels_b[1],
+                         std::exp(r.means[a][1] - r.means[a][0]));
+    out +=
+        fmt::format("  ratio of speed-ups, {} / {}: {:.4g}, {:g}% CI [{:.4g}, {:.4g}]{}\n",
+                    r.levels_a[1], r.levels_a[0], std::exp(c.estimate), r.confidence * 100,
+                    std::exp(c.ci.lower), std::exp(c.ci.upper),
+                    c.ci.lower > 0 || c.ci.upper < 0 ? "" : " (includes 1: no difference shown)");
+  }
+  return out;
+}
+
+nlohmann::json contrast_json(const ContrastReport& r) {
+  nlohmann::json cells = nlohmann::json::array();
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b)
+      cells.push_back({{r.factor_a, r.levels_a[a]},
+                       {r.factor_b, r.levels_b[b]},
+                       {"n", r.n[a][b]},
+                       {"mean", r.means[a][b]}});
+  nlohmann::json out = {
+      {"factors", {r.factor_a, r.factor_b}},
+      {"cells", cells},
+      {"estimate", r.contrast.estimate},
+      {"se", r.contrast.se},
+      {"df", r.contrast.df},
+      {"t", std::isfinite(r.contrast.t) ? nlohmann::json(r.contrast.t) : nlohmann::json(nullptr)},
+      {"p", r.contrast.p},
+      {"confidence", r.confidence},
+      {"ci", {r.contrast.ci.lower, r.contrast.ci.upper}}};
+  if (r.log_response) {
+    out["ratio_of_speedups"] = std::exp(r.contrast.estimate);
+    out["ratio_ci"] = {std::exp(r.contrast.ci.lower), std::exp(r.contrast.ci.upper)};
+  }
+  return out;
 }
 
 }  // namespace scalebench::plotting
