@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -92,7 +93,7 @@ void add_one_factor_robust(StatsReport& report, const std::string& factor, const
     }
   };
   attempt("Welch's ANOVA", [&] {
-    const auto w = stats::welch_anova(grouping.groups);
+    const auto w = stats::welch_anova(grouping.groups, grouping.levels);
     report.tests.push_back({"Welch ANOVA", factor, w.f, "F", w.df_between, w.df_within, w.p});
   });
   attempt("Kruskal-Wallis", [&] {
@@ -109,7 +110,7 @@ void add_one_factor_robust(StatsReport& report, const std::string& factor, const
         {"Brown-Forsythe (median)", factor, bf.f, "F", bf.df_between, bf.df_within, bf.p});
   });
   attempt("Games-Howell", [&] {
-    for (const auto& pair : stats::games_howell(grouping.groups, confidence))
+    for (const auto& pair : stats::games_howell(grouping.groups, confidence, grouping.levels))
       report.games_howell.push_back({factor, grouping.levels[pair.b], grouping.levels[pair.a],
                                      pair.diff, pair.lower, pair.upper, pair.p_adjusted});
   });
@@ -120,7 +121,8 @@ void add_one_factor_robust(StatsReport& report, const std::string& factor, const
 void add_model_tukey(StatsReport& report, const std::string& factor, const Grouping& grouping,
                      double ms_residual, double df_residual, double confidence) {
   std::vector<double> means, sizes;
-  for (const auto& group : grouping.groups) {
+  // Means of the shifted data (only their differences enter): exact at large offsets.
+  for (const auto& group : stats::shifted_by_first(grouping.groups)) {
     means.push_back(stats::mean(group));
     sizes.push_back(static_cast<double>(group.size()));
   }
@@ -418,10 +420,18 @@ StatsReport analyze_summary_file(const std::string& path, double confidence) {
   const auto names = table.column("group");
   const auto n = table.numeric_column("n");
   const auto means = table.numeric_column("mean");
-  const auto sds = table.numeric_column("sd");
+  // A group of one has no sd: its cell may be empty, NA or nan (R's sd() of one value is NA).
+  const auto sds = table.optional_numeric_column("sd");
   std::vector<stats::GroupSummary> groups;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    groups.push_back({names[i], n[i], means[i], sds[i]});
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (!sds[i] && n[i] != 1)
+      throw InputError(
+          fmt::format("{}:{}: group {}: n = {} needs an sd (only a group of one may "
+                      "leave it empty or NA)",
+                      path, table.row_lines[i], names[i], n[i]));
+    groups.push_back(
+        {names[i], n[i], means[i], sds[i].value_or(std::numeric_limits<double>::quiet_NaN())});
+  }
 
   StatsReport report;
   report.source = path;
@@ -440,9 +450,15 @@ StatsReport analyze_summary_file(const std::string& path, double confidence) {
   for (const auto& pair : stats::tukey_hsd_from_summary(groups, confidence))
     report.tukey.push_back({"group", names[pair.b], names[pair.a], pair.diff, pair.lower,
                             pair.upper, pair.p_adjusted});
-  const auto welch = stats::welch_anova_from_summary(groups);
-  report.tests.push_back(
-      {"Welch ANOVA", "group", welch.f, "F", welch.df_between, welch.df_within, welch.p});
+  // Welch needs every group's variance; a group of one or with sd 0 has none to weight by, while
+  // the ANOVA and Tukey above (pooled variance) are still defined, as in R.
+  try {
+    const auto welch = stats::welch_anova_from_summary(groups);
+    report.tests.push_back(
+        {"Welch ANOVA", "group", welch.f, "F", welch.df_between, welch.df_within, welch.p});
+  } catch (const stats::StatsError& error) {
+    report.warnings.push_back(fmt::format("Welch's ANOVA not computed: {}", error.what()));
+  }
   report.warnings.push_back(
       "summary statistics: the analysis assumes the sd column is the sample SD (n - 1) of each "
       "group");

@@ -105,6 +105,27 @@ std::vector<std::string> CsvTable::column(std::string_view name) const {
   return values;
 }
 
+std::vector<std::optional<double>> CsvTable::optional_numeric_column(std::string_view name) const {
+  const auto text = column(name);
+  std::vector<std::optional<double>> values;
+  values.reserve(text.size());
+  for (std::size_t r = 0; r < text.size(); ++r) {
+    const auto& cell = text[r];
+    if (cell.empty() || cell == "NA" || cell == "nan" || cell == "NaN") {
+      values.emplace_back();
+      continue;
+    }
+    double value = 0;
+    const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
+    if (error != std::errc{} || end != cell.data() + cell.size() || !std::isfinite(value))
+      throw InputError(
+          fmt::format("{}:{}: column \"{}\": expected a finite number or NA, got \"{}\"",
+                      source.string(), row_lines[r], name, cell));
+    values.emplace_back(value);
+  }
+  return values;
+}
+
 std::vector<double> CsvTable::numeric_column(std::string_view name) const {
   const auto text = column(name);
   std::vector<double> values;

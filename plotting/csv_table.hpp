@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,8 @@ struct CsvTable {
   std::vector<std::string> column(std::string_view name) const;
   // The values of one column as numbers; a non-number names its line.
   std::vector<double> numeric_column(std::string_view name) const;
+  // The same with missing values: an empty cell, NA, nan or NaN is absent.
+  std::vector<std::optional<double>> optional_numeric_column(std::string_view name) const;
 };
 
 CsvTable parse_csv(std::string_view text, const std::filesystem::path& source);

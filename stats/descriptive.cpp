@@ -52,4 +52,18 @@ double median(std::vector<double> values) {
   return lower + (upper - lower) / 2;  // no overflow for large same-signed values
 }
 
+std::vector<std::vector<double>> shifted_by_first(const std::vector<std::vector<double>>& groups) {
+  double shift = 0;
+  for (const auto& g : groups)
+    if (!g.empty()) {
+      shift = g.front();
+      break;
+    }
+  if (!std::isfinite(shift)) return groups;  // the methods' own checks name the bad value
+  auto out = groups;
+  for (auto& g : out)
+    for (double& x : g) x -= shift;
+  return out;
+}
+
 }  // namespace scalebench::stats

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "stats/descriptive.hpp"
 #include "stats/tukey.hpp"
 
 namespace scalebench::stats {
@@ -64,11 +65,12 @@ std::vector<GamesHowellPair> games_howell_from_summary(const std::vector<GroupSu
 
 // Games & Howell (1976) on raw groups: two-pass group means and variances, then the summary form.
 std::vector<GamesHowellPair> games_howell(const std::vector<std::vector<double>>& groups,
-                                          double confidence) {
+                                          double confidence,
+                                          const std::vector<std::string>& names) {
   if (groups.size() < 2)
     throw StatsError("Games-Howell needs at least two groups, got " +
                      std::to_string(groups.size()));
-  return games_howell_from_summary(summarize(groups), confidence);
+  return games_howell_from_summary(summarize(shifted_by_first(groups), names), confidence);
 }
 
 }  // namespace scalebench::stats

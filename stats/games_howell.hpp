@@ -26,8 +26,11 @@ struct GamesHowellPair {
 // fewer than two observations, a pair whose groups both have zero variance (se = 0), a non-finite
 // observation, or a confidence outside (0, 1). One zero-variance group is allowed: its pairs take
 // the other group's variance and df = n_other - 1.
+// Raw groups are shifted by their first observation first (differences are unchanged); `names`
+// name the groups in errors.
 std::vector<GamesHowellPair> games_howell(const std::vector<std::vector<double>>& groups,
-                                          double confidence = 0.95);
+                                          double confidence = 0.95,
+                                          const std::vector<std::string>& names = {});
 std::vector<GamesHowellPair> games_howell_from_summary(const std::vector<GroupSummary>& groups,
                                                        double confidence = 0.95);
 

@@ -12,9 +12,12 @@ namespace {
 template <typename Centre>
 LeveneTest absolute_deviation_anova(const std::vector<std::vector<double>>& groups, Centre centre) {
   one_way_anova(groups);  // validates the groups before any centre is taken
+  // Centres of values at a large offset round at the offset: take them on shifted data (the
+  // deviations are differences, unchanged by the shift).
+  const auto shifted = shifted_by_first(groups);
   std::vector<std::vector<double>> deviations;
   deviations.reserve(groups.size());
-  for (const auto& g : groups) {
+  for (const auto& g : shifted) {
     const double c = centre(g);
     std::vector<double> z;
     z.reserve(g.size());

@@ -53,12 +53,14 @@ void check_summaries(const std::vector<GroupSummary>& groups) {
 }
 
 // Two-pass mean and sample sd per group (Chan, Golub & LeVeque 1983).
-std::vector<GroupSummary> summarize(const std::vector<std::vector<double>>& groups) {
+std::vector<GroupSummary> summarize(const std::vector<std::vector<double>>& groups,
+                                    const std::vector<std::string>& names) {
   detail::check_groups(groups, "summarize", 0);
   std::vector<GroupSummary> out;
   out.reserve(groups.size());
   for (std::size_t i = 0; i < groups.size(); ++i) {
-    out.push_back({std::to_string(i), static_cast<double>(groups[i].size()), mean(groups[i]),
+    out.push_back({i < names.size() ? names[i] : std::to_string(i),
+                   static_cast<double>(groups[i].size()), mean(groups[i]),
                    sample_sd(groups[i]).value_or(kNaN)});
   }
   return out;

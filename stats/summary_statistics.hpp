@@ -22,9 +22,10 @@ struct GroupSummary {
 // mean, or (for n >= 2) a negative or non-finite sd.
 void check_summaries(const std::vector<GroupSummary>& groups);
 
-// The summaries of raw groups, named "0", "1", ... (two-pass mean and sd; sd is NaN for n == 1).
-// Throws StatsError for an empty group or a non-finite observation.
-std::vector<GroupSummary> summarize(const std::vector<std::vector<double>>& groups);
+// The summaries of raw groups, named by `names` (else "0", "1", ...; two-pass mean and sd; sd is
+// NaN for n == 1). Throws StatsError for an empty group or a non-finite observation.
+std::vector<GroupSummary> summarize(const std::vector<std::vector<double>>& groups,
+                                    const std::vector<std::string>& names = {});
 
 // Fisher's one-way ANOVA: SS_within = sum (n_i - 1) sd_i^2, SS_between = sum n_i (mean_i -
 // grand)^2. Same fields, edge cases (N > k required; F = inf or NaN when SS_within == 0) and p as

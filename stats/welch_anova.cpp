@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <string>
 
+#include "stats/descriptive.hpp"
+
 namespace scalebench::stats {
 
 // Welch (1951, Biometrika 38:330), in the form of R's oneway.test(var.equal = FALSE).
@@ -22,16 +24,20 @@ WelchAnova welch_anova_from_summary(const std::vector<GroupSummary>& groups) {
     }
   }
   const double k = static_cast<double>(groups.size());
+  // Means relative to the first group's: the weighted mean of values at a large offset would
+  // round at the offset (1e9 -> 1e-7 absolute); the statistic depends only on differences.
+  const double shift = groups.front().mean;
   double sum_w = 0;
   for (const auto& g : groups) sum_w += g.n / (g.sd * g.sd);
   double weighted_mean = 0;
-  for (const auto& g : groups) weighted_mean += g.n / (g.sd * g.sd) * g.mean;
+  for (const auto& g : groups) weighted_mean += g.n / (g.sd * g.sd) * (g.mean - shift);
   weighted_mean /= sum_w;
   double between = 0;
   double tmp = 0;
   for (const auto& g : groups) {
     const double w = g.n / (g.sd * g.sd);
-    between += w * (g.mean - weighted_mean) * (g.mean - weighted_mean);
+    const double d = (g.mean - shift) - weighted_mean;
+    between += w * d * d;
     const double share = 1 - w / sum_w;
     tmp += share * share / (g.n - 1);
   }
@@ -46,11 +52,12 @@ WelchAnova welch_anova_from_summary(const std::vector<GroupSummary>& groups) {
 }
 
 // Welch (1951) on raw groups: two-pass group means and variances, then the summary form.
-WelchAnova welch_anova(const std::vector<std::vector<double>>& groups) {
+WelchAnova welch_anova(const std::vector<std::vector<double>>& groups,
+                       const std::vector<std::string>& names) {
   if (groups.size() < 2)
     throw StatsError("Welch's ANOVA needs at least two groups, got " +
                      std::to_string(groups.size()));
-  return welch_anova_from_summary(summarize(groups));
+  return welch_anova_from_summary(summarize(shifted_by_first(groups), names));
 }
 
 }  // namespace scalebench::stats

@@ -17,7 +17,10 @@ struct WelchAnova {
 
 // Welch (1951), as R's oneway.test(var.equal = FALSE). Needs k >= 2 groups of n >= 2 each, and
 // every group's variance > 0 (the weights are n_i / var_i): otherwise StatsError.
-WelchAnova welch_anova(const std::vector<std::vector<double>>& groups);
+// Raw groups are shifted by their first observation first, so data at a large offset lose
+// nothing; `names` name the groups in errors.
+WelchAnova welch_anova(const std::vector<std::vector<double>>& groups,
+                       const std::vector<std::string>& names = {});
 WelchAnova welch_anova_from_summary(const std::vector<GroupSummary>& groups);
 
 }  // namespace scalebench::stats

@@ -84,9 +84,11 @@ TEST_CASE("Games-Howell from summary statistics equals the raw-data result") {
   const auto raw = games_howell(groups);
   const auto from_summary = games_howell_from_summary(scalebench::stats::summarize(groups));
   REQUIRE(raw.size() == from_summary.size());
+  // The raw path summarises the data shifted by their first value (exact at large offsets), so
+  // the two agree to rounding, not bit for bit.
   for (std::size_t i = 0; i < raw.size(); ++i) {
-    CHECK(raw[i].q == from_summary[i].q);
-    CHECK(raw[i].p_adjusted == from_summary[i].p_adjusted);
+    CHECK(raw[i].q == doctest::Approx(from_summary[i].q).epsilon(1e-13));
+    CHECK(raw[i].p_adjusted == doctest::Approx(from_summary[i].p_adjusted).epsilon(1e-12));
   }
   SUBCASE("HorovodRunner Table 1: p-values below R's reach stay positive") {
     const auto got = games_howell_from_summary(ref::summaries("table1"));
