@@ -57,6 +57,8 @@ const std::vector<Entry>& table() {
              ->required();
          add_database_option(app, options->database);
          app.add_flag("--dry-run", options->dry_run, "Print the runs without starting them");
+         app.add_flag("--quiet", options->quiet,
+                      "No progress on stderr (the current epoch, the matrix's time left)");
          app.add_flag(
              "--resume", options->resume,
              "Continue the latest instance of the same spec: run only its cells not yet ok");

@@ -13,6 +13,7 @@
 #include <random>
 #include <thread>
 
+#include "cli/progress.hpp"
 #include "db/database.hpp"
 #include "orchestrator/executor.hpp"
 #include "orchestrator/experiment.hpp"
@@ -47,60 +48,6 @@ std::string host_name() {
 }
 
 // "model=vgg16 " for a plan with factors: the columns of the dry run and of the progress lines.
-std::string levels_text(const orchestrator::RunPlan& plan) {
-  std::string out;
-  for (const auto& [factor, level] : plan.levels) out += fmt::format("{}={} ", factor, level);
-  return out;
-}
-
-class ProgressPrinter final : public orchestrator::RunObserver {
- public:
-  ProgressPrinter(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
-  void on_side_file(const fs::path& file, const std::string& why) override {
-    fmt::print(err_,
-               "scalebench: the database did not take the run ({}); stored in the side file {}\n",
-               why, file.string());
-  }
-  void on_run_start(const orchestrator::RunPlan& plan, std::size_t index,
-                    std::size_t total) override {
-    fmt::print(out_, "[{}/{}] {} {}np={} repetition {}: {}\n", index + 1, total, plan.condition,
-               levels_text(plan), plan.np, plan.repetition,
-               orchestrator::shell_join(plan.launch.argv));
-    out_.flush();
-  }
-  void on_run_end(const db::RunBundle& bundle, std::size_t, std::size_t) override {
-    const auto& run = bundle.run;
-    double sum = 0;
-    int measured = 0;
-    for (const auto& epoch : bundle.epochs)
-      if (epoch.duration_seconds) sum += *epoch.duration_seconds, ++measured;
-    std::string detail = measured
-                             ? fmt::format("{} epochs, mean {:.3f} s", measured, sum / measured)
-                             : std::string("no epoch measured");
-    if (!bundle.allreduce.empty()) {
-      // An allreduce benchmark has no epochs: its rows are the result.
-      saw_allreduce_ = true;
-      double peak = 0;
-      for (const auto& row : bundle.allreduce) peak = std::max(peak, row.busbw_gbs);
-      detail =
-          fmt::format("{} allreduce sizes, peak busbw {:.2f} GB/s", bundle.allreduce.size(), peak);
-    }
-    if (run.images_per_second) detail += fmt::format(", {:.0f} images/s", *run.images_per_second);
-    fmt::print(
-        out_, "      {}{} in {:.2f} s: {}{}\n", db::to_string(run.status),
-        run.attempt > 1 ? fmt::format(" (attempt {})", run.attempt) : "", run.wall_seconds, detail,
-        run.status == db::RunStatus::Ok ? ""
-                                        : " — " + orchestrator::printable_excerpt(run.error, 2000));
-    out_.flush();
-  }
-
-  bool saw_allreduce() const { return saw_allreduce_; }
-
- private:
-  std::ostream& out_;
-  std::ostream& err_;
-  bool saw_allreduce_ = false;
-};
 
 // --dry-run: the matrix as a table, one column per factor, then each run's command line.
 void print_matrix(std::ostream& out, const orchestrator::Experiment& experiment,
@@ -201,7 +148,11 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
              options.database);
   // SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE: the current run is stopped and stored, none starts.
   const orchestrator::StopSignalHandlers stop_handlers;
-  ProgressPrinter progress(out, err);
+  // Progress on one updating line only when stderr is this process's terminal.
+  const auto style = options.quiet                              ? ProgressStyle::Quiet
+                     : (&err == &std::cerr && ::isatty(2) == 1) ? ProgressStyle::Terminal
+                                                                : ProgressStyle::Lines;
+  ProgressPrinter progress(out, err, style);
   orchestrator::RunnerOptions runner;
   runner.retries = options.retries;
   const auto outcome =

@@ -20,6 +20,7 @@ struct RunCommand {
   bool resume = false;   // continue the latest instance of the same spec: cells not yet ok only
   int retries = 0;       // re-runs of a cell whose run is not ok
   std::size_t max_runs = 10'000;  // refuse bigger matrices (orchestrator::kDefaultMaxRuns)
+  bool quiet = false;             // no progress lines on stderr
 };
 int run_command(const RunCommand& options, std::ostream& out, std::ostream& err);
 

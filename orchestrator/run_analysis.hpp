@@ -76,6 +76,9 @@ class RunAnalyzer {
   // Completes the analysis; its `lines` stay empty. `exit_offset_seconds`: when the process
   // exited, on the same clock as the lines (the last epoch's end when nothing else marks it).
   RunAnalysis finish(std::optional<double> exit_offset_seconds = std::nullopt);
+  // Progress so far: the highest epoch started (0 before `Epoch 1/z`) and z (0 if unknown).
+  int latest_epoch() const { return max_started_epoch_; }
+  int epochs_expected() const { return analysis_.total_epochs; }
 
  private:
   void problem(std::string text);

@@ -207,9 +207,15 @@ ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance,
       std::optional<RunAnalyzer> analyzer;
       std::int64_t base_ns = 0;
       const RunExpectations expected{plan.np, plan.train_images};
+      int reported_epoch = 0;
       const auto outcome = executor.execute(plan.launch, [&](StampedLine&& line) {
         if (!analyzer) analyzer.emplace(base_ns = line.monotonic_ns, plan.tags, expected);
         database.stage_line(analyzer->add(line));
+        if (observer && analyzer->latest_epoch() > reported_epoch) {
+          reported_epoch = analyzer->latest_epoch();
+          observer->on_epoch(plan, index, total, reported_epoch, analyzer->epochs_expected(),
+                             static_cast<double>(line.monotonic_ns - base_ns) * 1e-9);
+        }
       });
       // A stop that arrived between the check above and the launch: no process ran, so there
       // is no run to store (it would read as a bogus "interrupted" run of this cell).

@@ -20,6 +20,10 @@ class RunObserver {
   virtual ~RunObserver() = default;
   virtual void on_run_start(const RunPlan&, std::size_t /*index*/, std::size_t /*total*/) {}
   virtual void on_run_end(const db::RunBundle&, std::size_t /*index*/, std::size_t /*total*/) {}
+  // A run started epoch `epoch` of `total` (0: not known yet), `elapsed_seconds` after its first
+  // line (on the lines' clock); called once per new epoch, as its `Epoch y/z` line arrives.
+  virtual void on_epoch(const RunPlan&, std::size_t /*index*/, std::size_t /*total_runs*/,
+                        int /*epoch*/, int /*total_epochs*/, double /*elapsed_seconds*/) {}
   // The results database refused the run; it was written to this side file instead.
   virtual void on_side_file(const std::filesystem::path&, const std::string& /*why*/) {}
 };
