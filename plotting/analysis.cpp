@@ -20,6 +20,7 @@
 #include "stats/group_descriptives.hpp"
 #include "stats/interaction_contrast.hpp"
 #include "stats/kruskal_wallis.hpp"
+#include "stats/letters.hpp"
 #include "stats/levene.hpp"
 #include "stats/summary_statistics.hpp"
 #include "stats/tukey.hpp"
@@ -63,11 +64,23 @@ std::string ss_type_name(int type) {
 void add_tukey(StatsReport& report, const std::string& factor, const Grouping& grouping,
                double confidence) {
   if (grouping.groups.size() < 2) return;
+  const std::size_t k = grouping.groups.size();
+  std::vector<std::vector<bool>> significant(k, std::vector<bool>(k, false));
   for (const auto& pair : stats::tukey_hsd(grouping.groups, confidence)) {
     // R prints the pair (a, b) as "b-a" with diff = mean(b) - mean(a).
     report.tukey.push_back({factor, grouping.levels[pair.b], grouping.levels[pair.a], pair.diff,
                             pair.lower, pair.upper, pair.p_adjusted});
+    significant[pair.a][pair.b] = significant[pair.b][pair.a] = pair.p_adjusted < 1 - confidence;
   }
+  // The letters of the same family, on the rows add_group_rows wrote for this factor.
+  std::vector<double> means;
+  for (const auto& group : stats::shifted_by_first(grouping.groups))
+    means.push_back(stats::mean(group));
+  const auto letters = stats::compact_letters(means, significant);
+  for (auto& row : report.groups)
+    if (row.factor == factor)
+      for (std::size_t g = 0; g < k; ++g)
+        if (grouping.levels[g] == row.level) row.letters = letters[g];
 }
 
 void add_group_rows(StatsReport& report, const std::string& factor, const Grouping& grouping,

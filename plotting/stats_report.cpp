@@ -95,10 +95,17 @@ std::string render_stats_text(const StatsReport& report) {
     out +=
         fmt::format("\nGroups (mean with {:g}% t confidence interval)\n", report.confidence * 100);
     rows.clear();
-    for (const auto& g : report.groups)
+    const bool letters = std::any_of(report.groups.begin(), report.groups.end(),
+                                     [](const StatsGroupRow& g) { return g.letters.has_value(); });
+    for (const auto& g : report.groups) {
       rows.push_back(
           {g.factor, g.level, num(g.n), num(g.mean), num(g.sd), num(g.ci_lower), num(g.ci_upper)});
-    out += aligned({"factor", "level", "n", "mean", "sd", "lower", "upper"}, rows);
+      if (letters) rows.back().push_back(g.letters.value_or(""));
+    }
+    std::vector<std::string> header = {"factor", "level", "n", "mean", "sd", "lower", "upper"};
+    if (letters) header.push_back("letters");
+    out += aligned(header, rows);
+    if (letters) out += "(groups sharing a letter do not differ in the Tukey family below)\n";
   }
   if (!report.tukey.empty()) {
     out += fmt::format("\nTukey HSD (Tukey-Kramer), {:g}% family-wise confidence\n",
@@ -143,7 +150,8 @@ std::string render_stats_json(const StatsReport& report) {
                       {"mean", g.mean},
                       {"sd", optional_number(g.sd)},
                       {"ci_lower", optional_number(g.ci_lower)},
-                      {"ci_upper", optional_number(g.ci_upper)}});
+                      {"ci_upper", optional_number(g.ci_upper)},
+                      {"letters", g.letters ? Json(*g.letters) : Json(nullptr)}});
   const Json document = {
       {"source", report.source},
       {"response", report.response},

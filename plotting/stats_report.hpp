@@ -39,6 +39,9 @@ struct StatsGroupRow {
   std::optional<double> sd;
   std::optional<double> ci_lower;  // t-based confidence interval for the mean
   std::optional<double> ci_upper;
+  // One factor: the compact letter display of the Tukey family (stats::compact_letters), groups
+  // sharing a letter do not differ at 1 - confidence.
+  std::optional<std::string> letters = std::nullopt;
 };
 
 // A single-number test: Welch's ANOVA, Kruskal-Wallis, Levene, Brown-Forsythe.

@@ -171,6 +171,10 @@ TEST_CASE("one factor: the robust family comes along") {
   CHECK(report.games_howell.size() == 3);
   REQUIRE(report.groups.size() == 3);
   CHECK(report.groups[0].ci_lower.has_value());
+  // R: multcomp::cld(glht(aov(breaks ~ tension, warpbreaks), mcp(tension = "Tukey"))).
+  CHECK(report.groups[0].letters == "a");
+  CHECK(report.groups[1].letters == "b");
+  CHECK(report.groups[2].letters == "b");
 }
 
 TEST_CASE("--base keeps the pairs against one level, read as other - base") {

@@ -149,7 +149,9 @@ TEST_CASE(
 )"
         R"(      "ci_lower": null,
 )"
-        R"(      "ci_upper": null
+        R"(      "ci_upper": null,
+)"
+        R"(      "letters": null
 )"
         R"(    }
 )"
