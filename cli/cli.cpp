@@ -40,12 +40,22 @@ void add_instance_options(CLI::App& app, std::optional<std::string>& experiment,
                "Pool every instance of the experiment (refused unless their specs are identical)");
 }
 
+// What report, plot and stats share: what one sample is (docs/statistics.md, "Unit of analysis").
+void add_unit_option(CLI::App& app, std::string& unit) {
+  app.add_option("--unit", unit,
+                 "What one sample is: run (its mean epoch time), nested (epochs within runs, a "
+                 "mixed model) or epoch (as the reference papers; p-values too small)")
+      ->check(CLI::IsMember(plotting::unit_names()))
+      ->capture_default_str();
+}
+
 // What report and plot share: the database, the instances, the base group.
 template <typename Command>
 void add_report_source_options(CLI::App& app, Command& options) {
   add_database_option(app, options.database);
   add_instance_options(app, options.experiment, options.instances, options.pool);
   app.add_option("--base", options.base, "Base condition label for Tukey and speed-up");
+  add_unit_option(app, options.unit);
 }
 
 const std::vector<Entry>& table() {
@@ -141,10 +151,7 @@ const std::vector<Entry>& table() {
          app.add_flag("--no-interaction", options->no_interaction,
                       "Two factors: fit the additive model A + B (for a design with an empty cell, "
                       "e.g. the single condition at np=2)");
-         app.add_option("--unit", options->unit,
-                        "With --db: one observation per run (its mean epoch) or per epoch")
-             ->check(CLI::IsMember({"run", "epoch"}))
-             ->capture_default_str();
+         add_unit_option(app, options->unit);
          app.add_option("--confidence", options->confidence, "Family-wise confidence level")
              ->capture_default_str();
          app.add_option("--base", options->base, "Only the post-hoc pairs against this level");

@@ -199,10 +199,11 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   if (options.output) plotting::refuse_database_output(*options.output, options.database);
   const plotting::InstanceQuery query{options.experiment, options.instances, options.pool};
-  const auto text = options.by
-                        ? exporter->render(plotting::load_factor_report(database, query,
-                                                                        options.base, *options.by))
-                        : exporter->render(plotting::load_report(database, query, options.base));
+  const auto text =
+      options.by
+          ? exporter->render(plotting::load_factor_report(database, query, options.base,
+                                                          *options.by, options.unit))
+          : exporter->render(plotting::load_report(database, query, options.base, options.unit));
   if (!options.output) {
     out << text;
     return 0;
@@ -221,9 +222,10 @@ int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   std::optional<plotting::ReportTable> table;
   std::optional<plotting::FactorReport> by_factor;
   if (options.by)
-    by_factor = plotting::load_factor_report(database, query, options.base, *options.by);
+    by_factor =
+        plotting::load_factor_report(database, query, options.base, *options.by, options.unit);
   else
-    table = plotting::load_report(database, query, options.base);
+    table = plotting::load_report(database, query, options.base, options.unit);
   const auto& experiment = by_factor ? by_factor->experiment : table->experiment;
   const auto prefix = plotting::figure_prefix(
       options.database, by_factor ? experiment + "-by-" + *options.by : experiment,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "db/database.hpp"
+#include "plotting/report.hpp"
 
 namespace scalebench::cli {
 
@@ -33,6 +34,7 @@ struct ReportCommand {
   std::optional<std::string> base;
   std::optional<std::string> output;  // default: stdout
   std::optional<std::string> by;      // a factor: one column block per level (Table 2)
+  std::string unit = std::string(plotting::kDefaultUnit);
 };
 int report_command(const ReportCommand& options, std::ostream& out, std::ostream& err);
 
@@ -44,6 +46,7 @@ struct PlotCommand {
   std::optional<std::string> base;
   std::optional<std::string> output_prefix;  // default: results/<experiment>-scaling
   std::optional<std::string> by;             // a factor: one curve per level (Figure 2)
+  std::string unit = std::string(plotting::kDefaultUnit);
 };
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream& err);
 

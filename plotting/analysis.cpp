@@ -22,6 +22,7 @@
 #include "stats/kruskal_wallis.hpp"
 #include "stats/letters.hpp"
 #include "stats/levene.hpp"
+#include "stats/nested_anova.hpp"
 #include "stats/summary_statistics.hpp"
 #include "stats/tukey.hpp"
 #include "stats/welch_anova.hpp"
@@ -166,8 +167,8 @@ Observations observations_from_database(const std::string& path, const InstanceQ
                                         const std::string& unit,
                                         const std::vector<std::string>& only,
                                         const std::string& response) {
-  if (unit != "run" && unit != "epoch")
-    throw InputError(fmt::format("--unit {}: expected \"run\" or \"epoch\"", unit));
+  if (unit != "run" && unit != "epoch" && unit != "nested")
+    throw InputError(fmt::format("--unit {}: expected run, nested or epoch", unit));
   const bool log_rate = response == "log_images_per_second";
   if (!log_rate && response != "epoch_seconds")
     throw InputError(fmt::format(
@@ -260,9 +261,10 @@ Observations observations_from_database(const std::string& path, const InstanceQ
           "to separate them",
           fmt::join(conditions, ", "), fmt::join(chosen, " x ")));
   }
-  data.response = log_rate        ? "log(images/s) of a run"
-                  : unit == "run" ? "mean epoch seconds of a run"
-                                  : "epoch seconds";
+  data.response = log_rate           ? "log(images/s) of a run"
+                  : unit == "run"    ? "mean epoch seconds of a run"
+                  : unit == "nested" ? "epoch seconds, within runs"
+                                     : "epoch seconds";
   data.unit = unit;
   data.factor_names = chosen;
   data.levels.resize(chosen.size());
@@ -297,12 +299,14 @@ Observations observations_from_database(const std::string& path, const InstanceQ
       data.level_order.push_back(order);
     }
   }
-  if (unit == "epoch") {
+  if (unit == "epoch" || unit == "nested") {
     for (const auto& s : samples) {
       data.values.push_back(s.duration_seconds);
+      data.runs.push_back(s.run_id);
       for (std::size_t f = 0; f < chosen.size(); ++f)
         data.levels[f].push_back(level_of(s, chosen[f]));
     }
+    if (unit == "nested") return data;
     data.warnings.push_back(
         "the epochs of one run are used as independent observations (as the reference study did); "
         "they are not independent (pseudo-replication), so the degrees of freedom are inflated and "
@@ -335,8 +339,96 @@ Observations observations_from_database(const std::string& path, const InstanceQ
   return data;
 }
 
+namespace {
+
+// Epochs within runs within the levels of one factor: the mixed model of stats/nested_anova.hpp.
+StatsReport analyze_nested(const Observations& data, double confidence) {
+  if (data.factor_names.size() != 1)
+    throw InputError(
+        "--unit nested analyses one factor (epochs within runs within its levels); for two "
+        "factors use --unit run, the ANOVA of the run means (the same F for a balanced design)");
+  if (data.runs.size() != data.values.size())
+    throw InputError("--unit nested needs the run of every observation (use --db)");
+  StatsReport report;
+  report.source = data.source;
+  report.response = data.response;
+  report.factors = data.factor_names;
+  report.ss_type = "I";
+  report.unit = "nested";
+  report.confidence = confidence;
+  report.warnings = data.warnings;
+  const std::string& factor = data.factor_names[0];
+  std::vector<std::string> levels;
+  std::vector<std::map<std::int64_t, std::size_t>> run_index;
+  stats::NestedData nested;
+  for (std::size_t i = 0; i < data.values.size(); ++i) {
+    auto level = std::find(levels.begin(), levels.end(), data.levels[0][i]);
+    if (level == levels.end()) {
+      levels.push_back(data.levels[0][i]);
+      run_index.emplace_back();
+      nested.emplace_back();
+      level = levels.end() - 1;
+    }
+    const auto g = static_cast<std::size_t>(level - levels.begin());
+    const auto [it, inserted] = run_index[g].try_emplace(data.runs[i], nested[g].size());
+    if (inserted) nested[g].emplace_back();
+    nested[g][it->second].push_back(data.values[i]);
+  }
+  if (levels.size() < 2)
+    throw InputError(
+        fmt::format("--factor {} has one level ({}): nothing to compare", factor, levels.front()));
+  const auto fit = [&] {
+    try {
+      return stats::nested_anova(nested);
+    } catch (const stats::StatsError& error) {
+      throw InputError(fmt::format("--unit nested: {}", error.what()));
+    }
+  }();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  report.anova.push_back({factor, *fit.df_num, nan, nan, fit.f, fit.p, {}, {}, {}});
+  report.anova.push_back(
+      {"Residuals (runs, Satterthwaite)", *fit.df_den, nan, nan, {}, {}, {}, {}, {}});
+  report.variance_components = {fit.run_variance, fit.epoch_variance};
+  if (fit.singular)
+    report.warnings.push_back(
+        "the run-to-run variance is estimated as 0 (a singular fit): the runs of a level vary no "
+        "more than their epochs do");
+  const std::size_t k = levels.size();
+  for (std::size_t g = 0; g < k; ++g) {
+    std::vector<double> run_means;
+    for (const auto& run : nested[g]) run_means.push_back(stats::mean(run));
+    const auto& e = fit.mean_estimates[g];
+    const double t = stats::students_t_quantile((1 + confidence) / 2, e.df);
+    StatsGroupRow row{factor,
+                      levels[g],
+                      static_cast<double>(nested[g].size()),
+                      fit.means[g],
+                      stats::sample_sd(run_means),
+                      e.estimate - t * e.se,
+                      e.estimate + t * e.se};
+    report.groups.push_back(row);
+  }
+  std::vector<std::vector<bool>> significant(k, std::vector<bool>(k, false));
+  for (const auto& pair : stats::nested_tukey(fit, confidence)) {
+    report.tukey.push_back({factor, levels[pair.b], levels[pair.a], pair.diff, pair.lower,
+                            pair.upper, pair.p_adjusted});
+    significant[pair.a][pair.b] = significant[pair.b][pair.a] = pair.p_adjusted < 1 - confidence;
+  }
+  std::vector<double> centred;
+  for (const double m : fit.means) centred.push_back(m - fit.means.front());
+  const auto letters = stats::compact_letters(centred, significant);
+  for (std::size_t g = 0; g < k; ++g) report.groups[g].letters = letters[g];
+  report.warnings.push_back(
+      "n is the number of runs; Tukey pairs use each pair's Satterthwaite d.f. (as emmeans); "
+      "Welch, Kruskal-Wallis, Levene and Games-Howell are for one value per run: --unit run");
+  return report;
+}
+
+}  // namespace
+
 StatsReport analyze_observations(const Observations& data, int ss_type, double confidence,
                                  bool interaction) {
+  if (data.unit && *data.unit == "nested") return analyze_nested(data, confidence);
   if (data.factor_names.empty() || data.factor_names.size() > 2)
     throw InputError(
         fmt::format("{} factors given: expected one or two --factor", data.factor_names.size()));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@ struct Observations {
   std::vector<std::string> factor_names;
   std::vector<std::vector<std::string>> levels;  // levels[f][i]: level of factor f for value i
   std::optional<std::string> unit;
+  std::vector<std::int64_t> runs;  // the run of each value (database, units epoch and nested)
   std::vector<std::string> warnings;
   // Level order per factor where the source knows it (the experiment file's; np ascending);
   // empty: order of first appearance.

@@ -191,8 +191,9 @@ std::string scaling_data(const ReportTable& table) {
       "unknown.\n"
       "# ideal_images_per_s = images_per_s / scaling_efficiency (linear scaling from the reference "
       "group, docs/report.md)\n"
-      "# np mean_epoch_s sd_epoch_s images_per_s ideal_images_per_s\n",
-      one_line(table.experiment));
+      "# mean_ci_*: the mean's confidence interval per the unit of analysis ({})\n"
+      "# np mean_epoch_s sd_epoch_s images_per_s ideal_images_per_s mean_ci_lower mean_ci_upper\n",
+      one_line(table.experiment), table.unit);
   const std::vector<Series> series = make_series(table);
   for (std::size_t i = 0; i < series.size(); ++i) {
     out += fmt::format("{}# index {}: {}\n", i == 0 ? "" : "\n\n", i, one_line(series[i].title));
@@ -201,9 +202,11 @@ std::string scaling_data(const ReportTable& table) {
       if (row->images_per_second && row->scaling_efficiency && *row->scaling_efficiency > 0) {
         ideal = *row->images_per_second / *row->scaling_efficiency;
       }
-      out += fmt::format("{} {} {} {} {}\n", row->np, format_exact(row->mean_epoch_seconds),
-                         value_or_missing(row->sd_epoch_seconds),
-                         value_or_missing(row->images_per_second), value_or_missing(ideal));
+      out +=
+          fmt::format("{} {} {} {} {} {} {}\n", row->np, format_exact(row->mean_epoch_seconds),
+                      value_or_missing(row->sd_epoch_seconds),
+                      value_or_missing(row->images_per_second), value_or_missing(ideal),
+                      value_or_missing(row->mean_ci_lower), value_or_missing(row->mean_ci_upper));
     }
   }
   return out;
@@ -240,9 +243,10 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
       "  set multiplot layout 1,{} title {} noenhanced\n", throughput_panel ? 2 : 1,
       gnuplot_string(fmt::format("{}: scaling with the number of processes", table.experiment)));
 
-  // Panel 1: mean epoch time with SD error bars.
-  out += fmt::format("  set title 'Mean {} time (error bars: ±1 SD)'\n", table.unit);
-  out += fmt::format("  set ylabel '{} time (s)'\n", table.unit);
+  // Panel 1: mean epoch time with the mean's confidence interval as error bars.
+  out += fmt::format("  set title 'Mean epoch time (error bars: {:g}% CI of the mean, unit {})'\n",
+                     table.confidence * 100, table.unit);
+  out += "  set ylabel 'epoch time (s)'\n";
   out += "  set yrange [0:*]\n";
   // Keys go below the panels, never over the data.
   out += "  set key below center horizontal samplen 3 spacing 1.1\n";
@@ -250,10 +254,12 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
   for (std::size_t i = 0; i < series.size(); ++i) {
     const Series& s = series[i];
     const std::size_t lt = i + 1;
-    plots.push_back(fmt::format(
-        "data index {} using {}:2:(valid(3) ? $3 : 0) with {} lt {}{} title {} noenhanced", i,
-        s.single ? single_x : "1", s.single ? "yerrorbars" : "yerrorlines", lt,
-        s.single ? " pt 13 ps 1.6" : "", gnuplot_string(s.title)));
+    plots.push_back(
+        fmt::format("data index {} using {}:2:(valid(6) ? $6 : $2):(valid(7) ? $7 : $2) with {} lt "
+                    "{}{} title {} "
+                    "noenhanced",
+                    i, s.single ? single_x : "1", s.single ? "yerrorbars" : "yerrorlines", lt,
+                    s.single ? " pt 13 ps 1.6" : "", gnuplot_string(s.title)));
     if (s.single && s.rows.size() == 1) {
       plots.push_back(fmt::format("single{}_time_mean with lines lt {} dt 2 lw 1 notitle", i, lt));
     }
@@ -422,8 +428,8 @@ std::string factor_scaling_script(const FactorReport& report, const FigureFiles&
   out += "  plot " + fmt::format("{}", fmt::join(plots, ", \\\n       ")) + "\n";
 
   // Panel 2: mean epoch time.
-  out += fmt::format("  set title 'Mean {} time'\n", report.unit);
-  out += fmt::format("  set ylabel '{} time (s)'\n", report.unit);
+  out += "  set title 'Mean epoch time'\n";
+  out += "  set ylabel 'epoch time (s)'\n";
   out += "  set yrange [0:*]\n";
   plots.clear();
   for (std::size_t i = 0; i < series.size(); ++i) {

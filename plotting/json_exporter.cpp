@@ -5,7 +5,7 @@ namespace scalebench::plotting {
 namespace {
 
 // Bumped when a key is renamed or removed (adding keys does not bump it).
-constexpr int kJsonFormatVersion = 1;
+constexpr int kJsonFormatVersion = 2;  // 2: unit "run" by default, confidence intervals
 
 Json provenance_object(const db::Provenance& provenance) {
   Json out = Json::object();
@@ -16,6 +16,12 @@ Json provenance_object(const db::Provenance& provenance) {
 }  // namespace
 
 namespace {
+
+// [lower, upper], or null where there is no interval.
+Json interval(const std::optional<double>& lower, const std::optional<double>& upper) {
+  if (!lower || !upper) return nullptr;
+  return Json::array({*lower, *upper});
+}
 
 Json table_json(const ReportTable& table) {
   Json rows = Json::array();
@@ -35,6 +41,8 @@ Json table_json(const ReportTable& table) {
         {"scaling_efficiency", optional_number(row.scaling_efficiency)},
         {"is_base", row.is_base},
         {"test_accuracy", optional_number(row.mean_test_accuracy)},
+        {"mean_ci", interval(row.mean_ci_lower, row.mean_ci_upper)},
+        {"speedup_ci", interval(row.speedup_ci_lower, row.speedup_ci_upper)},
         {"levels",
          [&] {
            Json levels = Json::object();
@@ -54,6 +62,7 @@ Json table_json(const ReportTable& table) {
       {"format_version", kJsonFormatVersion},
       {"experiment", table.experiment},
       {"unit", table.unit},
+      {"confidence", table.confidence},
       {"base_label", table.base_label},
       {"rows", rows},
       {"anova", anova},

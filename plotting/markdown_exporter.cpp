@@ -34,6 +34,31 @@ std::string optional_cell(const std::optional<double>& value, Format format) {
   return value ? format(*value) : std::string(kNotAvailable);
 }
 
+// "12.14 [12.07, 12.21]": a value with its confidence interval where there is one.
+template <typename Format>
+std::string with_interval(double value, const std::optional<double>& lower,
+                          const std::optional<double>& upper, Format format) {
+  if (!lower || !upper) return format(value);
+  return fmt::format("{} [{}, {}]", format(value), format(*lower), format(*upper));
+}
+
+std::string mean_cell(const ReportRow& row) {
+  return with_interval(row.mean_epoch_seconds, row.mean_ci_lower, row.mean_ci_upper,
+                       format_measure);
+}
+
+std::string speedup_cell(const ReportRow& row) {
+  if (!row.speedup_vs_base) return std::string(kNotAvailable);
+  return with_interval(*row.speedup_vs_base, row.speedup_ci_lower, row.speedup_ci_upper,
+                       format_ratio);
+}
+
+// Column headers that say what the numbers are per unit.
+std::string percent_of(double confidence) { return fmt::format("{:g}%", confidence * 100); }
+std::string sd_header(std::string_view unit) {
+  return unit == "epoch" ? "Std. epoch time (s)" : "SD of run means (s)";
+}
+
 std::string format_anova(const AnovaSummary& anova) {
   const std::string f =
       std::isfinite(anova.f) ? fmt::format("{:.2f}", anova.f) : fmt::format("{}", anova.f);
@@ -57,8 +82,8 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
     for (const auto& row : block.rows) epochs += row.epochs, runs += row.runs;
   std::string out;
   out += fmt::format("## Experiment {} by {}\n\n", cell(report.experiment), cell(report.factor));
-  out += fmt::format("- Unit of analysis: {} ({} {}s from {} runs)\n", report.unit, epochs,
-                     report.unit, runs);
+  out +=
+      fmt::format("- Unit of analysis: {} ({} epochs from {} runs)\n", report.unit, epochs, runs);
   out += fmt::format("- Column blocks: {} = {}\n", cell(report.factor),
                      cell(fmt::format("{}", fmt::join(report.levels, ", "))));
   std::vector<std::string> bases;
@@ -75,9 +100,10 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
   out += "| |";
   for (const auto& level : report.levels)
     out += fmt::format(
-        " {0} Avg. {1} time (s) | {0} Std. {1} time (s) | {0} Tukey vs base | {0} Images/s | "
-        "{0} Speed-up | {0} Efficiency |{2}",
-        cell(level), report.unit, accuracy ? fmt::format(" {} Test accuracy |", cell(level)) : "");
+        " {0} Avg. epoch time (s) [{1} CI] | {0} {2} | {0} Tukey vs base | {0} Images/s | "
+        "{0} Speed-up [{1} CI] | {0} Efficiency |{3}",
+        cell(level), percent_of(report.blocks.empty() ? 0.95 : report.blocks[0].confidence),
+        sd_header(report.unit), accuracy ? fmt::format(" {} Test accuracy |", cell(level)) : "");
   out += "\n| :--- |";
   for (std::size_t b = 0; b < report.levels.size(); ++b)
     out += fmt::format(" ---: | ---: | ---: | ---: | ---: | ---: |{}", accuracy ? " ---: |" : "");
@@ -91,12 +117,11 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
         out += fmt::format(" — | — | — | — | — | — |{}", accuracy ? " — |" : "");
         continue;
       }
-      out += fmt::format(" {} | {} | {} | {} | {} | {} |", format_measure(row->mean_epoch_seconds),
+      out += fmt::format(" {} | {} | {} | {} | {} | {} |", mean_cell(*row),
                          optional_cell(row->sd_epoch_seconds, format_measure),
                          row->is_base ? std::string(kNotAvailable)
                                       : optional_cell(row->tukey_p_vs_base, format_p_value),
-                         optional_cell(row->images_per_second, format_measure),
-                         optional_cell(row->speedup_vs_base, format_ratio),
+                         optional_cell(row->images_per_second, format_measure), speedup_cell(*row),
                          optional_cell(row->scaling_efficiency, format_percent));
       if (accuracy)
         out += fmt::format(" {} |", optional_cell(row->mean_test_accuracy, format_percent));
@@ -109,9 +134,10 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
   out += "\n";
 
   for (const auto& anova : report.two_way) {
-    out += fmt::format("\nTwo-way ANOVA of {}, {}: {} ({} {}s, type {} sums of squares)\n\n",
-                       cell(anova.scope), report.unit == "epoch" ? "epoch time" : "time",
-                       cell(anova.model), anova.observations, report.unit, anova.ss_type);
+    out += fmt::format(
+        "\nTwo-way ANOVA of {}, {}: {} ({} {}s, type {} sums of squares)\n\n", cell(anova.scope),
+        report.unit == "epoch" ? "epoch time" : "run mean epoch time", cell(anova.model),
+        anova.observations, report.unit == "epoch" ? "epoch" : "run", anova.ss_type);
     out += "| Effect | Df | Sum Sq | Mean Sq | F | p | partial η² |\n";
     out += "| :--- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
     for (const auto& term : anova.terms) {
@@ -165,8 +191,8 @@ std::string MarkdownExporter::render(const ReportTable& table) const {
   }
   std::string out;
   out += fmt::format("## Experiment {}\n\n", cell(table.experiment));
-  out += fmt::format("- Unit of analysis: {} ({} {}s from {} runs in {} groups)\n", table.unit,
-                     epochs, table.unit, runs, table.rows.size());
+  out += fmt::format("- Unit of analysis: {} ({} epochs from {} runs in {} groups)\n", table.unit,
+                     epochs, runs, table.rows.size());
   out += fmt::format("- Base group: {}\n", cell(table.base_label));
   out += provenance_block(table.provenance) + "\n";
 
@@ -174,19 +200,18 @@ std::string MarkdownExporter::render(const ReportTable& table) const {
   const bool accuracy = std::any_of(table.rows.begin(), table.rows.end(),
                                     [](const ReportRow& r) { return r.mean_test_accuracy; });
   out += fmt::format(
-      "| Condition | Avg. {0} time (s) | Std. {0} time (s) | Tukey vs {1} | Images/s | Speed-up "
-      "| Efficiency |{2}\n",
-      table.unit, cell(table.base_label), accuracy ? " Test accuracy |" : "");
+      "| Condition | Avg. epoch time (s) [{0} CI] | {1} | Tukey vs {2} | Images/s | Speed-up "
+      "[{0} CI] | Efficiency |{3}\n",
+      percent_of(table.confidence), sd_header(table.unit), cell(table.base_label),
+      accuracy ? " Test accuracy |" : "");
   out += fmt::format("| :--- | ---: | ---: | ---: | ---: | ---: | ---: |{}\n",
                      accuracy ? " ---: |" : "");
   for (const auto& row : table.rows) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |{}\n", cell(row.label),
-                       format_measure(row.mean_epoch_seconds),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |{}\n", cell(row.label), mean_cell(row),
                        optional_cell(row.sd_epoch_seconds, format_measure),
                        row.is_base ? std::string(kNotAvailable)
                                    : optional_cell(row.tukey_p_vs_base, format_p_value),
-                       optional_cell(row.images_per_second, format_measure),
-                       optional_cell(row.speedup_vs_base, format_ratio),
+                       optional_cell(row.images_per_second, format_measure), speedup_cell(row),
                        optional_cell(row.scaling_efficiency, format_percent),
                        accuracy ? " " + optional_cell(row.mean_test_accuracy, format_percent) + " |"
                                 : std::string());

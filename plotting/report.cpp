@@ -13,6 +13,8 @@
 #include "stats/anova.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/factorial_anova.hpp"
+#include "stats/nested_anova.hpp"
+#include "stats/ratio_interval.hpp"
 #include "stats/tukey.hpp"
 #include "util/text.hpp"
 
@@ -31,6 +33,7 @@ struct Group {
   struct RunTotals {
     double seconds = 0;
     std::size_t epochs = 0;
+    std::vector<double> durations;
     long long images = 0;
     bool all_images = true;
     std::optional<double> test_accuracy;  // the run's final one
@@ -92,6 +95,7 @@ std::vector<Group> group_samples(const std::string& experiment,
     auto& totals = group.per_run[sample.run_id];
     totals.seconds += sample.duration_seconds;
     ++totals.epochs;
+    totals.durations.push_back(sample.duration_seconds);
     totals.test_accuracy = sample.run_test_accuracy;
     if (sample.train_images)
       totals.images += *sample.train_images;
@@ -179,6 +183,29 @@ std::size_t efficiency_reference(const std::vector<Group>& groups, std::size_t i
 
 }  // namespace
 
+std::vector<std::string> unit_names() { return {"run", "nested", "epoch"}; }
+
+void check_unit(std::string_view unit) {
+  const auto names = unit_names();
+  if (std::find(names.begin(), names.end(), unit) == names.end())
+    throw ReportError(
+        fmt::format("unknown unit of analysis '{}'; the units: {}", unit, fmt::join(names, ", ")));
+}
+
+std::string describe_unit(std::string_view unit) {
+  if (unit == "run")
+    return "Unit of analysis: one run (its mean epoch time); N = runs. Epochs of one run share its "
+           "placement, start-up and neighbours, so the run is the independent sample "
+           "(docs/statistics.md, \"Unit of analysis\").";
+  if (unit == "nested")
+    return "Unit of analysis: epochs within runs (a linear mixed model, run as random effect, "
+           "fitted by REML; F, t and Tukey on Satterthwaite d.f., as R's lmerTest).";
+  return "Unit of analysis: one epoch, as the reference papers did. Epochs of the same run are "
+         "not independent samples (pseudo-replication), so the ANOVA and Tukey degrees of "
+         "freedom are inflated and the p-values too small: for reproducing published tables, "
+         "not for claims (use --unit run or nested).";
+}
+
 std::string group_label(std::string_view condition, std::string_view launcher, int np,
                         const db::FactorLevels& levels) {
   std::string out(condition);
@@ -199,13 +226,37 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
   const std::vector<std::string> labels = make_labels(groups);
   const std::size_t base = choose_base(labels, groups, options);
 
+  check_unit(options.unit);
   ReportTable table;
   table.experiment = std::move(experiment);
   table.base_label = labels[base];
-  table.notes.push_back(
-      "Unit of analysis: one epoch. Epochs of the same run are not independent samples "
-      "(pseudo-replication), so the ANOVA and Tukey degrees of freedom are inflated and the "
-      "p-values too small; a per-run analysis is planned.");
+  table.unit = options.unit;
+  table.confidence = options.confidence;
+  table.notes.push_back(describe_unit(table.unit));
+
+  // The unit's observations per group: the runs' mean epoch times, or every epoch.
+  std::vector<std::vector<double>> run_means(groups.size());
+  stats::NestedData nested(groups.size());
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    for (const auto& [id, totals] : groups[i].per_run) {
+      run_means[i].push_back(totals.seconds / static_cast<double>(totals.epochs));
+      nested[i].push_back(totals.durations);
+    }
+  std::optional<stats::NestedAnova> nested_fit;
+  std::optional<std::string> nested_error;
+  if (table.unit == "nested") {
+    try {
+      nested_fit = stats::nested_anova(nested);
+      if (nested_fit->singular)
+        table.notes.push_back(
+            "The mixed model's run-to-run variance is estimated as 0 (a singular fit): the runs "
+            "of a group vary no more than their epochs do.");
+    } catch (const stats::StatsError& error) {
+      nested_error = error.what();
+    }
+  }
+  const auto& unit_values = table.unit == "epoch" ? std::vector<std::vector<double>>{} : run_means;
+  std::vector<std::optional<stats::MeanWithError>> estimates(groups.size());
 
   std::vector<std::optional<double>> throughput(groups.size());
   std::vector<std::string> partial_images;
@@ -236,8 +287,23 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
       if (rates) row.sd_run_images_per_second = stats::sample_sd(run_rates);
     }
     row.epochs = g.durations.size();
-    row.mean_epoch_seconds = stats::mean(g.durations);
-    row.sd_epoch_seconds = stats::sample_sd(g.durations);
+    const auto& values = table.unit == "epoch" ? g.durations : unit_values[i];
+    row.mean_epoch_seconds = stats::mean(values);
+    row.sd_epoch_seconds = stats::sample_sd(values);
+    if (nested_fit) {
+      const auto& e = nested_fit->mean_estimates[i];
+      row.mean_epoch_seconds = nested_fit->means[i];
+      estimates[i] = stats::MeanWithError{e.estimate, e.se, e.df};
+    } else if (values.size() > 1 && table.unit != "nested") {
+      estimates[i] = stats::MeanWithError{row.mean_epoch_seconds,
+                                          *row.sd_epoch_seconds / std::sqrt(double(values.size())),
+                                          double(values.size() - 1)};
+    }
+    if (estimates[i]) {
+      const auto t = stats::students_t_quantile((1 + table.confidence) / 2, estimates[i]->df);
+      row.mean_ci_lower = estimates[i]->mean - t * estimates[i]->se;
+      row.mean_ci_upper = estimates[i]->mean + t * estimates[i]->se;
+    }
     row.is_base = i == base;
     if (g.epochs_without_images == 0 && g.timed_seconds > 0) {
       throughput[i] = static_cast<double>(g.images) / g.timed_seconds;
@@ -253,17 +319,22 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
     ReportRow& row = table.rows[i];
     if (row.mean_epoch_seconds > 0) {
       row.speedup_vs_base = table.rows[base].mean_epoch_seconds / row.mean_epoch_seconds;
+      if (i != base && estimates[i] && estimates[base] && table.rows[base].mean_epoch_seconds > 0) {
+        const auto ratio = stats::ratio_interval(*estimates[base], *estimates[i], table.confidence);
+        row.speedup_ci_lower = ratio.ci.lower;
+        row.speedup_ci_upper = ratio.ci.upper;
+      }
     }
     const std::size_t ref = efficiency_reference(groups, i, base);
     if (throughput[i] && throughput[ref] && *throughput[ref] > 0) {
       const double ideal = *throughput[ref] * groups[i].np / groups[ref].np;
       row.scaling_efficiency = *throughput[i] / ideal;
     }
-    if (row.epochs == 1) single_epoch.push_back(row.label);
+    if ((table.unit == "epoch" ? row.epochs : row.runs) == 1) single_epoch.push_back(row.label);
   }
   if (!single_epoch.empty()) {
-    table.notes.push_back(
-        fmt::format("No standard deviation for groups with one epoch: {}.", join(single_epoch)));
+    table.notes.push_back(fmt::format("No standard deviation for groups with one {}: {}.",
+                                      table.unit == "epoch" ? "epoch" : "run", join(single_epoch)));
   }
   // Epochs ended by the last line or the exit include what the program did after training.
   std::map<std::string, std::size_t> late_ends;
@@ -291,23 +362,36 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
     table.notes.push_back("No ANOVA or Tukey test: the experiment has only one group.");
     return table;
   }
-  std::vector<std::vector<double>> durations;
-  std::size_t total = 0;
-  for (const auto& g : groups) {
-    durations.push_back(g.durations);
-    total += g.durations.size();
+  if (nested_error) {
+    table.notes.push_back(fmt::format("No ANOVA, Tukey test or intervals: {}.", *nested_error));
+    return table;
   }
-  if (total <= groups.size()) {
-    table.notes.push_back(
-        "No ANOVA or Tukey test: every group has one epoch, so there is no within-group variance.");
+  const auto& observations = table.unit == "epoch" ? [&] {
+    std::vector<std::vector<double>> durations;
+    for (const auto& g : groups) durations.push_back(g.durations);
+    return durations;
+  }() : run_means;
+  std::size_t total = 0;
+  for (const auto& values : observations) total += values.size();
+  if (!nested_fit && total <= groups.size()) {
+    table.notes.push_back(fmt::format(
+        "No ANOVA or Tukey test: every group has one {}, so there is no within-group variance.",
+        table.unit));
     return table;
   }
   try {
-    const stats::OneWayAnova anova = stats::one_way_anova(durations);
-    table.anova = AnovaSummary{anova.f, anova.df_between, anova.df_within, anova.p};
-    // Only the k - 1 pairs against the base are shown: all k(k-1)/2 took minutes for 300 groups.
-    for (const stats::TukeyPair& pair : stats::tukey_vs_base(durations, base)) {
-      table.rows[pair.b].tukey_p_vs_base = pair.p_adjusted;
+    if (nested_fit) {
+      if (nested_fit->f)
+        table.anova =
+            AnovaSummary{*nested_fit->f, *nested_fit->df_num, *nested_fit->df_den, *nested_fit->p};
+      for (const stats::TukeyPair& pair : stats::nested_tukey(*nested_fit, table.confidence, base))
+        table.rows[pair.b].tukey_p_vs_base = pair.p_adjusted;
+    } else {
+      const stats::OneWayAnova anova = stats::one_way_anova(observations);
+      table.anova = AnovaSummary{anova.f, anova.df_between, anova.df_within, anova.p};
+      // Only the k - 1 pairs against the base: all k(k-1)/2 took minutes for 300 groups.
+      for (const stats::TukeyPair& pair : stats::tukey_vs_base(observations, base))
+        table.rows[pair.b].tukey_p_vs_base = pair.p_adjusted;
     }
   } catch (const stats::StatsError& error) {
     table.anova.reset();
@@ -336,15 +420,29 @@ std::string level_of(const db::EpochSample& sample, const std::string& factor) {
 // measured, else the additive model (and the notes say so).
 std::optional<TwoWayTable> two_way_of(const std::vector<db::EpochSample>& samples,
                                       const std::string& factor, const std::string& condition,
-                                      std::vector<std::string>& notes) {
+                                      const std::string& unit, std::vector<std::string>& notes) {
   std::vector<double> values;
   std::vector<std::vector<std::string>> levels(2);
+  // One value per run (its mean epoch time) unless the unit is the epoch.
+  std::map<std::int64_t, std::size_t> run_index;
+  std::vector<std::size_t> run_epochs;
   for (const auto& s : samples) {
     if (s.condition != condition || s.launcher == kSingleLauncher) continue;
+    if (unit != "epoch") {
+      const auto [it, inserted] = run_index.try_emplace(s.run_id, values.size());
+      if (!inserted) {
+        values[it->second] += s.duration_seconds;
+        ++run_epochs[it->second];
+        continue;
+      }
+      run_epochs.push_back(1);
+    }
     values.push_back(s.duration_seconds);
     levels[0].push_back(level_of(s, factor));
     levels[1].push_back(std::to_string(s.np));
   }
+  for (std::size_t i = 0; i < run_epochs.size(); ++i)
+    values[i] /= static_cast<double>(run_epochs[i]);
   const std::string scope = fmt::format("condition {}", condition);
   const auto fit = [&](bool interaction) {
     return stats::factorial_anova(values, levels, {factor, "np"}, stats::SsType::II, interaction);
@@ -387,9 +485,11 @@ std::optional<TwoWayTable> two_way_of(const std::vector<db::EpochSample>& sample
 FactorReport build_factor_report(std::string experiment,
                                  const std::vector<db::EpochSample>& samples,
                                  const std::string& factor, const ReportOptions& options) {
+  check_unit(options.unit);
   FactorReport report;
   report.experiment = experiment;
   report.factor = factor;
+  report.unit = options.unit;
   std::vector<std::string> known;
   std::vector<std::string> seen_levels;
   for (const auto& s : samples) {
@@ -438,11 +538,11 @@ FactorReport build_factor_report(std::string experiment,
         report.row_keys.push_back(row.label);
     report.blocks.push_back(std::move(block));
   }
-  report.notes.push_back(
-      "Unit of analysis: one epoch, in the blocks and in the two-way ANOVA. Epochs of the same run "
-      "are not independent samples (pseudo-replication): the degrees of freedom are inflated and "
-      "the p-values too small. `scalebench stats --db DB --factor " +
-      factor + " --factor np` analyses one mean per run.");
+  report.notes.push_back(describe_unit(report.unit));
+  if (report.unit == "nested")
+    report.notes.push_back(
+        "The two-way ANOVA is fitted on the runs' mean epoch times (the nested model is one-way "
+        "per block); for a balanced design the two agree.");
 
   // One two-way ANOVA per launched condition: single has np = 1 only, so it cannot be crossed.
   std::vector<std::string> launched, single;
@@ -459,7 +559,7 @@ FactorReport build_factor_report(std::string experiment,
     return rank_of(options.condition_order, a) < rank_of(options.condition_order, b);
   });
   for (const auto& condition : launched)
-    if (auto table = two_way_of(samples, factor, condition, report.notes))
+    if (auto table = two_way_of(samples, factor, condition, report.unit, report.notes))
       report.two_way.push_back(std::move(*table));
   if (!single.empty())
     report.notes.push_back(fmt::format(

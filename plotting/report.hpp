@@ -29,11 +29,15 @@ struct ReportRow {
   std::string condition;
   std::string launcher;
   int np = 1;
-  std::size_t runs = 0;    // distinct runs contributing epochs
-  std::size_t epochs = 0;  // epochs (the unit of analysis)
+  std::size_t runs = 0;  // distinct runs contributing epochs
+  std::size_t epochs = 0;
+  // Per the table's unit: run, the mean of the runs' mean epoch times; epoch, the mean of all
+  // epochs; nested, the mixed model's group mean (a weighted mean of the run means).
   double mean_epoch_seconds = 0;
-  std::optional<double> sd_epoch_seconds;    // sample SD (n - 1); absent for one epoch
-  std::optional<double> tukey_p_vs_base;     // Tukey-Kramer adjusted p; absent for the base row
+  // Sample SD (n - 1) of the unit's observations: the runs' means (run, nested) or the epochs
+  // (epoch); absent for one observation.
+  std::optional<double> sd_epoch_seconds;
+  std::optional<double> tukey_p_vs_base;     // Tukey adjusted p per the unit; absent for the base
   std::optional<double> images_per_second;   // sum(train_images) / sum(duration)
   std::optional<double> speedup_vs_base;     // base mean / row mean
   std::optional<double> scaling_efficiency;  // a fraction (1 = linear scaling), see docs
@@ -47,6 +51,11 @@ struct ReportRow {
   // The mean over runs of each run's final test accuracy (a fraction); absent when no run of
   // the row reported one (runs.test_accuracy).
   std::optional<double> mean_test_accuracy = std::nullopt;
+  // The confidence interval of the mean (t on the unit's observations, or the model's with
+  // Satterthwaite d.f. for nested); absent with one observation.
+  std::optional<double> mean_ci_lower = std::nullopt, mean_ci_upper = std::nullopt;
+  // The speed-up's: the delta method on log(speed-up) with Welch-Satterthwaite d.f.
+  std::optional<double> speedup_ci_lower = std::nullopt, speedup_ci_upper = std::nullopt;
 };
 
 struct AnovaSummary {
@@ -56,10 +65,21 @@ struct AnovaSummary {
   double p = 1;
 };
 
+// What one sample is: "run" (each run's mean epoch time, the default everywhere), "nested"
+// (epochs within runs within groups: a mixed model, stats/nested_anova.hpp) or "epoch" (every
+// epoch on its own, as the reference papers did: pseudo-replication, for reproducing them).
+inline constexpr std::string_view kDefaultUnit = "run";
+std::vector<std::string> unit_names();
+// Throws ReportError naming the units when `unit` is none of them.
+void check_unit(std::string_view unit);
+// One line for readers: what the unit means, and for epoch, that its p-values are too small.
+std::string describe_unit(std::string_view unit);
+
 struct ReportTable {
   std::string experiment;
   std::string base_label;
-  std::string unit = "epoch";  // what one sample is
+  std::string unit = std::string(kDefaultUnit);  // what one sample is
+  double confidence = 0.95;                      // of the intervals
   std::vector<ReportRow> rows;
   std::optional<AnovaSummary> anova;  // absent with fewer than two groups
   std::vector<std::string> notes;     // caveats and why a statistic is absent, for readers
@@ -69,7 +89,9 @@ struct ReportTable {
 };
 
 struct ReportOptions {
-  std::optional<std::string> base_label;  // default: first non-single np=1 group, else the first
+  std::string unit = std::string(kDefaultUnit);
+  double confidence = 0.95;
+  std::optional<std::string> base_label = std::nullopt;  // default: first launched np=1 group
   // Row order: conditions in file order, then factor levels in file order, then np (groups not
   // named here follow in order of first appearance). From the instance record: a randomized run
   // order must not shuffle the table.
@@ -103,7 +125,7 @@ struct TwoWayTable {
 struct FactorReport {
   std::string experiment;
   std::string factor;
-  std::string unit = "epoch";
+  std::string unit = std::string(kDefaultUnit);
   std::vector<std::string> levels;    // block order: the file's level order
   std::vector<ReportTable> blocks;    // blocks[i]: the table of levels[i]
   std::vector<std::string> row_keys;  // every block's row labels, merged in order

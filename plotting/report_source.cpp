@@ -166,8 +166,10 @@ void add_bandwidth(const db::Database& database, const std::vector<std::int64_t>
 }  // namespace
 
 ReportTable load_report(const db::Database& database, const InstanceQuery& query,
-                        const std::optional<std::string>& base) {
+                        const std::optional<std::string>& base, const std::string& unit) {
+  check_unit(unit);
   auto input = load_input(database, query, base);
+  input.options.unit = unit;
   auto table = build_report(input.selection.experiment, input.samples, input.options);
   table.notes.insert(table.notes.begin(), input.selection.notes.begin(),
                      input.selection.notes.end());
@@ -177,8 +179,11 @@ ReportTable load_report(const db::Database& database, const InstanceQuery& query
 }
 
 FactorReport load_factor_report(const db::Database& database, const InstanceQuery& query,
-                                const std::optional<std::string>& base, const std::string& factor) {
+                                const std::optional<std::string>& base, const std::string& factor,
+                                const std::string& unit) {
+  check_unit(unit);
   auto input = load_input(database, query, base);
+  input.options.unit = unit;
   auto report =
       build_factor_report(input.selection.experiment, input.samples, factor, input.options);
   add_bandwidth(database, input.selection.ids, factor, report);

@@ -18,13 +18,16 @@ std::string allreduce_query(const std::string& experiment);
 
 // The report table of the instances `query` selects. Throws ReportError when they hold no
 // finished epoch (naming an allreduce benchmark's query, or the runs to look at).
+// `unit`: what one sample is (report.hpp, unit_names()).
 ReportTable load_report(const db::Database& database, const InstanceQuery& query,
-                        const std::optional<std::string>& base);
+                        const std::optional<std::string>& base,
+                        const std::string& unit = std::string(kDefaultUnit));
 
 // The same, in blocks by a factor of the experiment file (report --by FACTOR); `base` is a row
 // label without the factor ("hvd np=1").
 FactorReport load_factor_report(const db::Database& database, const InstanceQuery& query,
-                                const std::optional<std::string>& base, const std::string& factor);
+                                const std::optional<std::string>& base, const std::string& factor,
+                                const std::string& unit = std::string(kDefaultUnit));
 
 // Where `scalebench plot` writes the figure of `experiment`: <database's folder>/<name>-scaling
 // by default; `output` names a prefix, or a folder (ending in '/' or existing) to put it in.

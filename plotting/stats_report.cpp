@@ -1,6 +1,7 @@
 #include "plotting/stats_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -73,15 +74,34 @@ std::string pair_table(const std::vector<StatsPairRow>& pairs) {
 std::string render_stats_text(const StatsReport& report) {
   std::string out = fmt::format("Response: {}    factors: {}    source: {}\n", report.response,
                                 fmt::join(report.factors, " x "), report.source);
-  if (report.unit) out += fmt::format("Unit of analysis: one {} per observation\n", *report.unit);
-  out += fmt::format("\nAnalysis of variance (type {} sums of squares)\n", report.ss_type);
   std::vector<std::vector<std::string>> rows;
-  for (const auto& r : report.anova)
-    rows.push_back({r.term, num(r.df), num(r.ss), num(r.ms), num(r.f), r.p ? pval(*r.p) : "",
-                    num(r.eta_sq), num(r.partial_eta_sq), num(r.omega_sq)});
-  out += aligned(
-      {"term", "Df", "Sum Sq", "Mean Sq", "F value", "Pr(>F)", "eta2", "partial eta2", "omega2"},
-      rows);
+  if (report.variance_components) {
+    // The mixed model has no sums of squares: its test is a Wald F on Satterthwaite d.f.
+    out += "Unit of analysis: epochs within runs (linear mixed model, run as random intercept)\n";
+    out += fmt::format(
+        "\nMixed model: epoch ~ {} + (1 | run), REML; F test with Satterthwaite d.f. (as R's "
+        "lmerTest)\n",
+        fmt::join(report.factors, " + "));
+    for (const auto& r : report.anova)
+      if (r.f)
+        rows.push_back(
+            {r.term, num(r.df), num(report.anova.back().df), num(r.f), r.p ? pval(*r.p) : ""});
+    out += aligned({"term", "NumDF", "DenDF", "F value", "Pr(>F)"}, rows);
+    out += fmt::format("variance components: run {} (sd {}), epoch {} (sd {})\n",
+                       num(report.variance_components->first),
+                       num(std::sqrt(report.variance_components->first)),
+                       num(report.variance_components->second),
+                       num(std::sqrt(report.variance_components->second)));
+  } else {
+    if (report.unit) out += fmt::format("Unit of analysis: one {} per observation\n", *report.unit);
+    out += fmt::format("\nAnalysis of variance (type {} sums of squares)\n", report.ss_type);
+    for (const auto& r : report.anova)
+      rows.push_back({r.term, num(r.df), num(r.ss), num(r.ms), num(r.f), r.p ? pval(*r.p) : "",
+                      num(r.eta_sq), num(r.partial_eta_sq), num(r.omega_sq)});
+    out += aligned(
+        {"term", "Df", "Sum Sq", "Mean Sq", "F value", "Pr(>F)", "eta2", "partial eta2", "omega2"},
+        rows);
+  }
 
   if (!report.tests.empty()) {
     out += "\nAssumption checks and robust alternatives\n";
@@ -93,7 +113,8 @@ std::string render_stats_text(const StatsReport& report) {
   }
   if (!report.groups.empty()) {
     out +=
-        fmt::format("\nGroups (mean with {:g}% t confidence interval)\n", report.confidence * 100);
+        fmt::format("\nGroups (mean with {:g}% {} confidence interval)\n", report.confidence * 100,
+                    report.variance_components ? "model (Satterthwaite)" : "t");
     rows.clear();
     const bool letters = std::any_of(report.groups.begin(), report.groups.end(),
                                      [](const StatsGroupRow& g) { return g.letters.has_value(); });
@@ -108,8 +129,10 @@ std::string render_stats_text(const StatsReport& report) {
     if (letters) out += "(groups sharing a letter do not differ in the Tukey family below)\n";
   }
   if (!report.tukey.empty()) {
-    out += fmt::format("\nTukey HSD (Tukey-Kramer), {:g}% family-wise confidence\n",
-                       report.confidence * 100);
+    out += fmt::format(
+        "\nTukey HSD ({}), {:g}% family-wise confidence\n",
+        report.variance_components ? "on the mixed model, Satterthwaite d.f." : "Tukey-Kramer",
+        report.confidence * 100);
     out += pair_table(report.tukey);
   }
   if (!report.games_howell.empty()) {
@@ -165,6 +188,10 @@ std::string render_stats_json(const StatsReport& report) {
       {"tests", tests},
       {"groups", groups},
       {"warnings", report.warnings},
+      {"variance_components", report.variance_components
+                                  ? Json({{"run", report.variance_components->first},
+                                          {"epoch", report.variance_components->second}})
+                                  : Json(nullptr)},
   };
   return dump_json(document);
 }

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace scalebench::plotting {
@@ -68,6 +69,8 @@ struct StatsReport {
   std::vector<StatsGroupRow> groups;
   std::vector<StatsTestRow> tests;
   std::vector<std::string> warnings;
+  // Unit nested: the REML estimates of the run-to-run and the epoch-to-epoch variance.
+  std::optional<std::pair<double, double>> variance_components = std::nullopt;
 };
 
 // An R-like text report: what was tested, the tables, the warnings.

@@ -1,5 +1,6 @@
 #include "stats/group_descriptives.hpp"
 
+#include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <string>
@@ -10,6 +11,15 @@ namespace scalebench::stats {
 
 // Student (1908) t interval for a mean, as R's t.test: mean -/+ qt((1 + confidence) / 2, n - 1) *
 // sd / sqrt(n).
+double students_t_quantile(double probability, double df) {
+  if (!(probability > 0 && probability < 1))
+    throw StatsError("a quantile needs a probability in (0, 1), not " +
+                     std::to_string(probability));
+  if (!(df > 0)) throw StatsError("a t quantile needs d.f. > 0, not " + std::to_string(df));
+  if (std::isinf(df)) return boost::math::quantile(boost::math::normal(), probability);
+  return boost::math::quantile(boost::math::students_t(df), probability);
+}
+
 GroupDescriptives describe_group(const std::vector<double>& values, double confidence) {
   if (!(confidence > 0 && confidence < 1)) {
     throw StatsError("confidence must lie in (0, 1), e.g. 0.95; got " + std::to_string(confidence));

@@ -23,6 +23,10 @@ struct GroupDescriptives {
       ci;  // mean -/+ t_{(1+confidence)/2, n-1} * se; absent for n < 2
 };
 
+// Student's t quantile, R's qt(probability, df); the normal quantile for df = +inf. Throws
+// StatsError for a probability outside (0, 1) or df <= 0.
+double students_t_quantile(double probability, double df);
+
 // As R's mean, sd and t.test(x, conf.level = confidence)$conf.int. Throws StatsError for an empty
 // sample, a non-finite observation, or a confidence outside (0, 1).
 GroupDescriptives describe_group(const std::vector<double>& values, double confidence = 0.95);

@@ -145,10 +145,16 @@ TEST_CASE("the Table 2 quick replication: run, report --by model, stats, plot --
   CHECK(report.out.find("- Column blocks: model = vgg16, inception_v3") != std::string::npos);
   for (const char* row : {"| single |", "| hvd np=1 |", "| hvd np=2 |", "| ANOVA |"})
     CHECK(report.out.find(row) != std::string::npos);
-  CHECK(report.out.find("Two-way ANOVA of condition hvd, epoch time: model * np") !=
+  CHECK(report.out.find("Two-way ANOVA of condition hvd, run mean epoch time: model * np") !=
         std::string::npos);
   for (const char* term : {"| model | 1 |", "| np | 1 |", "| model:np | 1 |", "| Residuals |"})
     CHECK(report.out.find(term) != std::string::npos);
+  // The papers' unit on request, labelled as such.
+  const auto epochs = test::run_binary({"report", "--db", db, "--by", "model", "--unit", "epoch"});
+  REQUIRE(epochs.status == 0);
+  CHECK(epochs.out.find("Two-way ANOVA of condition hvd, epoch time: model * np") !=
+        std::string::npos);
+  CHECK(epochs.out.find("pseudo-replication") != std::string::npos);
 
   const auto json = test::run_binary({"report", "--db", db, "--by", "model", "--format", "json"});
   REQUIRE(json.status == 0);
@@ -188,7 +194,7 @@ TEST_CASE("the interconnect quick replication: transports as levels, busbw besid
   INFO(report.out);
   REQUIRE(report.status == 0);
   CHECK(report.out.find("- Column blocks: transport = shm, tcp") != std::string::npos);
-  CHECK(report.out.find("Two-way ANOVA of condition train, epoch time: transport * np") !=
+  CHECK(report.out.find("Two-way ANOVA of condition train, run mean epoch time: transport * np") !=
         std::string::npos);
   CHECK(report.out.find("| shm | allreduce np=2 | 524288 |") != std::string::npos);
   CHECK(report.out.find("| tcp | allreduce np=2 | 524288 |") != std::string::npos);

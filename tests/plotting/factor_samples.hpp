@@ -47,8 +47,10 @@ inline std::vector<db::EpochSample> table2_samples() {
   return s;
 }
 
+// The values derived above are per epoch (one run per cell): the paper's unit, set here.
 inline plotting::ReportOptions table2_file_order() {
   plotting::ReportOptions options;
+  options.unit = "epoch";
   options.condition_order = {"single", "hvd"};
   options.level_order = {{"model", {"vgg16", "inception_v3"}}};
   return options;

@@ -21,9 +21,13 @@ inline plotting::ReportTable sample_table() {
       ReportRow{"mpirun np=8", "mpirun", "mpirun", 8, 1, 1, 0.0512, std::nullopt, 2.766e-258,
                 std::nullopt, 725.2, std::nullopt, false},
   };
+  table.rows[2].mean_ci_lower = 20.1;
+  table.rows[2].mean_ci_upper = 23.58;
+  table.rows[2].speedup_ci_lower = 1.5;
+  table.rows[2].speedup_ci_upper = 1.9;
   table.anova = plotting::AnovaSummary{1119.95, 3, 18, 2.766e-258};
-  table.notes = {"Unit of analysis: one epoch.",
-                 "No standard deviation for groups with one epoch: "
+  table.notes = {"Unit of analysis: one run.",
+                 "No standard deviation for groups with one run: "
                  "mpirun np=8."};
   return table;
 }

@@ -80,6 +80,29 @@ TEST_CASE("report --by: the two-way ANOVA factor x np of the launched condition,
   CHECK(said("Unit of analysis: one epoch"));
 }
 
+TEST_CASE("report --by with unit run: the two-way ANOVA of the run means") {
+  // Each epoch of the hand-derived design as a run of its own: the run means are the epochs, so
+  // the two-way ANOVA is the same, on 8 runs.
+  auto samples = table2_samples();
+  for (std::size_t i = 0; i < samples.size(); ++i) samples[i].run_id = static_cast<int>(i) + 1;
+  auto options = file_order();
+  options.unit = "run";
+  const auto report = build_factor_report("t2", samples, "model", options);
+  REQUIRE(report.two_way.size() == 1);
+  CHECK(report.two_way[0].observations == 8);
+  CHECK(*report.two_way[0].terms[0].f == doctest::Approx(20.25));
+  CHECK(report.unit == "run");
+  const auto markdown = plotting::make_exporter("markdown")->render(report);
+  CHECK(markdown.find("Two-way ANOVA of condition hvd, run mean epoch time: model * np (8 runs, "
+                      "type II sums of squares)") != std::string::npos);
+  // The original runs of two epochs each: one run per cell leaves no residual, and says so.
+  const auto per_run = build_factor_report("t2", table2_samples(), "model", options);
+  CHECK(per_run.two_way.empty());
+  CHECK(std::any_of(per_run.notes.begin(), per_run.notes.end(), [](const auto& n) {
+    return n.find("No two-way ANOVA of condition hvd") != std::string::npos;
+  }));
+}
+
 TEST_CASE("report --by: an empty cell gives the additive model, and the notes say so") {
   auto samples = table2_samples();
   samples.erase(
@@ -127,10 +150,11 @@ TEST_CASE("report --by renders as Table 2 in markdown, as sections in CSV, as bl
   const auto report = build_factor_report("t2", table2_samples(), "model", file_order());
   const auto markdown = plotting::make_exporter("markdown")->render(report);
   CHECK(markdown.find("## Experiment t2 by model") == 0);
-  CHECK(markdown.find("| | vgg16 Avg. epoch time (s) | vgg16 Std. epoch time (s) | vgg16 Tukey vs "
-                      "base | vgg16 Images/s | vgg16 Speed-up | vgg16 Efficiency | inception_v3 "
-                      "Avg. epoch time (s) |") != std::string::npos);
-  CHECK(markdown.find("| hvd np=2 | 7.00 |") != std::string::npos);
+  CHECK(markdown.find("| | vgg16 Avg. epoch time (s) [95% CI] | vgg16 Std. epoch time (s) | vgg16 "
+                      "Tukey vs base | vgg16 Images/s | vgg16 Speed-up [95% CI] | vgg16 Efficiency "
+                      "| inception_v3 Avg. epoch time (s) [95% CI] |") != std::string::npos);
+  // Epochs 6 and 8: 7 -/+ qt(0.975, 1) x 1.
+  CHECK(markdown.find("| hvd np=2 | 7.00 [-5.71, 19.71] |") != std::string::npos);
   CHECK(markdown.find("| ANOVA | F=") != std::string::npos);
   CHECK(markdown.find("Two-way ANOVA of condition hvd, epoch time: model * np (8 epochs, type II "
                       "sums of squares)") != std::string::npos);

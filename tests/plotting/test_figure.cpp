@@ -25,6 +25,8 @@ plotting::ReportTable tiny_table() {
       plotting::ReportRow{"mpirun np=2", "mpirun", "mpirun", 2, 1, 1, 6, std::nullopt, 0.2, 100,
                           10.0 / 6, 0.5, false},
   };
+  table.rows[0].mean_ci_lower = 8.5;
+  table.rows[0].mean_ci_upper = 11.5;
   return table;
 }
 
@@ -65,22 +67,24 @@ TEST_CASE("the data file: one block per series, NaN for unknown values, the idea
         "unknown.\n"
         "# ideal_images_per_s = images_per_s / scaling_efficiency (linear scaling from the "
         "reference group, docs/report.md)\n"
-        "# np mean_epoch_s sd_epoch_s images_per_s ideal_images_per_s\n"
+        "# mean_ci_*: the mean's confidence interval per the unit of analysis (run)\n"
+        "# np mean_epoch_s sd_epoch_s images_per_s ideal_images_per_s mean_ci_lower "
+        "mean_ci_upper\n"
         "# index 0: mpirun\n"
-        "1 10 1 100 100\n"
-        "2 6 NaN 100 200\n");
+        "1 10 1 100 100 8.5 11.5\n"
+        "2 6 NaN 100 200 NaN NaN\n");
 }
 
 TEST_CASE("the data file puts single-process groups last, in their own block") {
   const std::string data = plotting::scaling_data(test::sample_table());
   CHECK(data.find("# index 0: mpirun\n"
-                  "1 37.13 4.32 147.48 147.48\n"
-                  "2 21.84 1.65 250.7 294.94117647058823\n"
-                  "8 0.0512 NaN NaN NaN\n"
+                  "1 37.13 4.32 147.48 147.48 NaN NaN\n"
+                  "2 21.84 1.65 250.7 294.94117647058823 20.1 23.58\n"
+                  "8 0.0512 NaN NaN NaN NaN NaN\n"
                   "\n"
                   "\n"
                   "# index 1: single\n"
-                  "1 29.77 4.12 183.94 147.152\n") != std::string::npos);
+                  "1 29.77 4.12 183.94 147.152 NaN NaN\n") != std::string::npos);
 }
 
 TEST_CASE("the script: both terminals, two panels, relative file names") {
@@ -119,11 +123,11 @@ do for [format in 'svg png pdf'] {
   } }
   set output 'tiny'.'.'.format
   set multiplot layout 1,2 title 'tiny: scaling with the number of processes' noenhanced
-  set title 'Mean epoch time (error bars: ±1 SD)'
+  set title 'Mean epoch time (error bars: 95% CI of the mean, unit run)'
   set ylabel 'epoch time (s)'
   set yrange [0:*]
   set key below center horizontal samplen 3 spacing 1.1
-  plot data index 0 using 1:2:(valid(3) ? $3 : 0) with yerrorlines lt 1 title 'mpirun' noenhanced
+  plot data index 0 using 1:2:(valid(6) ? $6 : $2):(valid(7) ? $7 : $2) with yerrorlines lt 1 title 'mpirun' noenhanced
   set title 'Training throughput (dashed: linear scaling)'
   set ylabel 'throughput (images/s)'
   set yrange [0:rate_max*1.5]
@@ -143,7 +147,8 @@ TEST_CASE("the script: log2 x beyond a 4x span, single-process marker and refere
         std::string::npos);
   CHECK(script.find("stats data index 1 using 2 nooutput name 'single1_time'\n") !=
         std::string::npos);
-  CHECK(script.find("data index 1 using ($1*0.93):2:(valid(3) ? $3 : 0) with yerrorbars lt 2 pt "
+  CHECK(script.find("data index 1 using ($1*0.93):2:(valid(6) ? $6 : $2):(valid(7) ? $7 : $2) with "
+                    "yerrorbars lt 2 pt "
                     "13 ps 1.6 title 'single' noenhanced, \\\n"
                     "       single1_time_mean with lines lt 2 dt 2 lw 1 notitle\n") !=
         std::string::npos);

@@ -12,9 +12,10 @@ TEST_CASE("JSON: stable keys, numbers as numbers, absent values as null") {
   table.rows.erase(table.rows.begin(), table.rows.begin() + 3);  // keep "mpirun np=8"
   table.notes = {"one note"};
   const std::string expected = R"({
-  "format_version": 1,
+  "format_version": 2,
   "experiment": "mnist-cnn",
-  "unit": "epoch",
+  "unit": "run",
+  "confidence": 0.95,
   "base_label": "mpirun np=1",
   "rows": [
     {
@@ -32,6 +33,8 @@ TEST_CASE("JSON: stable keys, numbers as numbers, absent values as null") {
       "scaling_efficiency": null,
       "is_base": false,
       "test_accuracy": null,
+      "mean_ci": null,
+      "speedup_ci": null,
       "levels": {}
     }
   ],

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "plotting/report.hpp"
+#include "stats/nested_anova.hpp"
+#include "stats/ratio_interval.hpp"
 
 using namespace scalebench;
 using plotting::build_report;
@@ -55,7 +57,7 @@ TEST_CASE("labels: the condition for single, else condition and np") {
 }
 
 TEST_CASE("groups in first-appearance order, base is the first launched np=1 group") {
-  const auto table = build_report("exp", paper_like());
+  const auto table = build_report("exp", paper_like(), {.unit = "epoch"});
   CHECK(table.experiment == "exp");
   CHECK(table.unit == "epoch");
   CHECK(table.base_label == "mpirun np=1");
@@ -98,8 +100,78 @@ TEST_CASE("throughput, speed-up and scaling efficiency follow docs/report.md") {
   CHECK(*single.speedup_vs_base == doctest::Approx(11.0 / 9));
 }
 
-TEST_CASE("ANOVA over all groups and Tukey p of each row against the base") {
+TEST_CASE("unit run (the default): one mean per run, its SD, t interval and ANOVA on N = runs") {
   const auto table = build_report("exp", paper_like());
+  CHECK(table.unit == "run");
+  CHECK(has_note(table, "Unit of analysis: one run"));
+  const auto& base = table.rows[1];  // runs 10.5 and 11.5
+  CHECK(base.mean_epoch_seconds == doctest::Approx(11));
+  CHECK(*base.sd_epoch_seconds == doctest::Approx(0.7071067811865476));
+  // 11 -/+ qt(0.975, 1) x 0.5 (R: 12.70620473617471)
+  CHECK(*base.mean_ci_lower == doctest::Approx(11 - 12.70620473617471 * 0.5).epsilon(1e-12));
+  CHECK(*base.mean_ci_upper == doctest::Approx(11 + 12.70620473617471 * 0.5).epsilon(1e-12));
+  // One run in a group: no SD and no interval, said.
+  CHECK_FALSE(table.rows[2].sd_epoch_seconds);
+  CHECK_FALSE(table.rows[2].mean_ci_lower);
+  CHECK_FALSE(table.rows[2].speedup_ci_lower);
+  CHECK(has_note(table, "groups with one run: single, mpirun np=2, mpirun np=4"));
+  // Five runs in four groups: d.f. (3, 1).
+  REQUIRE(table.anova);
+  CHECK(table.anova->df_between == 3);
+  CHECK(table.anova->df_within == 1);
+  CHECK_FALSE(has_note(table, "pseudo-replication"));
+}
+
+TEST_CASE("unit run: the speed-up's interval is the log-scale delta method on the run means") {
+  std::vector<db::EpochSample> samples;
+  add_run(samples, 1, "mpirun", "mpirun", 1, {10, 10});
+  add_run(samples, 2, "mpirun", "mpirun", 1, {12, 12});
+  add_run(samples, 3, "mpirun", "mpirun", 2, {5, 5});
+  add_run(samples, 4, "mpirun", "mpirun", 2, {7, 7});
+  const auto table = build_report("exp", samples);
+  const auto& np2 = table.rows[1];
+  CHECK(*np2.speedup_vs_base == doctest::Approx(11.0 / 6));
+  // cv^2 = (1/11)^2 and (1/6)^2 (se = 1 for both), Welch d.f. = 2 (equal d.f. 1 each):
+  // (a + b)^2 / (a^2 + b^2).
+  const double a = 1.0 / 121, b = 1.0 / 36;
+  const double df = (a + b) * (a + b) / (a * a + b * b);
+  const auto ratio = stats::ratio_interval({11, 1, 1}, {6, 1, 1});
+  CHECK(ratio.df == doctest::Approx(df));
+  CHECK(*np2.speedup_ci_lower == doctest::Approx(ratio.ci.lower));
+  CHECK(*np2.speedup_ci_upper == doctest::Approx(ratio.ci.upper));
+  CHECK(*np2.speedup_ci_lower < 11.0 / 6);
+  CHECK(*np2.speedup_ci_upper > 11.0 / 6);
+  CHECK_FALSE(table.rows[0].speedup_ci_lower);  // the base
+}
+
+TEST_CASE("unit nested: the mixed model's means, intervals, F and Tukey") {
+  std::vector<db::EpochSample> samples;
+  add_run(samples, 1, "mpirun", "mpirun", 1, {10, 10.4, 10.2});
+  add_run(samples, 2, "mpirun", "mpirun", 1, {11, 11.2, 11.3});
+  add_run(samples, 3, "mpirun", "mpirun", 2, {5, 5.2, 5.1});
+  add_run(samples, 4, "mpirun", "mpirun", 2, {6.1, 6.0, 6.2});
+  const auto table = build_report("exp", samples, {.unit = "nested"});
+  const auto fit =
+      stats::nested_anova({{{10, 10.4, 10.2}, {11, 11.2, 11.3}}, {{5, 5.2, 5.1}, {6.1, 6.0, 6.2}}});
+  REQUIRE(table.anova);
+  CHECK(table.anova->f == doctest::Approx(*fit.f));
+  CHECK(table.anova->df_within == doctest::Approx(*fit.df_den));
+  CHECK(table.rows[0].mean_epoch_seconds == doctest::Approx(fit.means[0]));
+  CHECK(*table.rows[1].tukey_p_vs_base == doctest::Approx(stats::nested_tukey(fit)[0].p_adjusted));
+  CHECK(*table.rows[1].mean_ci_lower < fit.means[1]);
+  CHECK(has_note(table, "epochs within runs"));
+  // Balanced: the F of the run means (2 d.f. for the runs left after the groups).
+  CHECK(table.anova->df_within == doctest::Approx(2).epsilon(1e-6));
+}
+
+TEST_CASE("an unknown unit is refused with the known ones") {
+  CHECK_THROWS_WITH_AS(build_report("exp", paper_like(), {.unit = "epochs"}),
+                       "unknown unit of analysis 'epochs'; the units: run, nested, epoch",
+                       ReportError);
+}
+
+TEST_CASE("ANOVA over all groups and Tukey p of each row against the base") {
+  const auto table = build_report("exp", paper_like(), {.unit = "epoch"});
   REQUIRE(table.anova);
   CHECK(table.anova->df_between == 3);
   CHECK(table.anova->df_within == 12 - 4);
@@ -156,14 +228,14 @@ TEST_CASE("a group with one epoch has no SD: all groups with one epoch give no A
   std::vector<db::EpochSample> samples;
   add_run(samples, 1, "mpirun", "mpirun", 1, {10});
   add_run(samples, 2, "mpirun", "mpirun", 2, {6, 7});
-  auto table = build_report("exp", samples);
+  auto table = build_report("exp", samples, {.unit = "epoch"});
   CHECK_FALSE(table.rows[0].sd_epoch_seconds);
   CHECK(table.rows[1].sd_epoch_seconds);
   CHECK(has_note(table, "one epoch: mpirun np=1"));
   CHECK(table.anova);
 
   samples.pop_back();
-  table = build_report("exp", samples);
+  table = build_report("exp", samples, {.unit = "epoch"});
   CHECK_FALSE(table.anova);
   CHECK_FALSE(table.rows[1].tukey_p_vs_base);
   CHECK(has_note(table, "no within-group variance"));

@@ -161,7 +161,9 @@ TEST_CASE(
 )"
         R"(    "careful \"here\""
 )"
-        R"(  ]
+        R"(  ],
+)"
+        R"(  "variance_components": null
 )"
         R"(}
 )");
