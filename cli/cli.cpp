@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "cli/commands.hpp"
+#include "cli/compare_command.hpp"
 #include "cli/stats_command.hpp"
 #include "db/database.hpp"
 #include "plotting/report.hpp"
@@ -127,6 +128,33 @@ const std::vector<Entry>& table() {
              ->transform(CLI::AsSizeValue(false));
          return
              [options, limits, &out, &err] { return query_command(*options, *limits, out, err); };
+       }},
+      {{"compare",
+        "two experiments, instances or databases cell by cell: ratio, CI, Welch test, verdict"},
+       [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
+         auto options = std::make_shared<CompareCommand>();
+         app.add_option("--db", options->database, "The baseline's results database")
+             ->capture_default_str();
+         app.add_option("--experiment", options->experiment,
+                        "The baseline experiment (default: the latest instance's)");
+         app.add_option("--instance", options->instances,
+                        "The baseline's instance ids (repeat to pool identical specs)");
+         app.add_option("--to-db", options->to_database,
+                        "The candidate's database (default: --db)");
+         app.add_option("--to-experiment", options->to_experiment,
+                        "The candidate experiment (default: --experiment)");
+         app.add_option("--to-instance", options->to_instances, "The candidate's instance ids");
+         app.add_option("--threshold", options->threshold_percent,
+                        "Changes smaller than PCT percent are no change (the verdict 'same' needs "
+                        "the whole interval inside +-PCT)")
+             ->capture_default_str();
+         app.add_option("--confidence", options->confidence, "Of the intervals and the tests")
+             ->capture_default_str();
+         app.add_option("--fail-if-slower", options->fail_if_slower_percent,
+                        "Exit 3 when a cell is significantly slower by PCT percent or more (a CI "
+                        "gate)");
+         app.add_flag("--json", options->json, "JSON output");
+         return [options, &out, &err] { return compare_command(*options, out, err); };
        }},
       {{"stats", "ANOVA, Tukey and more on a CSV file, the results database or summary statistics"},
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {

@@ -22,7 +22,7 @@ struct StatsCommand {
   int ss_type = 2;
   bool no_interaction = false;    // two factors: the additive model A + B
   std::vector<std::string> only;  // with --db: FACTOR=LEVEL filters (the crossed part of a design)
-  std::string unit = "run";       // with --db: "run" (mean of a run's epochs) or "epoch"
+  std::string unit = "run";       // with --db: run (a run's mean epoch), nested or epoch
   double confidence = 0.95;
   std::optional<std::string> base;  // keep only the Tukey pairs against this level
   bool json = false;

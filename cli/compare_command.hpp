@@ -1,0 +1,31 @@
+// `scalebench compare`: a baseline and a candidate (two experiments, two instances or two
+// databases) cell by cell, on run-level statistics (plotting/compare.hpp).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace scalebench::cli {
+
+struct CompareCommand {
+  std::string database = "results/results.db";
+  std::optional<std::string> experiment;
+  std::vector<std::int64_t> instances;
+  std::optional<std::string> to_database;    // default: --db
+  std::optional<std::string> to_experiment;  // default: --experiment
+  std::vector<std::int64_t> to_instances;
+  double threshold_percent = 2;
+  double confidence = 0.95;
+  std::optional<double> fail_if_slower_percent;
+  bool json = false;
+};
+
+// Exit status: 0, or kSlowerExit when --fail-if-slower finds a cell slower by at least that much
+// (errors are 1 and usage 2, as for every command).
+inline constexpr int kSlowerExit = 3;
+int compare_command(const CompareCommand& options, std::ostream& out, std::ostream& err);
+
+}  // namespace scalebench::cli
