@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <ostream>
 #include <random>
 #include <thread>
@@ -199,11 +200,29 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   if (options.output) plotting::refuse_database_output(*options.output, options.database);
   const plotting::InstanceQuery query{options.experiment, options.instances, options.pool};
+  // The HTML page embeds the figure: rendered into a private directory, read back as SVG. Without
+  // gnuplot the page says why it has none.
+  const auto with_figure = [&](auto report, auto plot) {
+    if (options.format != "html") return report;
+    try {
+      const plotting::PrivateTempDir dir(fs::temp_directory_path());
+      const auto files = plot(report, dir.path() / "figure");
+      std::ifstream in(files.svg, std::ios::binary);
+      report.figure_svg.assign(std::istreambuf_iterator<char>(in), {});
+    } catch (const std::exception& error) {
+      report.notes.push_back(fmt::format("No figure: {}", error.what()));
+    }
+    return report;
+  };
   const auto text =
       options.by
-          ? exporter->render(plotting::load_factor_report(database, query, options.base,
-                                                          *options.by, options.unit))
-          : exporter->render(plotting::load_report(database, query, options.base, options.unit));
+          ? exporter->render(with_figure(
+                plotting::load_factor_report(database, query, options.base, *options.by,
+                                             options.unit),
+                [](const auto& r, const auto& p) { return plotting::plot_factor_scaling(r, p); }))
+          : exporter->render(with_figure(
+                plotting::load_report(database, query, options.base, options.unit),
+                [](const auto& r, const auto& p) { return plotting::plot_scaling(r, p); }));
   if (!options.output) {
     out << text;
     return 0;

@@ -18,6 +18,8 @@ constexpr ExporterEntry kExporters[] = {
     {"markdown", [] { return std::unique_ptr<TableExporter>(new MarkdownExporter); }},
     {"csv", [] { return std::unique_ptr<TableExporter>(new CsvExporter); }},
     {"json", [] { return std::unique_ptr<TableExporter>(new JsonExporter); }},
+    {"latex", [] { return std::unique_ptr<TableExporter>(new LatexExporter); }},
+    {"html", [] { return std::unique_ptr<TableExporter>(new HtmlExporter); }},
 };
 
 }  // namespace

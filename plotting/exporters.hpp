@@ -27,4 +27,20 @@ class JsonExporter final : public TableExporter {
   std::string render(const FactorReport& report) const override;
 };
 
+// A table for papers: booktabs, plain tabular, p-values in math mode, a caption with the unit of
+// analysis and the base; needs only \usepackage{booktabs}.
+class LatexExporter final : public TableExporter {
+ public:
+  std::string render(const ReportTable& table) const override;
+  std::string render(const FactorReport& report) const override;
+};
+
+// One self-contained page (inline CSS, the figure as inline SVG when the report carries one,
+// provenance, notes); no JavaScript, nothing fetched.
+class HtmlExporter final : public TableExporter {
+ public:
+  std::string render(const ReportTable& table) const override;
+  std::string render(const FactorReport& report) const override;
+};
+
 }  // namespace scalebench::plotting

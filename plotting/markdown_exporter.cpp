@@ -6,6 +6,7 @@
 
 #include "plotting/exporters.hpp"
 #include "plotting/format.hpp"
+#include "plotting/table_cells.hpp"
 
 namespace scalebench::plotting {
 namespace {
@@ -27,36 +28,6 @@ std::string provenance_block(const db::Provenance& provenance) {
   for (const auto& [key, value] : provenance)
     out += fmt::format("  - {}: {}\n", cell(key), cell(value));
   return out;
-}
-
-template <typename Format>
-std::string optional_cell(const std::optional<double>& value, Format format) {
-  return value ? format(*value) : std::string(kNotAvailable);
-}
-
-// "12.14 [12.07, 12.21]": a value with its confidence interval where there is one.
-template <typename Format>
-std::string with_interval(double value, const std::optional<double>& lower,
-                          const std::optional<double>& upper, Format format) {
-  if (!lower || !upper) return format(value);
-  return fmt::format("{} [{}, {}]", format(value), format(*lower), format(*upper));
-}
-
-std::string mean_cell(const ReportRow& row) {
-  return with_interval(row.mean_epoch_seconds, row.mean_ci_lower, row.mean_ci_upper,
-                       format_measure);
-}
-
-std::string speedup_cell(const ReportRow& row) {
-  if (!row.speedup_vs_base) return std::string(kNotAvailable);
-  return with_interval(*row.speedup_vs_base, row.speedup_ci_lower, row.speedup_ci_upper,
-                       format_ratio);
-}
-
-// Column headers that say what the numbers are per unit.
-std::string percent_of(double confidence) { return fmt::format("{:g}%", confidence * 100); }
-std::string sd_header(std::string_view unit) {
-  return unit == "epoch" ? "Std. epoch time (s)" : "SD of run means (s)";
 }
 
 std::string format_anova(const AnovaSummary& anova) {

@@ -86,6 +86,8 @@ struct ReportTable {
   // Where and with what the runs ran (db provenance, merged over the selected instances; the
   // runs' hosts under "hosts"), shown as the report's header block.
   db::Provenance provenance = {};
+  // The scaling figure as SVG text, for the formats that embed it (html); empty: none.
+  std::string figure_svg = {};
 };
 
 struct ReportOptions {
@@ -146,6 +148,7 @@ struct FactorReport {
   };
   std::vector<Bandwidth> bandwidth;
   std::vector<std::string> notes;
+  std::string figure_svg = {};  // as ReportTable::figure_svg
 };
 
 // "<condition>" for launcher "single", else "<condition> np=<np>"; the levels of the experiment

@@ -16,6 +16,8 @@ packages=(
   dataset-fashion-mnist
   python3-torch python3-torchvision      # examples/torch_ddp_train.py: the second framework, the PyTorch peers in bench/
   slurm-wlm munge                        # tests/slurm/test_slurm.sh: a real one-node Slurm for the srun launcher
+  texlive-latex-recommended              # tests compile `report --format latex` (booktabs, graphicx)
+  chromium                               # tests render `report --format html` headless and read its pixels
 )
 
 missing=()
