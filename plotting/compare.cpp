@@ -45,10 +45,8 @@ std::string verdict_name(Verdict verdict) {
       return "slower";
     case Verdict::Faster:
       return "faster";
-    case Verdict::Same:
-      return "same";
-    case Verdict::Inconclusive:
-      return "inconclusive";
+    case Verdict::NoDifference:
+      return "no difference";
     case Verdict::TooFewRuns:
       return "too few runs";
   }
@@ -104,10 +102,9 @@ Comparison compare_observations(const Observations& baseline, const Observations
       row.verdict = Verdict::Slower;
     } else if (*row.p < alpha && row.ratio < low) {
       row.verdict = Verdict::Faster;
-    } else if (*row.ratio_lower >= low && *row.ratio_upper <= high) {
-      row.verdict = Verdict::Same;
     } else {
-      row.verdict = Verdict::Inconclusive;
+      row.verdict = Verdict::NoDifference;
+      row.within_threshold = *row.ratio_lower >= low && *row.ratio_upper <= high;
     }
     out.rows.push_back(row);
   }
@@ -141,18 +138,21 @@ std::string render_comparison_text(const Comparison& c) {
   std::string out = fmt::format("baseline:  {}\ncandidate: {}\n", c.baseline, c.candidate);
   out += fmt::format(
       "Per cell: mean of the runs' mean epoch times; ratio = candidate / baseline (above 1 is "
-      "slower) with its {:g}% CI; Welch's t test on the run means; verdicts at a threshold of "
-      "{:g}%\n\n",
+      "slower) with its {:g}% CI; Welch's t test on the run means; slower or faster when "
+      "significant and beyond a threshold of {:g}%\n\n",
       c.options.confidence * 100, c.options.threshold * 100);
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : c.rows)
-    rows.push_back({r.cell, fmt::format("{}", r.baseline_runs), format_measure(r.baseline_mean),
-                    fmt::format("{}", r.candidate_runs), format_measure(r.candidate_mean),
-                    fmt::format("{:.3f}", r.ratio),
-                    r.ratio_lower ? fmt::format("[{:.3f}, {:.3f}]", *r.ratio_lower, *r.ratio_upper)
-                                  : std::string(kNotAvailable),
-                    r.p ? format_p_value(*r.p) : std::string(kNotAvailable),
-                    verdict_name(r.verdict)});
+    rows.push_back(
+        {r.cell, fmt::format("{}", r.baseline_runs), format_measure(r.baseline_mean),
+         fmt::format("{}", r.candidate_runs), format_measure(r.candidate_mean),
+         fmt::format("{:.3f}", r.ratio),
+         r.ratio_lower ? fmt::format("[{:.3f}, {:.3f}]", *r.ratio_lower, *r.ratio_upper)
+                       : std::string(kNotAvailable),
+         r.p ? format_p_value(*r.p) : std::string(kNotAvailable),
+         verdict_name(r.verdict) +
+             (r.within_threshold ? fmt::format(" (CI within ±{:g}%)", c.options.threshold * 100)
+                                 : "")});
   const std::vector<std::string> header = {
       "cell", "runs", "baseline (s)", "runs", "candidate (s)", "ratio", "CI", "Welch", "verdict"};
   std::vector<std::size_t> width(header.size());
@@ -178,7 +178,7 @@ std::string render_comparison_text(const Comparison& c) {
   return out;
 }
 
-nlohmann::json comparison_json(const Comparison& c) {
+nlohmann::ordered_json comparison_json(const Comparison& c) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   const auto optional = [](const std::optional<double>& v) {
     return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
@@ -194,7 +194,8 @@ nlohmann::json comparison_json(const Comparison& c) {
                      r.ratio_lower ? nlohmann::ordered_json::array({*r.ratio_lower, *r.ratio_upper})
                                    : nlohmann::ordered_json(nullptr)},
                     {"welch_p", optional(r.p)},
-                    {"verdict", verdict_name(r.verdict)}});
+                    {"verdict", verdict_name(r.verdict)},
+                    {"within_threshold", r.within_threshold}});
   nlohmann::ordered_json out = {{"baseline", c.baseline},
                                 {"candidate", c.candidate},
                                 {"confidence", c.options.confidence},
@@ -203,7 +204,7 @@ nlohmann::json comparison_json(const Comparison& c) {
                                 {"only_in_baseline", c.only_in_baseline},
                                 {"only_in_candidate", c.only_in_candidate},
                                 {"notes", c.notes}};
-  return nlohmann::json::parse(out.dump());
+  return out;
 }
 
 }  // namespace scalebench::plotting

@@ -20,7 +20,7 @@ struct CompareOptions {
 };
 
 // What a cell's evidence says; "too few runs" when either side has fewer than two runs.
-enum class Verdict { Slower, Faster, Same, Inconclusive, TooFewRuns };
+enum class Verdict { Slower, Faster, NoDifference, TooFewRuns };
 std::string verdict_name(Verdict verdict);
 
 struct CompareRow {
@@ -33,6 +33,9 @@ struct CompareRow {
   std::optional<double> ratio_lower, ratio_upper;  // CI (delta method on the log, Welch d.f.)
   std::optional<double> p;                         // Welch's t test on the run means
   Verdict verdict = Verdict::TooFewRuns;
+  // The whole interval lies inside 1 -/+ threshold: the data show that any change is smaller
+  // than the threshold (an equivalence test), not only that none was detected.
+  bool within_threshold = false;
 };
 
 struct Comparison {
@@ -47,8 +50,8 @@ struct Comparison {
 
 // Both sides as Observations of one factor "group" on unit "run" (observations_from_database).
 // Verdicts: Slower or Faster when Welch's p < 1 - confidence and the ratio is outside
-// 1 -/+ threshold; Same when the whole interval lies inside 1 -/+ threshold (equivalence);
-// Inconclusive otherwise. Throws InputError when the two sides share no cell.
+// 1 -/+ threshold; NoDifference otherwise (with within_threshold when the interval shows it).
+// Throws InputError when the two sides share no cell.
 Comparison compare_observations(const Observations& baseline, const Observations& candidate,
                                 const CompareOptions& options = {});
 
@@ -56,6 +59,7 @@ Comparison compare_observations(const Observations& baseline, const Observations
 std::vector<const CompareRow*> slower_than(const Comparison& comparison, double fraction);
 
 std::string render_comparison_text(const Comparison& comparison);
-nlohmann::json comparison_json(const Comparison& comparison);
+// Keys in the order documented (docs/statistics.md).
+nlohmann::ordered_json comparison_json(const Comparison& comparison);
 
 }  // namespace scalebench::plotting

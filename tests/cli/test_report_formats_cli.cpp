@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/cli_support.hpp"
@@ -38,4 +39,42 @@ TEST_CASE("report --format html embeds the scaling figure, latex names the unit,
   const auto html_by = test::invoke({"report", "--db", db, "--format", "html", "--by", "model"});
   REQUIRE(html_by.status == 0);
   CHECK(html_by.out.find("<table class=\"two-way\">") != std::string::npos);
+}
+
+TEST_CASE("report and stats --db give the same ANOVA and Tukey p-values for each unit") {
+  test::TempDir dir;
+  const auto db = (dir / "t.db").string();
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
+  for (const std::string unit : {"run", "nested", "epoch"}) {
+    INFO(unit);
+    const auto report = test::invoke({"report", "--db", db, "--unit", unit, "--format", "json"});
+    const auto stats = test::invoke({"stats", "--db", db, "--unit", unit, "--json"});
+    REQUIRE(report.status == 0);
+    REQUIRE(stats.status == 0);
+    const auto table = nlohmann::json::parse(report.out);
+    const auto analysis = nlohmann::json::parse(stats.out);
+    CHECK(table["unit"] == unit);
+    CHECK(analysis["unit"] == unit);
+    REQUIRE(table["anova"].is_object());
+    CHECK(table["anova"]["p"].get<double>() ==
+          doctest::Approx(analysis["anova"][0]["p"].get<double>()).epsilon(1e-12));
+    CHECK(table["anova"]["f"].get<double>() ==
+          doctest::Approx(analysis["anova"][0]["F"].get<double>()).epsilon(1e-12));
+    const std::string base = table["base_label"];
+    std::size_t compared = 0;
+    for (const auto& row : table["rows"]) {
+      if (row["is_base"].get<bool>()) continue;
+      const std::string label = row["label"];
+      for (const auto& pair : analysis["tukey"]) {
+        if (!((pair["a"] == label && pair["b"] == base) ||
+              (pair["a"] == base && pair["b"] == label)))
+          continue;
+        INFO(label);
+        CHECK(row["tukey_p_vs_base"].get<double>() ==
+              doctest::Approx(pair["p_adj"].get<double>()).epsilon(1e-9));
+        ++compared;
+      }
+    }
+    CHECK(compared == table["rows"].size() - 1);
+  }
 }

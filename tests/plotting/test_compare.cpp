@@ -47,9 +47,10 @@ TEST_CASE("compare: each shared cell's ratio, interval, Welch p and verdict") {
   const auto c = plotting::compare_observations(baseline, candidate, {0.95, 0.02});
   REQUIRE(c.rows.size() == 5);
   CHECK(c.rows[0].cell == "mpirun np=1");
-  // Identical runs: ratio 1, an interval well inside +-2%: the same.
+  // Identical runs: ratio 1, an interval well inside +-2%: no difference, and shown to be small.
   CHECK(c.rows[0].ratio == doctest::Approx(1));
-  CHECK(c.rows[0].verdict == Verdict::Same);
+  CHECK(c.rows[0].verdict == Verdict::NoDifference);
+  CHECK(c.rows[0].within_threshold);
   // np=2 10% slower on tight runs: slower, with the interval and p of the stats functions.
   const auto& np2 = c.rows[1];
   CHECK(np2.ratio == doctest::Approx(6.6 / 6.0));
@@ -59,8 +60,10 @@ TEST_CASE("compare: each shared cell's ratio, interval, Welch p and verdict") {
   CHECK(*np2.ratio_upper == doctest::Approx(interval.ci.upper));
   CHECK(*np2.p == doctest::Approx(stats::welch_anova({{6.0, 6.1, 5.9}, {6.6, 6.7, 6.5}}).p));
   CHECK(np2.verdict == Verdict::Slower);
-  // np=4: noisy runs, no significant change and an interval wider than +-2%: inconclusive.
-  CHECK(c.rows[2].verdict == Verdict::Inconclusive);
+  // np=4: noisy runs, no significant change, and an interval wider than +-2%: no difference
+  // detected, but not shown to be small either.
+  CHECK(c.rows[2].verdict == Verdict::NoDifference);
+  CHECK_FALSE(c.rows[2].within_threshold);
   // np=8: 10% faster.
   CHECK(c.rows[3].verdict == Verdict::Faster);
   // One baseline run: too few to tell, and said.
@@ -88,13 +91,16 @@ TEST_CASE("compare: each shared cell's ratio, interval, Welch p and verdict") {
 TEST_CASE("compare: the threshold decides what counts as a change") {
   const auto baseline = runs("a", {{"x", {6.0, 6.1, 5.9}}});
   const auto candidate = runs("b", {{"x", {6.6, 6.7, 6.5}}});
-  // 10% slower, interval about [1.06, 1.14]: inside +-15%, so the same at that threshold ...
-  CHECK(plotting::compare_observations(baseline, candidate, {0.95, 0.15}).rows[0].verdict ==
-        Verdict::Same);
-  // ... and not decided at 12%: significant, but the point is under the threshold and the
-  // interval crosses it.
-  CHECK(plotting::compare_observations(baseline, candidate, {0.95, 0.12}).rows[0].verdict ==
-        Verdict::Inconclusive);
+  // 10% slower, interval about [1.06, 1.14]: slower at 5%; no difference at 15%, where the whole
+  // interval is inside the band; at 12% no difference, but the interval crosses the band.
+  CHECK(plotting::compare_observations(baseline, candidate, {0.95, 0.05}).rows[0].verdict ==
+        Verdict::Slower);
+  const auto at15 = plotting::compare_observations(baseline, candidate, {0.95, 0.15}).rows[0];
+  CHECK(at15.verdict == Verdict::NoDifference);
+  CHECK(at15.within_threshold);
+  const auto at12 = plotting::compare_observations(baseline, candidate, {0.95, 0.12}).rows[0];
+  CHECK(at12.verdict == Verdict::NoDifference);
+  CHECK_FALSE(at12.within_threshold);
 }
 
 TEST_CASE("compare: no shared cell, or bad options, are named errors") {

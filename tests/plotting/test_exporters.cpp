@@ -7,8 +7,7 @@
 using namespace scalebench::plotting;
 
 TEST_CASE("the registry knows markdown, csv, json, latex and html") {
-  CHECK(exporter_names() ==
-        std::vector<std::string>{"markdown", "csv", "json", "latex", "html"});
+  CHECK(exporter_names() == std::vector<std::string>{"markdown", "csv", "json", "latex", "html"});
   for (const auto& name : exporter_names()) CHECK(make_exporter(name) != nullptr);
 }
 
