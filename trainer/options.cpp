@@ -9,6 +9,7 @@
 #include "trainer/allreduce_bench.hpp"
 #include "trainer/backend_registry.hpp"
 #include "trainer/errors.hpp"
+#include "trainer/model/zoo.hpp"
 
 namespace scalebench::trainer {
 namespace {
@@ -16,11 +17,7 @@ namespace {
 constexpr double kMaxFusionMb = 1048576.0;
 }  // namespace
 
-const std::vector<std::string>& model_names() {
-  static const std::vector<std::string> names{"mlp",      "mnist_cnn",    "lenet5",      "vgg16",
-                                              "resnet50", "inception_v3", "mobilenet_v2"};
-  return names;
-}
+const std::vector<std::string>& model_names() { return model::model_names(); }
 
 void add_options(CLI::App& app, TrainOptions& o) {
   app.description(

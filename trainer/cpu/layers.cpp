@@ -9,6 +9,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "trainer/model/dropout_mask.hpp"
+
 namespace scalebench::trainer::cpu {
 namespace {
 
@@ -37,13 +39,6 @@ memory::dim output_extent(memory::dim size, int kernel, int stride, int begin, i
         fmt::format("{}: kernel {} is larger than the padded input {}", layer, kernel, padded));
   }
   return (padded - kernel) / stride + 1;
-}
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
 }
 
 }  // namespace
@@ -508,16 +503,13 @@ class DropoutPlan final : public LayerPlan {
       return;
     }
     const std::uint64_t key = layer_.mask_key(layer_.calls_++);
-    // Keep when the top 24 bits of the hash are at or above rate·2²⁴.
-    const auto threshold = static_cast<std::uint32_t>(layer_.rate_ * 16777216.0f);
+    const std::uint32_t threshold = model::dropout_threshold(layer_.rate_);
     const float scale = 1.0f / (1.0f - layer_.rate_);
     float* mask = mask_.data();
     const auto n = static_cast<std::int64_t>(count_);
 #pragma omp parallel for simd schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
-      const auto bits =
-          static_cast<std::uint32_t>(splitmix64(key + static_cast<std::uint64_t>(i)) >> 40);
-      const bool keep = bits >= threshold;
+      const bool keep = model::dropout_keeps(key, static_cast<std::uint64_t>(i), threshold);
       mask[i] = keep ? scale : 0.0f;
       y[i] = keep ? x[i] * scale : 0.0f;
     }
@@ -601,18 +593,6 @@ class DensePlan final : public LayerPlan {
 };
 
 // ---- the layers ----
-
-Conv2dOptions conv2d(int in, int out, int kernel, int stride, int padding, int groups) {
-  Conv2dOptions o;
-  o.in_channels = in;
-  o.out_channels = out;
-  o.kernel = {kernel, kernel};
-  o.stride = {stride, stride};
-  o.padding = {padding, padding};
-  o.padding_end = {padding, padding};
-  o.groups = groups;
-  return o;
-}
 
 std::size_t Conv2d::weight_count() const {
   return static_cast<std::size_t>(o_.out_channels) *
@@ -699,7 +679,7 @@ std::unique_ptr<LayerPlan> Eltwise::plan(const memory::desc& src) {
 }
 
 std::uint64_t Dropout::mask_key(std::uint64_t call) const {
-  return splitmix64(seed_ ^ splitmix64(call));
+  return model::dropout_mask_key(seed_, call);
 }
 
 std::unique_ptr<LayerPlan> Dropout::plan(const memory::desc& src) {

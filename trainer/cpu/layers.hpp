@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "trainer/cpu/dnnl_util.hpp"
+#include "trainer/model/ops.hpp"
 
 namespace scalebench::trainer::cpu {
 
@@ -54,26 +55,14 @@ class Layer {
   virtual std::unique_ptr<LayerPlan> plan(const memory::desc& src) = 0;
 };
 
-enum class Init { he, glorot };
-
-// Two spatial extents (height, width).
-using Pair = std::array<int, 2>;
-
-struct Conv2dOptions {
-  int in_channels = 1;
-  int out_channels = 1;
-  Pair kernel{3, 3};
-  Pair stride{1, 1};
-  Pair padding{0, 0};      // top, left
-  Pair padding_end{0, 0};  // bottom, right (differs from padding for Keras 'same' with stride 2)
-  int groups = 1;          // in_channels == groups == out_channels/k: depthwise
-  bool bias = true;
-  bool relu = false;  // ReLU fused as a oneDNN post-op (Keras's activation='relu')
-  Init init = Init::glorot;
-};
-
-// Symmetric padding p on both sides and both axes.
-Conv2dOptions conv2d(int in, int out, int kernel, int stride = 1, int padding = 0, int groups = 1);
+// The operations' hyper-parameters are the backend-neutral model's (trainer/model/ops.hpp).
+using model::Activation;
+using model::conv2d;
+using model::Conv2dOptions;
+using model::Init;
+using model::Pair;
+using model::Pool2dOptions;
+using model::PoolKind;
 
 class Conv2d final : public Layer {
  public:
@@ -91,16 +80,6 @@ class Conv2d final : public Layer {
   friend class Conv2dPlan;
   Conv2dOptions o_;
   std::span<float> weights_, bias_, weight_grad_, bias_grad_;
-};
-
-enum class PoolKind { max, average, average_exclude_padding };
-
-struct Pool2dOptions {
-  PoolKind kind = PoolKind::max;
-  Pair kernel{2, 2};
-  Pair stride{2, 2};
-  Pair padding{0, 0};
-  Pair padding_end{0, 0};
 };
 
 class Pool2d final : public Layer {
@@ -151,8 +130,6 @@ class BatchNorm final : public Layer {
   std::span<float> gamma_, beta_, gamma_grad_, beta_grad_;
   std::vector<float> running_mean_, running_var_;
 };
-
-enum class Activation { relu, relu6, tanh };
 
 class Eltwise final : public Layer {
  public:

@@ -1,7 +1,5 @@
-// The models of --model, built as graphs of CPU layers. Each follows its paper and the Keras
-// application / torchvision model of the same name; docs/trainer.md gives the structure and the
-// parameter count for the published input size and class count, which tests/trainer/test_models
-// checks exactly (reference counts from torchvision: scripts/reference/model_parameters.py).
+// The models of --model as CPU networks: the backend-neutral descriptions of trainer/model/zoo.hpp
+// (where each model's structure is documented) lowered to graphs of CPU layers.
 #pragma once
 
 #include <memory>
@@ -9,6 +7,7 @@
 #include <vector>
 
 #include "trainer/cpu/network.hpp"
+#include "trainer/model/zoo.hpp"
 
 namespace scalebench::trainer::cpu {
 
@@ -40,6 +39,12 @@ std::unique_ptr<Network> make_inception_v3(const ModelSpec& spec,
 // 1000 classes.
 std::unique_ptr<Network> make_mobilenet_v2(const ModelSpec& spec,
                                            const OptimizerOptions& optimizer);
+
+// One CPU layer per operation, the same nodes in the same order (so the same parameter layout).
+Graph lower(const model::Graph& description);
+// The lowered network, its parameters initialised from `seed`.
+std::unique_ptr<Network> make_network(model::ModelDescription description, std::uint32_t seed,
+                                      const OptimizerOptions& optimizer);
 
 // The model named by spec.name; UsageError naming the available ones otherwise.
 std::unique_ptr<Network> make_model(const ModelSpec& spec, const OptimizerOptions& optimizer);

@@ -5,6 +5,7 @@
 
 #include "trainer/cuda/check.hpp"
 #include "trainer/cuda/cuda_kernels.hpp"
+#include "trainer/model/dropout_mask.hpp"
 
 namespace scalebench::trainer::cuda {
 namespace {
@@ -20,13 +21,6 @@ unsigned blocks_for(std::size_t n) {
 #define SB_GRID_STRIDE(i, n)                                                                     \
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<std::size_t>(blockDim.x) * gridDim.x)
-
-__device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 __global__ void scale_kernel(float* x, std::size_t n, float alpha) {
   SB_GRID_STRIDE(i, n) x[i] *= alpha;
@@ -48,10 +42,7 @@ __global__ void dropout_kernel(const float* x, float* y, std::size_t n,
                                const std::uint64_t* key_in_memory, std::uint32_t threshold,
                                float scale) {
   const std::uint64_t key = *key_in_memory;
-  SB_GRID_STRIDE(i, n) {
-    const auto bits = static_cast<std::uint32_t>(splitmix64(key + i) >> 40);
-    y[i] = bits >= threshold ? x[i] * scale : 0.0f;
-  }
+  SB_GRID_STRIDE(i, n) { y[i] = model::dropout_keeps(key, i, threshold) ? x[i] * scale : 0.0f; }
 }
 
 // One warp per row: the maximum and its first index, Σ exp(z − max) in double, then the loss

@@ -11,6 +11,7 @@
 
 #include "trainer/cuda/cuda_kernels.hpp"
 #include "trainer/errors.hpp"
+#include "trainer/model/dropout_mask.hpp"
 
 namespace scalebench::trainer::cuda {
 namespace {
@@ -488,7 +489,7 @@ class DropoutLayer final : public DeviceLayer {
         layer_(layer),
         state_(state),
         rate_(layer.rate()),
-        threshold_(static_cast<std::uint32_t>(layer.rate() * 16777216.0f)),
+        threshold_(model::dropout_threshold(layer.rate())),
         scale_(1.0f / (1.0f - layer.rate())),
         host_key_(1),
         device_key_(1) {
