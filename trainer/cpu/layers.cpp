@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "trainer/model/dropout_mask.hpp"
+#include "trainer/model/parameters.hpp"
 
 namespace scalebench::trainer::cpu {
 namespace {
@@ -618,18 +619,7 @@ void Conv2d::bind(std::span<float> parameters, std::span<float> gradients) {
 }
 
 void Conv2d::init(std::mt19937& rng) {
-  const auto receptive = static_cast<float>(o_.kernel[0] * o_.kernel[1]);
-  const float fan_in = static_cast<float>(o_.in_channels / o_.groups) * receptive;
-  const float fan_out = static_cast<float>(o_.out_channels / o_.groups) * receptive;
-  if (o_.init == Init::he) {
-    std::normal_distribution<float> normal(0.0f, std::sqrt(2.0f / fan_in));
-    for (float& w : weights_) w = normal(rng);
-  } else {
-    const float limit = std::sqrt(6.0f / (fan_in + fan_out));
-    std::uniform_real_distribution<float> uniform(-limit, limit);
-    for (float& w : weights_) w = uniform(rng);
-  }
-  std::fill(bias_.begin(), bias_.end(), 0.0f);
+  model::initialize(model::Conv2d{o_}, std::span<float>(weights_.data(), parameter_count()), rng);
 }
 
 std::unique_ptr<LayerPlan> Conv2d::plan(const memory::desc& src) {
@@ -665,9 +655,9 @@ void BatchNorm::bind(std::span<float> parameters, std::span<float> gradients) {
   beta_grad_ = gradients.subspan(channels_);
 }
 
-void BatchNorm::init(std::mt19937&) {
-  std::fill(gamma_.begin(), gamma_.end(), 1.0f);
-  std::fill(beta_.begin(), beta_.end(), 0.0f);
+void BatchNorm::init(std::mt19937& rng) {
+  model::initialize(model::BatchNorm{static_cast<int>(channels_), epsilon_, momentum_, relu_},
+                    std::span<float>(gamma_.data(), parameter_count()), rng);
 }
 
 std::unique_ptr<LayerPlan> BatchNorm::plan(const memory::desc& src) {
@@ -699,15 +689,8 @@ void Dense::bind(std::span<float> parameters, std::span<float> gradients) {
 }
 
 void Dense::init(std::mt19937& rng) {
-  if (init_ == Init::he) {
-    std::normal_distribution<float> normal(0.0f, std::sqrt(2.0f / static_cast<float>(in_)));
-    for (float& w : weights_) w = normal(rng);
-  } else {
-    const float limit = std::sqrt(6.0f / static_cast<float>(in_ + out_));
-    std::uniform_real_distribution<float> uniform(-limit, limit);
-    for (float& w : weights_) w = uniform(rng);
-  }
-  std::fill(bias_.begin(), bias_.end(), 0.0f);
+  model::initialize(model::Dense{in_, out_, init_},
+                    std::span<float>(weights_.data(), parameter_count()), rng);
 }
 
 std::unique_ptr<LayerPlan> Dense::plan(const memory::desc& src) {

@@ -2,9 +2,9 @@
 
 #include <stdexcept>
 
-#include "trainer/cpu/optimizer.hpp"
 #include "trainer/cuda/cuda_kernels.hpp"
 #include "trainer/cuda/device.hpp"
+#include "trainer/model/optimizer_recipe.hpp"
 
 namespace scalebench::trainer::cuda {
 namespace {
@@ -40,7 +40,7 @@ class Sgd final : public DeviceOptimizer {
 
 class Adadelta final : public DeviceOptimizer {
  public:
-  Adadelta(std::size_t size, const cpu::OptimizerRecipe& r)
+  Adadelta(std::size_t size, const model::OptimizerRecipe& r)
       : r_(r), square_avg_(zeros(size)), acc_delta_(zeros(size)) {}
   void step(float* w, const float* g, std::size_t n, double lr, cudaStream_t stream) override {
     adadelta_step(w, g, square_avg_.data(), acc_delta_.data(), n, static_cast<float>(lr), r_.rho,
@@ -48,35 +48,36 @@ class Adadelta final : public DeviceOptimizer {
   }
 
  private:
-  cpu::OptimizerRecipe r_;
+  model::OptimizerRecipe r_;
   DeviceArray<float> square_avg_, acc_delta_;
 };
 
 class RmsProp final : public DeviceOptimizer {
  public:
-  RmsProp(std::size_t size, const cpu::OptimizerRecipe& r) : r_(r), square_avg_(zeros(size)) {}
+  RmsProp(std::size_t size, const model::OptimizerRecipe& r) : r_(r), square_avg_(zeros(size)) {}
   void step(float* w, const float* g, std::size_t n, double lr, cudaStream_t stream) override {
     rmsprop_step(w, g, square_avg_.data(), n, static_cast<float>(lr), r_.alpha, r_.eps,
                  r_.weight_decay, stream);
   }
 
  private:
-  cpu::OptimizerRecipe r_;
+  model::OptimizerRecipe r_;
   DeviceArray<float> square_avg_;
 };
 
-// Adam and RAdam: the step's scalars from cpu::adam_scalars, in double on the host as on the CPU.
+// Adam and RAdam: the step's scalars from model::adam_scalars, in double on the host as on the CPU.
 class Adam final : public DeviceOptimizer {
  public:
-  Adam(std::size_t size, const cpu::OptimizerRecipe& r) : r_(r), m_(zeros(size)), v_(zeros(size)) {}
+  Adam(std::size_t size, const model::OptimizerRecipe& r)
+      : r_(r), m_(zeros(size)), v_(zeros(size)) {}
   void step(float* w, const float* g, std::size_t n, double lr, cudaStream_t stream) override {
-    const cpu::AdamScalars s = cpu::adam_scalars(r_, ++t_, lr);
+    const model::AdamScalars s = model::adam_scalars(r_, ++t_, lr);
     adam_step(w, g, m_.data(), v_.data(), n, s.scale, s.adaptive_scale, s.adaptive, r_.beta1,
               r_.beta2, r_.eps, r_.weight_decay, stream);
   }
 
  private:
-  cpu::OptimizerRecipe r_;
+  model::OptimizerRecipe r_;
   int t_ = 0;
   DeviceArray<float> m_, v_;
 };
@@ -85,16 +86,16 @@ class Adam final : public DeviceOptimizer {
 
 std::unique_ptr<DeviceOptimizer> make_device_optimizer(const OptimizerOptions& o,
                                                        std::size_t size) {
-  const cpu::OptimizerRecipe r = cpu::optimizer_recipe(o);  // UsageError for an unknown name
+  const model::OptimizerRecipe r = model::optimizer_recipe(o);  // UsageError for an unknown name
   switch (r.kind) {
-    case cpu::OptimizerRecipe::Kind::sgd:
+    case model::OptimizerRecipe::Kind::sgd:
       return std::make_unique<Sgd>(size, r.momentum, r.nesterov, r.weight_decay);
-    case cpu::OptimizerRecipe::Kind::adadelta:
+    case model::OptimizerRecipe::Kind::adadelta:
       return std::make_unique<Adadelta>(size, r);
-    case cpu::OptimizerRecipe::Kind::rmsprop:
+    case model::OptimizerRecipe::Kind::rmsprop:
       return std::make_unique<RmsProp>(size, r);
-    case cpu::OptimizerRecipe::Kind::adam:
-    case cpu::OptimizerRecipe::Kind::radam:
+    case model::OptimizerRecipe::Kind::adam:
+    case model::OptimizerRecipe::Kind::radam:
       return std::make_unique<Adam>(size, r);
   }
   throw std::logic_error("unknown optimizer kind");

@@ -19,7 +19,7 @@ class DeviceOptimizer {
                     cudaStream_t stream) = 0;
 };
 
-// Throws UsageError for an unknown name (the names of cpu::optimizer_names()).
+// Throws UsageError for an unknown name (the names of model::optimizer_names()).
 std::unique_ptr<DeviceOptimizer> make_device_optimizer(const OptimizerOptions& options,
                                                        std::size_t size);
 

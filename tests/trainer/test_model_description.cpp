@@ -1,0 +1,70 @@
+// trainer/model: the backend-neutral description. Its parameter layout and initial values are the
+// CPU network's exactly (so a backend that lowers model::Graph starts where the CPU starts), and
+// the dropout rule is the one the CPU layer applies.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "trainer/cpu/models.hpp"
+#include "trainer/model/dropout_mask.hpp"
+#include "trainer/model/parameters.hpp"
+#include "trainer/model/zoo.hpp"
+
+using namespace scalebench::trainer;
+
+namespace {
+
+ModelSpec small(const std::string& name, int channels, int side, int classes) {
+  ModelSpec spec;
+  spec.name = name;
+  spec.channels = channels;
+  spec.height = spec.width = side;
+  spec.input_size = static_cast<std::size_t>(channels * side * side);
+  spec.classes = classes;
+  spec.seed = 7;
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("model::initial_parameters are the CPU network's, bit for bit, for every model") {
+  for (const auto& spec :
+       {small("mlp", 1, 28, 10), small("mnist_cnn", 1, 28, 10), small("lenet5", 1, 28, 10),
+        small("vgg16", 3, 32, 10), small("resnet50", 3, 32, 10), small("mobilenet_v2", 3, 32, 10),
+        small("inception_v3", 3, 75, 10)}) {
+    INFO(spec.name);
+    const auto description = model::describe_model(spec);
+    const auto expected = model::initial_parameters(description.graph, spec.seed);
+    auto network = cpu::make_model(spec, {});
+    const auto actual = network->parameters();
+    REQUIRE(actual.size() == expected.size());
+    CHECK(std::memcmp(actual.data(), expected.data(), expected.size() * sizeof(float)) == 0);
+    CHECK(model::parameter_layout(description.graph).total == network->parameter_count());
+  }
+}
+
+TEST_CASE("model::op_name names each operation as the CPU layer's kind") {
+  const auto description = model::describe_model(small("mnist_cnn", 1, 28, 10));
+  const auto network = cpu::make_model(small("mnist_cnn", 1, 28, 10), {});
+  const auto layers = network->layers();
+  std::size_t layer = 0;
+  for (const auto& node : description.graph.nodes()) {
+    if (node.kind != model::Node::Kind::op) continue;
+    REQUIRE(layer < layers.size());
+    CHECK(model::op_name(node.op) == layers[layer++]->kind());
+  }
+  CHECK(layer == layers.size());
+}
+
+TEST_CASE("the dropout rule: the key of call k, the threshold, the kept share") {
+  CHECK(model::dropout_threshold(0.5f) == 8388608u);
+  CHECK(model::dropout_threshold(0.25f) == 4194304u);
+  const std::uint64_t key = model::dropout_mask_key(42, 3);
+  CHECK(key == model::splitmix64(42 ^ model::splitmix64(3)));
+  std::size_t kept = 0;
+  for (std::uint64_t i = 0; i < 100000; ++i)
+    kept += model::dropout_keeps(key, i, model::dropout_threshold(0.25f)) ? 1 : 0;
+  CHECK(kept > 74000);  // about 75% kept at rate 0.25
+  CHECK(kept < 76000);
+}
