@@ -24,9 +24,11 @@
 #include "trainer/cuda/cuda_kernels.hpp"
 #include "trainer/cuda/nccl.hpp"
 #include "trainer/cuda/network.hpp"
+#include "trainer/model/parameters.hpp"
+#include "trainer/model/zoo.hpp"
 
 using namespace scalebench::trainer;
-using cpu::Graph;
+using model::Graph;
 
 namespace {
 
@@ -48,17 +50,17 @@ double relative_difference(std::span<const float> a, std::span<const float> b) {
 }
 
 // Compares each layer's slice of two flat buffers, naming the node that differs.
-void check_per_node(const cpu::Network& layout, std::span<const float> expected,
+void check_per_node(const model::Graph& layout, std::span<const float> expected,
                     std::span<const float> actual, const char* what, double tolerance) {
   std::size_t offset = 0;
   const auto& nodes = layout.nodes();
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (!nodes[i].layer) continue;
-    const std::size_t n = nodes[i].layer->parameter_count();
+    if (nodes[i].kind != model::Node::Kind::op) continue;
+    const std::size_t n = model::parameter_count(nodes[i].op);
     if (n == 0) continue;
     const double d = relative_difference(expected.subspan(offset, n), actual.subspan(offset, n));
-    INFO(what << " of node " << i << " (" << nodes[i].layer->kind() << "): relative difference "
-              << d);
+    INFO(what << " of node " << i << " (" << model::op_name(nodes[i].op)
+              << "): relative difference " << d);
     CHECK(d <= tolerance);
     offset += n;
   }
@@ -90,17 +92,20 @@ struct Tolerance {
   double loss = 1e-4, gradients = 2e-3, parameters = 1e-4, running_stats = 1e-4;
 };
 
-// Two training steps (forward, backward, optimizer) and an evaluation on both backends.
-void compare_networks(std::unique_ptr<cpu::Network> reference,
-                      std::unique_ptr<cpu::Network> description, const OptimizerOptions& optimizer,
-                      std::size_t batch, int classes, Tolerance tol = {},
-                      cuda::Precision precision = cuda::Precision::fp32) {
+// Two training steps (forward, backward, optimizer) and an evaluation on both backends: the CPU
+// lowers `description` (parameters from `seed`), the GPU lowers the same description with
+// model::initial_parameters.
+void compare_networks(const model::ModelDescription& description, std::uint32_t seed,
+                      const OptimizerOptions& optimizer, std::size_t batch, int classes,
+                      Tolerance tol = {}, cuda::Precision precision = cuda::Precision::fp32) {
+  const auto reference = cpu::make_network(description, seed, optimizer);
   cpu::Network& cpu_net = *reference;
-  const cpu::Network& layout = *description;
+  const model::Graph& layout = description.graph;
   const std::vector<float> initial(cpu_net.parameters().begin(), cpu_net.parameters().end());
   cuda::DeviceOptions options;
   options.precision = precision;
-  cuda::CudaNetwork gpu(std::move(description), optimizer, 0, options);
+  cuda::CudaNetwork gpu(description, model::initial_parameters(description.graph, seed), optimizer,
+                        0, options);
   {
     const std::span<float> p = gpu.parameters();
     REQUIRE(std::equal(p.begin(), p.end(), initial.begin()));  // same seed, same layout
@@ -145,29 +150,28 @@ constexpr int kClasses = 5;
 // input (C×8×8) → conv 3×3 (C → 8) → LAYER → flatten → dense → logits.
 void compare_layer(int in_channels, const std::function<int(Graph&, int)>& add_layer,
                    std::size_t batch = 3, int size = 8) {
+  const model::InputDims input{in_channels, size, size};
   auto make = [&] {
     Graph g;
-    cpu::Conv2dOptions o = cpu::conv2d(in_channels, 8, 3, 1, 1);
-    int x = g.add_layer<cpu::Conv2d>(Graph::input, o);
+    model::Conv2dOptions o = model::conv2d(in_channels, 8, 3, 1, 1);
+    int x = g.op(Graph::input, model::Conv2d{o});
     x = add_layer(g, x);
-    g.add_layer<cpu::Flatten>(x);
+    g.op(x, model::Flatten{});
     return g;
   };
   // The dense layer's width depends on the layer's output shape: plan the graph once on the CPU.
-  Graph probe = make();
-  cpu::Network shape_probe(std::move(probe), cpu::Dims{in_channels, size, size}, 1, sgd());
+  const auto probe = cpu::make_network({make(), input}, 1, sgd());
+  cpu::Network& shape_probe = *probe;
   const Batch b = random_batch(1, static_cast<std::size_t>(in_channels * size * size), 2, 1);
   (void)shape_probe.evaluate(b.images, b.labels, 1);  // logits = the flattened features
   const std::size_t features = shape_probe.logits().size();
   auto full = [&] {
     Graph g = make();
     const int last = static_cast<int>(g.nodes().size()) - 1;
-    g.add_layer<cpu::Dense>(last, features, static_cast<std::size_t>(kClasses), cpu::Init::glorot);
+    g.op(last, model::Dense{features, static_cast<std::size_t>(kClasses), model::Init::glorot});
     return g;
   };
-  const cpu::Dims input{in_channels, size, size};
-  compare_networks(std::make_unique<cpu::Network>(full(), input, 3, sgd()),
-                   std::make_unique<cpu::Network>(full(), input, 3, sgd()), sgd(), batch, kClasses);
+  compare_networks({full(), input}, 3, sgd(), batch, kClasses);
 }
 
 }  // namespace
@@ -175,69 +179,68 @@ void compare_layer(int in_channels, const std::function<int(Graph&, int)>& add_l
 TEST_CASE("cuda vs cpu: conv2d 3x3 with bias and fused relu") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
-    cpu::Conv2dOptions o = cpu::conv2d(8, 6, 3, 1, 1);
+    model::Conv2dOptions o = model::conv2d(8, 6, 3, 1, 1);
     o.relu = true;
-    return g.add_layer<cpu::Conv2d>(x, o);
+    return g.op(x, model::Conv2d{o});
   });
 }
 
 TEST_CASE("cuda vs cpu: conv2d 5x5 stride 2, no bias, He init") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
-    cpu::Conv2dOptions o = cpu::conv2d(8, 4, 5, 2, 2);
+    model::Conv2dOptions o = model::conv2d(8, 4, 5, 2, 2);
     o.bias = false;
-    o.init = cpu::Init::he;
-    return g.add_layer<cpu::Conv2d>(x, o);
+    o.init = model::Init::he;
+    return g.op(x, model::Conv2d{o});
   });
 }
 
 TEST_CASE("cuda vs cpu: depthwise conv2d (groups = channels)") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
-  compare_layer(3, [](Graph& g, int x) {
-    return g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 8, 3, 1, 1, 8));
-  });
+  compare_layer(
+      3, [](Graph& g, int x) { return g.op(x, model::Conv2d{model::conv2d(8, 8, 3, 1, 1, 8)}); });
 }
 
 TEST_CASE("cuda vs cpu: conv2d 1x1 and 7x1 (asymmetric kernel)") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
-    int y = g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 4, 1));
-    cpu::Conv2dOptions o = cpu::conv2d(4, 4, 1);
+    int y = g.op(x, model::Conv2d{model::conv2d(8, 4, 1)});
+    model::Conv2dOptions o = model::conv2d(4, 4, 1);
     o.kernel = {7, 1};
     o.padding = o.padding_end = {3, 0};
-    return g.add_layer<cpu::Conv2d>(y, o);
+    return g.op(y, model::Conv2d{o});
   });
 }
 
 TEST_CASE("cuda vs cpu: max pooling 2x2/2 and 3x3/2 padded") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(2, [](Graph& g, int x) {
-    cpu::Pool2dOptions o;
-    int y = g.add_layer<cpu::Pool2d>(x, o);
+    model::Pool2dOptions o;
+    int y = g.op(x, model::Pool2d{o});
     o.kernel = {3, 3};
     o.padding = o.padding_end = {1, 1};
-    return g.add_layer<cpu::Pool2d>(y, o);
+    return g.op(y, model::Pool2d{o});
   });
 }
 
 TEST_CASE("cuda vs cpu: average pooling with and without padding in the count") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(2, [](Graph& g, int x) {
-    cpu::Pool2dOptions o;
-    o.kind = cpu::PoolKind::average;
+    model::Pool2dOptions o;
+    o.kind = model::PoolKind::average;
     o.kernel = {3, 3};
     o.stride = {1, 1};
     o.padding = o.padding_end = {1, 1};
-    int y = g.add_layer<cpu::Pool2d>(x, o);
-    o.kind = cpu::PoolKind::average_exclude_padding;
+    int y = g.op(x, model::Pool2d{o});
+    o.kind = model::PoolKind::average_exclude_padding;
     o.stride = {2, 2};
-    return g.add_layer<cpu::Pool2d>(y, o);
+    return g.op(y, model::Pool2d{o});
   });
 }
 
 TEST_CASE("cuda vs cpu: global average pooling") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
-  compare_layer(2, [](Graph& g, int x) { return g.add_layer<cpu::GlobalAvgPool>(x); });
+  compare_layer(2, [](Graph& g, int x) { return g.op(x, model::GlobalAvgPool{}); });
 }
 
 TEST_CASE("cuda vs cpu: batch norm, and batch norm with fused relu (eps 1e-3)") {
@@ -245,8 +248,8 @@ TEST_CASE("cuda vs cpu: batch norm, and batch norm with fused relu (eps 1e-3)") 
   compare_layer(
       3,
       [](Graph& g, int x) {
-        int y = g.add_layer<cpu::BatchNorm>(x, 8);
-        return g.add_layer<cpu::BatchNorm>(y, 8, 1e-3f, 0.1f, true);
+        int y = g.op(x, model::BatchNorm{8});
+        return g.op(y, model::BatchNorm{8, 1e-3f, 0.1f, true});
       },
       4);
 }
@@ -254,21 +257,21 @@ TEST_CASE("cuda vs cpu: batch norm, and batch norm with fused relu (eps 1e-3)") 
 TEST_CASE("cuda vs cpu: relu, relu6 and tanh") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
-    int y = g.add_layer<cpu::Eltwise>(x, cpu::Activation::tanh);
-    y = g.add_layer<cpu::Eltwise>(y, cpu::Activation::relu6);
-    return g.add_layer<cpu::Eltwise>(y, cpu::Activation::relu);
+    int y = g.op(x, model::Eltwise{model::Activation::tanh});
+    y = g.op(y, model::Eltwise{model::Activation::relu6});
+    return g.op(y, model::Eltwise{model::Activation::relu});
   });
 }
 
 TEST_CASE("cuda vs cpu: dropout drops the same elements (the CPU's hash)") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
-  compare_layer(3, [](Graph& g, int x) { return g.add_layer<cpu::Dropout>(x, 0.5f, 1234u); });
+  compare_layer(3, [](Graph& g, int x) { return g.op(x, model::Dropout{0.5f, 1234u}); });
 }
 
 TEST_CASE("cuda vs cpu: residual add (x + f(x), and x + x)") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
-    int f = g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 8, 3, 1, 1));
+    int f = g.op(x, model::Conv2d{model::conv2d(8, 8, 3, 1, 1)});
     int sum = g.add(f, x);
     return g.add(sum, sum);
   });
@@ -277,13 +280,13 @@ TEST_CASE("cuda vs cpu: residual add (x + f(x), and x + x)") {
 TEST_CASE("cuda vs cpu: channel concat of three branches") {
   SCALEBENCH_SKIP_IF(why_no_gpu());
   compare_layer(3, [](Graph& g, int x) {
-    int a = g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 3, 1));
-    int b = g.add_layer<cpu::Conv2d>(x, cpu::conv2d(8, 5, 3, 1, 1));
-    cpu::Pool2dOptions o;
+    int a = g.op(x, model::Conv2d{model::conv2d(8, 3, 1)});
+    int b = g.op(x, model::Conv2d{model::conv2d(8, 5, 3, 1, 1)});
+    model::Pool2dOptions o;
     o.kernel = {3, 3};
     o.stride = {1, 1};
     o.padding = o.padding_end = {1, 1};
-    int c = g.add_layer<cpu::Pool2d>(x, o);
+    int c = g.op(x, model::Pool2d{o});
     return g.concat({a, b, c});
   });
 }
@@ -301,7 +304,7 @@ TEST_CASE("cuda vs cpu: every optimizer, with weight decay, on an MLP") {
     spec.input_size = 20;
     spec.hidden = {16, 12};
     spec.classes = kClasses;
-    compare_networks(cpu::make_model(spec, o), cpu::make_model(spec, o), o, 6, kClasses);
+    compare_networks(model::describe_model(spec), spec.seed, o, 6, kClasses);
   }
 }
 
@@ -331,8 +334,7 @@ void compare_model(const std::string& name, int channels, int size, std::size_t 
     tol.gradients = 6e-2;
     tol.running_stats = 2e-2;  // the batch statistics of bf16-rounded convolution outputs
   }
-  compare_networks(cpu::make_model(spec, o), cpu::make_model(spec, o), o, batch, classes, tol,
-                   precision);
+  compare_networks(model::describe_model(spec), spec.seed, o, batch, classes, tol, precision);
 }
 
 }  // namespace
@@ -377,7 +379,9 @@ TEST_CASE("nccl: the bucketed, overlapped gradient allreduce on one rank leaves 
   for (const bool reduce : {false, true}) {
     cuda::DeviceOptions options;
     options.deterministic = true;  // two networks compared bit for bit
-    cuda::CudaNetwork gpu(cpu::make_model(spec, o), o, 0, options);
+    cuda::CudaNetwork gpu(model::describe_model(spec),
+                          model::initial_parameters(model::describe_model(spec).graph, spec.seed),
+                          o, 0, options);
     std::unique_ptr<GradientAllreduce> reducer;
     if (reduce) {
       ProcessGroup one;
@@ -417,7 +421,9 @@ TEST_CASE("cuda graph: replayed steps train exactly as queued ones (new dropout 
     cuda::DeviceOptions options;
     options.cuda_graph = graph;
     options.deterministic = true;  // compared bit for bit
-    cuda::CudaNetwork gpu(cpu::make_model(spec, o), o, 0, options);
+    cuda::CudaNetwork gpu(model::describe_model(spec),
+                          model::initial_parameters(model::describe_model(spec).graph, spec.seed),
+                          o, 0, options);
     std::vector<double> run;
     for (int step = 0; step < 6; ++step) {  // eager, capture + launch, then replays
       const Batch b = random_batch(8, 256, 10, 20 + static_cast<std::uint32_t>(step));

@@ -2,13 +2,14 @@
 
 #include <fmt/format.h>
 
-#include "trainer/cpu/models.hpp"
 #include "trainer/cuda/check.hpp"
 #include "trainer/cuda/cuda_kernels.hpp"
 #include "trainer/cuda/device.hpp"
 #include "trainer/cuda/nccl.hpp"
 #include "trainer/cuda/network.hpp"
 #include "trainer/errors.hpp"
+#include "trainer/model/parameters.hpp"
+#include "trainer/model/zoo.hpp"
 
 namespace scalebench::trainer::cuda {
 namespace {
@@ -34,14 +35,11 @@ class CudaBackend final : public Backend {
     options.cuda_graph = spec.cuda_graph;
     options.deterministic = spec.deterministic;
     const int device = pick_device(spec.local_rank);
-    // The model's definition and initial parameters come from the CPU backend (which trains in
-    // fp32 only, so it is asked for the fp32 model). Its optimizer never runs: plain SGD, which
-    // keeps no state (Adam's would be two more host copies of the parameters).
-    ModelSpec cpu_spec = spec;
-    cpu_spec.precision = "fp32";
-    OptimizerOptions stateless;
-    stateless.lr = sgd.lr;
-    return std::make_unique<CudaNetwork>(cpu::make_model(cpu_spec, stateless), sgd, device,
+    // The backend-neutral description and its initial parameters (the CPU backend's for the
+    // same seed): no CPU network, no host mirror until one is asked for.
+    auto description = model::describe_model(spec);
+    auto initial = model::initial_parameters(description.graph, spec.seed);
+    return std::make_unique<CudaNetwork>(std::move(description), std::move(initial), sgd, device,
                                          options);
   }
   std::unique_ptr<AllreduceBenchmark> make_allreduce_benchmark(

@@ -26,8 +26,8 @@ void fill(float* x, std::size_t n, float value, cudaStream_t stream);
 void to_bf16(const float* x, std::uint16_t* y, std::size_t n, cudaStream_t stream);
 void from_bf16(const std::uint16_t* x, float* y, std::size_t n, cudaStream_t stream);
 
-// Inverted dropout with the mask of trainer/cpu/layers.cpp: element i is kept when the top 24
-// bits of splitmix64(*key + i) are >= threshold; kept elements are scaled by `scale`. The key is
+// Inverted dropout with the mask of trainer/model/dropout_mask.hpp: element i is kept when the top
+// 24 bits of splitmix64(*key + i) are >= threshold; kept elements are scaled by `scale`. The key is
 // read from device memory when the kernel runs, so a captured CUDA graph gets each step's key.
 void dropout_forward(const float* x, float* y, std::size_t n, const std::uint64_t* key,
                      std::uint32_t threshold, float scale, cudaStream_t stream);

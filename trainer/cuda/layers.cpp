@@ -6,8 +6,11 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <tuple>
+#include <type_traits>
+#include <variant>
 
 #include "trainer/cuda/cuda_kernels.hpp"
 #include "trainer/errors.hpp"
@@ -28,7 +31,7 @@ int output_extent(int size, int kernel, int stride, int padding, std::string_vie
   return (padded - kernel) / stride + 1;
 }
 
-void require_symmetric(const cpu::Pair& begin, const cpu::Pair& end, std::string_view layer) {
+void require_symmetric(const model::Pair& begin, const model::Pair& end, std::string_view layer) {
   if (begin != end) {
     throw BackendError(fmt::format(
         "backend cuda: {} with asymmetric padding ({},{} before, {},{} after) is not supported "
@@ -52,7 +55,7 @@ class FilterDesc : public Owned<cudnnFilterDescriptor_t, &cudnnDestroyFilterDesc
 class ConvDesc : public Owned<cudnnConvolutionDescriptor_t, &cudnnDestroyConvolutionDescriptor> {
  public:
   // fp32 arithmetic for fp32 and for bf16 tensors (cuDNN's PSEUDO_BFLOAT16_CONFIG).
-  explicit ConvDesc(const cpu::Conv2dOptions& o) {
+  explicit ConvDesc(const model::Conv2dOptions& o) {
     SB_CHECK(cudnnCreateConvolutionDescriptor(&handle_));
     SB_CHECK(cudnnSetConvolution2dDescriptor(handle_, o.padding[0], o.padding[1], o.stride[0],
                                              o.stride[1], 1, 1, CUDNN_CROSS_CORRELATION,
@@ -72,9 +75,9 @@ class ActivationDesc
 
 class PoolingDesc : public Owned<cudnnPoolingDescriptor_t, &cudnnDestroyPoolingDescriptor> {
  public:
-  explicit PoolingDesc(const cpu::Pool2dOptions& o) {
-    const cudnnPoolingMode_t mode = o.kind == cpu::PoolKind::max ? CUDNN_POOLING_MAX
-                                    : o.kind == cpu::PoolKind::average
+  explicit PoolingDesc(const model::Pool2dOptions& o) {
+    const cudnnPoolingMode_t mode = o.kind == model::PoolKind::max ? CUDNN_POOLING_MAX
+                                    : o.kind == model::PoolKind::average
                                         ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
                                         : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
     SB_CHECK(cudnnCreatePoolingDescriptor(&handle_));
@@ -182,7 +185,7 @@ cudnnDataType_t compute_type(const Context& context) {
 // ReLU and everything around the layer stay fp32.
 class ConvLayer final : public DeviceLayer {
  public:
-  ConvLayer(const cpu::Conv2dOptions& o, Context& context, const Shape& in, float* params,
+  ConvLayer(const model::Conv2dOptions& o, Context& context, const Shape& in, float* params,
             float* grads)
       : context_(context),
         bf16_(context.precision() == Precision::bf16),
@@ -339,7 +342,7 @@ class ConvLayer final : public DeviceLayer {
 
 class PoolLayer final : public DeviceLayer {
  public:
-  PoolLayer(const cpu::Pool2dOptions& o, Context& context, const Shape& in)
+  PoolLayer(const model::Pool2dOptions& o, Context& context, const Shape& in)
       : context_(context), in_desc_(in), pool_(o) {
     require_4d(in, "pooling");
     require_symmetric(o.padding, o.padding_end, "pooling");
@@ -374,28 +377,28 @@ class PoolLayer final : public DeviceLayer {
 
 class BatchNormLayer final : public DeviceLayer {
  public:
-  BatchNormLayer(const cpu::BatchNorm& layer, Context& context, const Shape& in, float* params,
+  BatchNormLayer(const model::BatchNorm& op, Context& context, const Shape& in, float* params,
                  float* grads, LayerState& state)
       : context_(context),
         state_(state),
-        epsilon_(layer.epsilon()),
-        momentum_(layer.momentum()),
-        relu_(layer.relu()),
+        epsilon_(op.epsilon),
+        momentum_(op.momentum),
+        relu_(op.relu),
         desc_(in),
         relu_desc_(CUDNN_ACTIVATION_RELU, 0.0),
         param_desc_(desc_),
-        save_mean_(layer.channels()),
-        save_inv_var_(layer.channels()) {
-    if (static_cast<std::size_t>(in.c) != layer.channels()) {
+        save_mean_(static_cast<std::size_t>(op.channels)),
+        save_inv_var_(static_cast<std::size_t>(op.channels)) {
+    if (in.c != op.channels) {
       throw std::invalid_argument(
-          fmt::format("batch_norm expects {} channels in dimension 1", layer.channels()));
+          fmt::format("batch_norm expects {} channels in dimension 1", op.channels));
     }
     if (epsilon_ < CUDNN_BN_MIN_EPSILON) {
       throw BackendError(fmt::format("backend cuda: batch norm epsilon {} is below cuDNN's {}",
                                      epsilon_, CUDNN_BN_MIN_EPSILON));
     }
     out_ = in;
-    const std::size_t c = layer.channels();
+    const auto c = static_cast<std::size_t>(op.channels);
     gamma_ = params;
     beta_ = params + c;
     gamma_grad_ = grads;
@@ -455,13 +458,13 @@ class BatchNormLayer final : public DeviceLayer {
 
 class ActivationLayer final : public DeviceLayer {
  public:
-  ActivationLayer(cpu::Activation activation, Context& context, const Shape& in)
+  ActivationLayer(model::Activation activation, Context& context, const Shape& in)
       : context_(context),
         desc_(in),
-        activation_(activation == cpu::Activation::relu    ? CUDNN_ACTIVATION_RELU
-                    : activation == cpu::Activation::relu6 ? CUDNN_ACTIVATION_CLIPPED_RELU
-                                                           : CUDNN_ACTIVATION_TANH,
-                    activation == cpu::Activation::relu6 ? 6.0 : 0.0) {
+        activation_(activation == model::Activation::relu    ? CUDNN_ACTIVATION_RELU
+                    : activation == model::Activation::relu6 ? CUDNN_ACTIVATION_CLIPPED_RELU
+                                                             : CUDNN_ACTIVATION_TANH,
+                    activation == model::Activation::relu6 ? 6.0 : 0.0) {
     out_ = in;
   }
   void forward(const float* x, float* y, bool) override {
@@ -484,13 +487,13 @@ class ActivationLayer final : public DeviceLayer {
 
 class DropoutLayer final : public DeviceLayer {
  public:
-  DropoutLayer(const cpu::Dropout& layer, Context& context, const Shape& in, LayerState& state)
+  DropoutLayer(const model::Dropout& op, Context& context, const Shape& in, LayerState& state)
       : context_(context),
-        layer_(layer),
+        seed_(op.seed),
         state_(state),
-        rate_(layer.rate()),
-        threshold_(model::dropout_threshold(layer.rate())),
-        scale_(1.0f / (1.0f - layer.rate())),
+        rate_(op.rate),
+        threshold_(model::dropout_threshold(op.rate)),
+        scale_(1.0f / (1.0f - op.rate)),
         host_key_(1),
         device_key_(1) {
     out_ = in;
@@ -498,7 +501,7 @@ class DropoutLayer final : public DeviceLayer {
   void prepare_step() override {
     // The CPU backend's key for its k-th call, so both backends drop the same elements. The
     // previous step's copy of it has run: its forward finished before its loss was read.
-    host_key_.data()[0] = layer_.mask_key(state_.dropout_calls++);
+    host_key_.data()[0] = model::dropout_mask_key(seed_, state_.dropout_calls++);
   }
   void forward(const float* x, float* y, bool training) override {
     if (!training || rate_ <= 0.0f) {
@@ -526,7 +529,7 @@ class DropoutLayer final : public DeviceLayer {
                              context_.stream()));
   }
   Context& context_;
-  const cpu::Dropout& layer_;
+  std::uint64_t seed_;
   LayerState& state_;
   float rate_;
   std::uint32_t threshold_;
@@ -561,30 +564,29 @@ class FlattenLayer final : public DeviceLayer {
 // the same memory holds the transposes: yᵀ = Wᵀ·xᵀ with Wᵀ (out × in, ld out) and xᵀ (in × batch).
 class DenseLayer final : public DeviceLayer {
  public:
-  DenseLayer(const cpu::Dense& layer, Context& context, const Shape& in, float* params,
-             float* grads)
+  DenseLayer(const model::Dense& op, Context& context, const Shape& in, float* params, float* grads)
       : context_(context),
         bf16_(context.precision() == Precision::bf16),
-        in_(static_cast<int>(layer.in_features())),
-        outputs_(static_cast<int>(layer.out_features())) {
+        in_(static_cast<int>(op.in)),
+        outputs_(static_cast<int>(op.out)) {
     if (static_cast<std::size_t>(in.c) * static_cast<std::size_t>(in.h) *
             static_cast<std::size_t>(in.w) !=
-        layer.in_features()) {
-      throw std::invalid_argument(fmt::format("dense expects {} features per image, got {}",
-                                              layer.in_features(), in.str()));
+        op.in) {
+      throw std::invalid_argument(
+          fmt::format("dense expects {} features per image, got {}", op.in, in.str()));
     }
     batch_ = in.n;
     out_ = {in.n, outputs_, 1, 1};
     out_desc_ = TensorDesc(out_);
     bias_desc_ = TensorDesc(Shape{1, outputs_, 1, 1});
-    const std::size_t weights = layer.in_features() * layer.out_features();
+    const std::size_t weights = op.in * op.out;
     weights_ = params;
     bias_ = params + weights;
     weight_grad_ = grads;
     bias_grad_ = grads + weights;
     if (bf16_) {
-      context.reserve_bf16(kBF16Input, static_cast<std::size_t>(batch_) * layer.in_features());
-      context.reserve_bf16(kBF16Output, static_cast<std::size_t>(batch_) * layer.out_features());
+      context.reserve_bf16(kBF16Input, static_cast<std::size_t>(batch_) * op.in);
+      context.reserve_bf16(kBF16Output, static_cast<std::size_t>(batch_) * op.out);
       context.reserve_bf16(kBF16Weights, weights);
     }
   }
@@ -683,48 +685,47 @@ BatchNormParamDesc::BatchNormParamDesc(const TensorDesc& data) {
   SB_CHECK(cudnnDeriveBNTensorDescriptor(handle_, data.get(), CUDNN_BATCHNORM_SPATIAL));
 }
 
-LayerState make_layer_state(const cpu::Layer& layer) {
+LayerState make_layer_state(const model::Op& op) {
   LayerState state;
-  if (const auto* bn = dynamic_cast<const cpu::BatchNorm*>(&layer)) {
-    state.running_mean = to_device(bn->running_mean());
-    state.running_var = to_device(bn->running_var());
+  if (const auto* bn = std::get_if<model::BatchNorm>(&op)) {
+    const auto channels = static_cast<std::size_t>(bn->channels);
+    state.running_mean = to_device(std::vector<float>(channels, 0.0f));
+    state.running_var = to_device(std::vector<float>(channels, 1.0f));
   }
   return state;
 }
 
-std::unique_ptr<DeviceLayer> make_device_layer(const cpu::Layer& layer, Context& context,
+std::unique_ptr<DeviceLayer> make_device_layer(const model::Op& op, Context& context,
                                                const Shape& in, float* params, float* grads,
                                                LayerState& state) {
-  if (const auto* conv = dynamic_cast<const cpu::Conv2d*>(&layer)) {
-    return std::make_unique<ConvLayer>(conv->options(), context, in, params, grads);
-  }
-  if (const auto* pool = dynamic_cast<const cpu::Pool2d*>(&layer)) {
-    return std::make_unique<PoolLayer>(pool->options(), context, in);
-  }
-  if (dynamic_cast<const cpu::GlobalAvgPool*>(&layer) != nullptr) {
-    cpu::Pool2dOptions o;
-    o.kind = cpu::PoolKind::average;
-    o.kernel = {in.h, in.w};
-    o.stride = {1, 1};
-    return std::make_unique<PoolLayer>(o, context, in);
-  }
-  if (const auto* bn = dynamic_cast<const cpu::BatchNorm*>(&layer)) {
-    return std::make_unique<BatchNormLayer>(*bn, context, in, params, grads, state);
-  }
-  if (const auto* eltwise = dynamic_cast<const cpu::Eltwise*>(&layer)) {
-    return std::make_unique<ActivationLayer>(eltwise->activation(), context, in);
-  }
-  if (const auto* dropout = dynamic_cast<const cpu::Dropout*>(&layer)) {
-    return std::make_unique<DropoutLayer>(*dropout, context, in, state);
-  }
-  if (dynamic_cast<const cpu::Flatten*>(&layer) != nullptr) {
-    return std::make_unique<FlattenLayer>(context, in);
-  }
-  if (const auto* dense = dynamic_cast<const cpu::Dense*>(&layer)) {
-    return std::make_unique<DenseLayer>(*dense, context, in, params, grads);
-  }
-  throw BackendError(
-      fmt::format("backend cuda: no device implementation of layer '{}'", layer.kind()));
+  // One device layer per operation; a new operation without a case here does not compile.
+  return std::visit(
+      [&](const auto& o) -> std::unique_ptr<DeviceLayer> {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, model::Conv2d>) {
+          return std::make_unique<ConvLayer>(o.options, context, in, params, grads);
+        } else if constexpr (std::is_same_v<T, model::Pool2d>) {
+          return std::make_unique<PoolLayer>(o.options, context, in);
+        } else if constexpr (std::is_same_v<T, model::GlobalAvgPool>) {
+          model::Pool2dOptions pool;
+          pool.kind = model::PoolKind::average;
+          pool.kernel = {in.h, in.w};
+          pool.stride = {1, 1};
+          return std::make_unique<PoolLayer>(pool, context, in);
+        } else if constexpr (std::is_same_v<T, model::BatchNorm>) {
+          return std::make_unique<BatchNormLayer>(o, context, in, params, grads, state);
+        } else if constexpr (std::is_same_v<T, model::Eltwise>) {
+          return std::make_unique<ActivationLayer>(o.activation, context, in);
+        } else if constexpr (std::is_same_v<T, model::Dropout>) {
+          return std::make_unique<DropoutLayer>(o, context, in, state);
+        } else if constexpr (std::is_same_v<T, model::Flatten>) {
+          return std::make_unique<FlattenLayer>(context, in);
+        } else {
+          static_assert(std::is_same_v<T, model::Dense>, "an operation cuda cannot lower");
+          return std::make_unique<DenseLayer>(o, context, in, params, grads);
+        }
+      },
+      op);
 }
 
 // ---- add, concat, accumulate ----

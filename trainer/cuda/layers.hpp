@@ -1,4 +1,4 @@
-// The CPU backend's layers (trainer/cpu/layers.hpp) on the GPU: convolution, batch norm, pooling
+// The model's operations (trainer/model/ops.hpp) on the GPU: convolution, batch norm, pooling
 // and activations through cuDNN, dense layers through cuBLAS, dropout through the one custom
 // kernel. A DeviceLayer is the plan of one layer for one input shape (batch included): its
 // descriptors, chosen convolution algorithms and views of the layer's parameters and gradients
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "trainer/cpu/layers.hpp"
 #include "trainer/cuda/device.hpp"
+#include "trainer/model/ops.hpp"
 
 namespace scalebench::trainer::cuda {
 
@@ -71,14 +71,15 @@ class DeviceLayer {
   Shape out_;
 };
 
-// The state a CPU layer starts with on the device (batch norm's running statistics).
-LayerState make_layer_state(const cpu::Layer& layer);
+// The state an operation starts with on the device (batch norm's running statistics: mean 0,
+// variance 1, as the CPU backend's).
+LayerState make_layer_state(const model::Op& op);
 
 // The device plan of `layer` for inputs of shape `in`; params/grads point at its
 // parameter_count() floats in the flat device buffers. Throws BackendError for a layer or an
 // option the cuda backend cannot run (e.g. asymmetric padding), std::invalid_argument for a shape
 // that does not fit the layer.
-std::unique_ptr<DeviceLayer> make_device_layer(const cpu::Layer& layer, Context& context,
+std::unique_ptr<DeviceLayer> make_device_layer(const model::Op& op, Context& context,
                                                const Shape& in, float* params, float* grads,
                                                LayerState& state);
 

@@ -10,6 +10,7 @@
 #include "trainer/cuda/cuda_kernels.hpp"
 #include "trainer/cuda/nccl.hpp"
 #include "trainer/errors.hpp"
+#include "trainer/model/parameters.hpp"
 
 namespace scalebench::trainer::cuda {
 namespace {
@@ -66,31 +67,35 @@ struct CudaNetwork::Plan {
   }
 };
 
-CudaNetwork::CudaNetwork(std::unique_ptr<cpu::Network> description,
+CudaNetwork::CudaNetwork(model::ModelDescription description, std::vector<float> initial_parameters,
                          const OptimizerOptions& optimizer, int device,
                          const DeviceOptions& options)
-    : cpu_(std::move(description)),
+    : graph_(std::move(description.graph)),
+      input_(std::move(description.input)),
       context_(device, options),
       lr_(optimizer.lr),
       cuda_graph_(options.cuda_graph) {
-  const std::vector<cpu::Node>& nodes = cpu_->nodes();
+  const std::vector<model::Node>& nodes = graph_.nodes();
   consumers_.assign(nodes.size(), 0);
   parameter_offset_.assign(nodes.size(), 0);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     for (int j : nodes[i].inputs) ++consumers_[static_cast<std::size_t>(j)];
     parameter_offset_[i] = count_;
-    if (nodes[i].layer) count_ += nodes[i].layer->parameter_count();
-    states_.push_back(nodes[i].layer ? make_layer_state(*nodes[i].layer) : LayerState());
+    const bool op = nodes[i].kind == model::Node::Kind::op;
+    if (op) count_ += model::parameter_count(nodes[i].op);
+    states_.push_back(op ? make_layer_state(nodes[i].op) : LayerState());
   }
-  if (count_ != cpu_->parameter_count()) {
-    throw std::logic_error("cuda network: parameter layout differs from the CPU network's");
+  if (count_ != initial_parameters.size()) {
+    throw std::logic_error("cuda network: the initial parameters do not fit the model's layout");
   }
   parameters_ = DeviceArray<float>(count_);
   gradients_ = DeviceArray<float>(count_);
   if (count_ > 0) {
     SB_CHECK(cudaMemsetAsync(gradients_.data(), 0, gradients_.bytes(), context_.stream()));
   }
+  host_parameters_ = std::move(initial_parameters);
   parameters_changed();
+  host_parameters_ = {};  // a host copy again only when parameters() is asked for
   optimizer_ = make_device_optimizer(optimizer, count_);
   SB_CHECK(cudaEventCreateWithFlags(&loss_ready_, cudaEventDisableTiming));
   // The layer states' uploads and the optimizer state's zeroing ran on the legacy default
@@ -105,18 +110,21 @@ CudaNetwork::~CudaNetwork() {
 }
 
 std::span<float> CudaNetwork::parameters() {
-  copy_to_host(context_, parameters_, cpu_->parameters().data());
-  return cpu_->parameters();
+  host_parameters_.resize(count_);
+  copy_to_host(context_, parameters_, host_parameters_.data());
+  return host_parameters_;
 }
 
 std::span<float> CudaNetwork::gradients() {
-  copy_to_host(context_, gradients_, cpu_->gradients().data());
-  return cpu_->gradients();
+  host_gradients_.resize(count_);
+  copy_to_host(context_, gradients_, host_gradients_.data());
+  return host_gradients_;
 }
 
 void CudaNetwork::parameters_changed() {
   context_.synchronize();
-  const std::span<float> host = cpu_->parameters();
+  if (host_parameters_.size() != count_) return;  // nothing on the host to upload
+  const std::span<float> host = host_parameters_;
   if (count_ > 0) {
     // On the compute stream, and waited for: a pageable cudaMemcpy may return before the data
     // has arrived, and the compute stream would not wait for it.
@@ -140,7 +148,7 @@ std::vector<float> CudaNetwork::running_var(std::size_t node) {
 
 CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
   if (auto it = plans_.find(batch); it != plans_.end()) return *it->second;
-  const std::vector<cpu::Node>& nodes = cpu_->nodes();
+  const std::vector<model::Node>& nodes = graph_.nodes();
   auto p = std::make_unique<Plan>();
   const std::size_t n = nodes.size();
   p->shapes.resize(n);
@@ -148,7 +156,7 @@ CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
   p->adds.resize(n);
   p->concats.resize(n);
   p->activations.assign(n, nullptr);
-  const cpu::Dims& input = cpu_->input_shape();
+  const model::InputDims& input = input_;
   Shape& in = p->shapes[0];
   in.n = static_cast<int>(batch);
   if (input.size() == 1) {
@@ -164,35 +172,36 @@ CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
   p->buffers.emplace_back(in.count());
   p->activations[0] = p->buffers.back().data();
   for (std::size_t i = 1; i < n; ++i) {
-    const cpu::Node& node = nodes[i];
+    const model::Node& node = nodes[i];
     auto src = [&](std::size_t k) -> const Shape& {
       return p->shapes[static_cast<std::size_t>(node.inputs[k])];
     };
     try {
       switch (node.kind) {
-        case cpu::Node::Kind::layer:
-          p->layers[i] = make_device_layer(*node.layer, context_, src(0),
+        case model::Node::Kind::op:
+          p->layers[i] = make_device_layer(node.op, context_, src(0),
                                            parameters_.data() + parameter_offset_[i],
                                            gradients_.data() + parameter_offset_[i], states_[i]);
           p->shapes[i] = p->layers[i]->output();
           break;
-        case cpu::Node::Kind::add:
+        case model::Node::Kind::add:
           p->adds[i] = std::make_unique<DeviceAdd>(context_, src(0), src(1));
           p->shapes[i] = p->adds[i]->output();
           break;
-        case cpu::Node::Kind::concat: {
+        case model::Node::Kind::concat: {
           std::vector<Shape> srcs;
           for (std::size_t k = 0; k < node.inputs.size(); ++k) srcs.push_back(src(k));
           p->concats[i] = std::make_unique<DeviceConcat>(context_, srcs);
           p->shapes[i] = p->concats[i]->output();
           break;
         }
-        case cpu::Node::Kind::input:
+        case model::Node::Kind::input:
           throw std::logic_error("only node 0 is the input");
       }
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format(
-          "graph node {} ({}): {}", i, node.layer ? node.layer->kind() : "add/concat", e.what()));
+          "graph node {} ({}): {}", i,
+          node.kind == model::Node::Kind::op ? model::op_name(node.op) : "add/concat", e.what()));
     }
     require_int_sized(p->shapes[i]);
     p->buffers.emplace_back(p->shapes[i].count());
@@ -216,7 +225,7 @@ void CudaNetwork::allocate_backward(Plan& p) {
   // As the CPU network: a delta lives from its first writer's backward to its own node's
   // backward, so deltas of equal size share buffers (all tensors are packed NCHW here, so equal
   // size means interchangeable).
-  const std::vector<cpu::Node>& nodes = cpu_->nodes();
+  const std::vector<model::Node>& nodes = graph_.nodes();
   const std::size_t n = nodes.size();
   p.deltas.assign(n, nullptr);
   p.partials.assign(n, nullptr);
@@ -266,7 +275,7 @@ void CudaNetwork::stage(Plan& p, std::span<const float> images,
 }
 
 void CudaNetwork::forward(Plan& p, std::size_t batch, bool training) {
-  const std::vector<cpu::Node>& nodes = cpu_->nodes();
+  const std::vector<model::Node>& nodes = graph_.nodes();
   cudaStream_t stream = context_.stream();
   const std::size_t input_count = p.shapes[0].count();
   SB_CHECK(cudaMemcpyAsync(p.activations[0], p.images.data(), input_count * sizeof(float),
@@ -274,7 +283,7 @@ void CudaNetwork::forward(Plan& p, std::size_t batch, bool training) {
   SB_CHECK(cudaMemcpyAsync(p.labels.data(), p.host_labels.data(), batch * sizeof(std::int32_t),
                            cudaMemcpyHostToDevice, stream));
   for (std::size_t i = 1; i < nodes.size(); ++i) {
-    const cpu::Node& node = nodes[i];
+    const model::Node& node = nodes[i];
     auto in = [&](std::size_t k) {
       return p.activations[static_cast<std::size_t>(node.inputs[k])];
     };
@@ -316,7 +325,7 @@ BatchStats CudaNetwork::read_loss(Plan& p, std::size_t batch) {
 }
 
 void CudaNetwork::backward(Plan& p) {
-  const std::vector<cpu::Node>& nodes = cpu_->nodes();
+  const std::vector<model::Node>& nodes = graph_.nodes();
   const std::size_t n = nodes.size();
   // The CPU network's order: a node's first gradient share goes straight into its delta, later
   // ones into its partial and are added.
@@ -337,14 +346,14 @@ void CudaNetwork::backward(Plan& p) {
     accumulate(context_, p.deltas[k], p.partials[k], p.shapes[k].count());
   };
   for (std::size_t i = n; i-- > 1;) {
-    const cpu::Node& node = nodes[i];
+    const model::Node& node = nodes[i];
     auto in = [&](std::size_t k) { return node.inputs[k]; };
     if (p.layers[i]) {
       p.layers[i]->backward(p.activations[static_cast<std::size_t>(in(0))], p.activations[i],
                             p.deltas[i], target(in(0)));
       settle(in(0));
       // Queued, not finished: a device allreduce orders itself after this point on the stream.
-      if (ready_ && node.layer->parameter_count() > 0) ready_(parameter_offset_[i]);
+      if (ready_ && model::parameter_count(node.op) > 0) ready_(parameter_offset_[i]);
     } else if (p.adds[i]) {
       float* a = target(in(0));
       if (a != nullptr) p.adds[i]->backward(p.deltas[i], a);

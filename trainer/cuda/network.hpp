@@ -16,20 +16,20 @@
 #include <vector>
 
 #include "trainer/backend.hpp"
-#include "trainer/cpu/network.hpp"
 #include "trainer/cuda/device.hpp"
 #include "trainer/cuda/layers.hpp"
 #include "trainer/cuda/optimizer.hpp"
+#include "trainer/model/zoo.hpp"
 
 namespace scalebench::trainer::cuda {
 
 class CudaNetwork final : public Model {
  public:
-  // Takes the CPU network (its graph describes the model and its parameters are the initial
-  // ones) and trains it on `device`. The CPU network's buffers then serve as the host mirror of
-  // parameters() and gradients().
-  CudaNetwork(std::unique_ptr<cpu::Network> description, const OptimizerOptions& optimizer,
-              int device, const DeviceOptions& options = {});
+  // Lowers the backend-neutral description to device layers on `device`, starting from
+  // `initial_parameters` (model::initial_parameters: the CPU backend's for the same seed). Host
+  // copies of the parameters and gradients exist only once parameters() or gradients() is asked.
+  CudaNetwork(model::ModelDescription description, std::vector<float> initial_parameters,
+              const OptimizerOptions& optimizer, int device, const DeviceOptions& options = {});
   ~CudaNetwork() override;
 
   std::size_t parameter_count() const override { return count_; }
@@ -69,7 +69,9 @@ class CudaNetwork final : public Model {
   BatchStats read_loss(Plan& p, std::size_t batch);
   void backward(Plan& p);
 
-  std::unique_ptr<cpu::Network> cpu_;  // the graph, and the host mirror of the buffers
+  model::Graph graph_;
+  model::InputDims input_;
+  std::vector<float> host_parameters_, host_gradients_;  // allocated when first asked for
   Context context_;
   std::size_t count_ = 0;
   DeviceArray<float> parameters_, gradients_;

@@ -1,5 +1,6 @@
-// The optimizers of trainer/cpu/optimizer.hpp on the GPU: the same names, defaults and
-// torch.optim formulas, one element-wise kernel per step over the flat device buffers.
+// The optimizers of the model recipe (trainer/model/optimizer_recipe.hpp) on the GPU: the same
+// names, defaults and torch.optim formulas, one element-wise kernel per step over the flat device
+// buffers.
 #pragma once
 
 #include <cuda_runtime_api.h>
