@@ -23,13 +23,22 @@ struct ModelSpec {
   int classes = 10;
   std::uint32_t seed = 1;  // parameter initialisation
   int rank = 0;            // dropout masks differ between ranks (seeded by seed and rank)
-  int local_rank = 0;      // the rank among this host's processes: picks the GPU
+};
+
+// How a backend runs a model, as opposed to what the model is (ModelSpec): each backend reads
+// its own settings and ignores the others'.
+struct BackendOptions {
+  // cpu: OpenMP threads for oneDNN, each flushing denormals to zero.
+  int threads = 1;
+  // The rank among this host's processes: picks the GPU (cuda).
+  int local_rank = 0;
   // "fp32", or "bf16": convolutions and matrix products in bfloat16 with fp32 accumulation,
-  // parameters, gradients and the optimizer in fp32 (mixed precision; backends may refuse it).
+  // parameters, gradients and the optimizer in fp32 (mixed precision; cuda only, the cpu backend
+  // refuses it).
   std::string precision = "fp32";
-  // Capture each training step's device work in a CUDA graph and replay it (cuda backend).
+  // Capture each training step's device work in a CUDA graph and replay it (cuda).
   bool cuda_graph = false;
-  // Only algorithms that give the same bits every run (the cpu backend always does).
+  // Only algorithms that give the same bits every run (cuda; the cpu backend always does).
   bool deterministic = false;
 };
 
@@ -130,8 +139,10 @@ class Backend {
   // The smallest real use of the backend's device: x ← alpha·x, computed on the device
   // (a round trip through device memory for accelerators). Used by the backend tests.
   virtual void scale(std::span<float> x, float alpha) const = 0;
-  // Throws BackendError (or UsageError for an unknown model) when it cannot train this model.
-  virtual std::unique_ptr<Model> make_model(const ModelSpec& spec, const SgdOptions& sgd) const = 0;
+  // Sets the backend up as `options` say (threads, precision, ...) and builds the model. Throws
+  // BackendError (or UsageError for an unknown model) when it cannot train this model.
+  virtual std::unique_ptr<Model> make_model(const ModelSpec& spec, const SgdOptions& sgd,
+                                            const BackendOptions& options) const = 0;
   // The allreduce benchmark over the backend's device memory, or nullptr for a host backend
   // (the benchmark then times MPI_Allreduce over host memory).
   virtual std::unique_ptr<AllreduceBenchmark> make_allreduce_benchmark(

@@ -1,8 +1,6 @@
 #include "trainer/trainer.hpp"
 
 #include <fmt/format.h>
-#include <omp.h>
-#include <xmmintrin.h>
 
 #include <algorithm>
 #include <chrono>
@@ -102,19 +100,9 @@ DataSplit load_data(const TrainOptions& o) {
   return data;
 }
 
-void set_threads(int threads) {
-  omp_set_num_threads(std::max(1, threads));
-  // Flush denormals to zero on every OpenMP thread: tiny gradients otherwise make oneDNN's
-  // GEMM-based kernels run up to 100× slower (measured on the first convolution's
-  // backward-weights), and values below 1e-38 do not matter to training.
-#pragma omp parallel
-  _mm_setcsr(_mm_getcsr() | 0x8040);  // FTZ | DAZ
-}
-
 TrainingSummary train(const TrainOptions& o, const DataSplit& data,
                       const std::function<void(std::string_view)>& print) {
   validate(o);
-  set_threads(o.threads);
   const int np = dist::size();
   const auto batch = static_cast<std::size_t>(o.batch_size);
   const Dataset& train_set = data.train;
@@ -143,19 +131,21 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   spec.height = train_set.shape.height;
   spec.width = train_set.shape.width;
   spec.rank = dist::rank();
-  spec.local_rank = dist::local_rank();
   spec.hidden = o.hidden;
   spec.classes = train_set.classes;
   spec.seed = o.seed;
-  spec.precision = o.precision;
-  spec.cuda_graph = o.cuda_graph == OnOff::On;
-  spec.deterministic = o.deterministic;
   OptimizerOptions sgd;
   sgd.lr = o.lr * np;
   sgd.momentum = o.momentum;
   sgd.name = o.optimizer;
   sgd.weight_decay = o.weight_decay;
-  std::unique_ptr<Model> model = backend.make_model(spec, sgd);
+  BackendOptions backend_options;
+  backend_options.threads = o.threads;
+  backend_options.local_rank = dist::local_rank();
+  backend_options.precision = o.precision;
+  backend_options.cuda_graph = o.cuda_graph == OnOff::On;
+  backend_options.deterministic = o.deterministic;
+  std::unique_ptr<Model> model = backend.make_model(spec, sgd, backend_options);
   // Every rank starts from rank 0's parameters (Horovod's broadcast_parameters).
   if (np > 1) {
     dist::broadcast(model->parameters());
@@ -187,8 +177,8 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   info.threads = o.threads;
   info.backend = std::string(backend.name());
   info.precision = o.precision;
-  info.cuda_graph = spec.cuda_graph;
-  info.deterministic = spec.deterministic;
+  info.cuda_graph = backend_options.cuda_graph;
+  info.deterministic = backend_options.deterministic;
   info.fusion_mb = o.fusion_mb;
   info.overlap = reducer->overlap();
   info.hosts = dist::hosts_summary();

@@ -30,7 +30,7 @@ struct RunInfo {  // what the header line reports
   bool overlap = false;        // buckets reduced during backward
   bool cuda_graph = false;     // printed only when on
   bool deterministic = false;  // printed only when on
-  std::string hosts;           // "node1:4,node2:4" (dist::hosts_summary); printed when known
+  std::string hosts = {};      // "node1:4,node2:4" (dist::hosts_summary); printed when known
 };
 
 struct EpochResult {
@@ -57,9 +57,6 @@ std::string format_done(const TrainingSummary& summary);
 
 // Reads or generates the data named by --dataset (and applies --train-limit).
 DataSplit load_data(const TrainOptions& options);
-
-// Sets the oneDNN/OpenMP thread count of this process.
-void set_threads(int threads);
 
 // Trains on `data` with every rank of dist:: (using --threads threads) and returns the results.
 // `print` receives each output line on rank 0 only (the caller flushes). Epochs shuffle with seed +

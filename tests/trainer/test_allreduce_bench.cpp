@@ -233,7 +233,8 @@ class FakeBackend final : public Backend {
   std::string description() const override { return "a test backend"; }
   int device_count() const override { return 1; }
   void scale(std::span<float>, float) const override {}
-  std::unique_ptr<Model> make_model(const ModelSpec&, const SgdOptions&) const override {
+  std::unique_ptr<Model> make_model(const ModelSpec&, const SgdOptions&,
+                                    const BackendOptions&) const override {
     return nullptr;
   }
   std::unique_ptr<AllreduceBenchmark> make_allreduce_benchmark(const ProcessGroup&) const override {

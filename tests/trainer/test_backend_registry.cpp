@@ -21,7 +21,7 @@ TEST_CASE("cpu is always there and comes first") {
   std::vector<float> x = {1, 2, 3};
   cpu.scale(x, 2.0f);
   CHECK(x == std::vector<float>{2, 4, 6});
-  CHECK(cpu.make_model(ModelSpec{}, SgdOptions{})->parameter_count() == 101770);
+  CHECK(cpu.make_model(ModelSpec{}, SgdOptions{}, BackendOptions{})->parameter_count() == 101770);
 }
 
 TEST_CASE("an unknown backend is an error listing the available ones") {
@@ -41,7 +41,7 @@ TEST_CASE("cuda: without a GPU, making a model fails with a clear error, not a c
     SCALEBENCH_SKIP("a GPU is present (tests/cuda/ train on it)");
   }
   try {
-    find_backend("cuda").make_model(ModelSpec{}, SgdOptions{});
+    find_backend("cuda").make_model(ModelSpec{}, SgdOptions{}, BackendOptions{});
     FAIL("cuda training cannot work without a GPU");
   } catch (const BackendError& e) {
     const std::string message = e.what();
@@ -53,13 +53,14 @@ TEST_CASE("cuda: without a GPU, making a model fails with a clear error, not a c
 
 TEST_CASE("cpu: --precision bf16 is refused with a message naming the cuda backend") {
   ModelSpec spec;
-  spec.precision = "bf16";
+  BackendOptions options;
+  options.precision = "bf16";
   try {
-    find_backend("cpu").make_model(spec, SgdOptions{});
+    find_backend("cpu").make_model(spec, SgdOptions{}, options);
     FAIL("the cpu backend has no bf16");
   } catch (const BackendError& e) {
     CHECK(std::string(e.what()).find("--backend cuda") != std::string::npos);
   }
-  spec.precision = "fp32";
-  CHECK(find_backend("cpu").make_model(spec, SgdOptions{})->parameter_count() > 0);
+  options.precision = "fp32";
+  CHECK(find_backend("cpu").make_model(spec, SgdOptions{}, options)->parameter_count() > 0);
 }

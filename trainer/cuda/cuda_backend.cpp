@@ -28,13 +28,14 @@ class CudaBackend final : public Backend {
     if (device_count() == 0) throw BackendError("backend cuda: no GPU found");
     scale_on_device(x.data(), x.size(), alpha, 0);
   }
-  std::unique_ptr<Model> make_model(const ModelSpec& spec, const SgdOptions& sgd) const override {
+  std::unique_ptr<Model> make_model(const ModelSpec& spec, const SgdOptions& sgd,
+                                    const BackendOptions& backend) const override {
     set_error_rank(spec.rank);
     DeviceOptions options;
-    options.precision = parse_precision(spec.precision);
-    options.cuda_graph = spec.cuda_graph;
-    options.deterministic = spec.deterministic;
-    const int device = pick_device(spec.local_rank);
+    options.precision = parse_precision(backend.precision);
+    options.cuda_graph = backend.cuda_graph;
+    options.deterministic = backend.deterministic;
+    const int device = pick_device(backend.local_rank);
     // The backend-neutral description and its initial parameters (the CPU backend's for the
     // same seed): no CPU network, no host mirror until one is asked for.
     auto description = model::describe_model(spec);
