@@ -9,6 +9,7 @@
 #include "trainer/cpu/models.hpp"
 #include "trainer/model/dropout_mask.hpp"
 #include "trainer/model/parameters.hpp"
+#include "trainer/model/shapes.hpp"
 #include "trainer/model/zoo.hpp"
 
 using namespace scalebench::trainer;
@@ -67,4 +68,42 @@ TEST_CASE("the dropout rule: the key of call k, the threshold, the kept share") 
     kept += model::dropout_keeps(key, i, model::dropout_threshold(0.25f)) ? 1 : 0;
   CHECK(kept > 74000);  // about 75% kept at rate 0.25
   CHECK(kept < 76000);
+}
+
+TEST_CASE("shape inference: mnist_cnn's shapes, every model ends at its classes") {
+  const auto description = model::describe_model(small("mnist_cnn", 1, 28, 10));
+  const auto shapes = model::infer_shapes(description.graph, description.input);
+  CHECK(shapes[1] == model::Shape{32, 26, 26});
+  CHECK(shapes[2] == model::Shape{64, 24, 24});
+  CHECK(shapes[3] == model::Shape{64, 12, 12});
+  CHECK(shapes[5] == model::Shape{9216});  // the flatten, the first dense layer's width
+  for (const auto& spec : {small("mlp", 1, 28, 10), small("lenet5", 1, 28, 10),
+                           small("vgg16", 3, 32, 7), small("resnet50", 3, 32, 7),
+                           small("mobilenet_v2", 3, 32, 7), small("inception_v3", 3, 75, 7)}) {
+    INFO(spec.name);
+    const auto d = model::describe_model(spec);
+    CHECK(model::infer_shapes(d.graph, d.input).back() == model::Shape{spec.classes});
+  }
+}
+
+TEST_CASE("shape inference: inputs that do not fit are named errors") {
+  model::Graph g;
+  int x = g.op(model::Graph::input, model::Conv2d{model::conv2d(3, 4, 3)});
+  x = g.op(x, model::Flatten{});
+  g.op(x, model::Dense{100, 2, model::Init::glorot});  // 4x6x6 = 144 features, not 100
+  CHECK_THROWS_WITH_AS(model::infer_shapes(g, {3, 8, 8}),
+                       "graph node 3 (dense): expects 100 features, got 144",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(model::infer_shapes(g, {1, 8, 8}),
+                       "graph node 1 (conv2d): expects 3 channels, got 1x8x8",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(model::infer_shapes(g, {3, 2, 2}),
+                       "graph node 1 (conv2d): kernel 3 is larger than the padded input 2",
+                       std::invalid_argument);
+  model::Graph c;
+  const int a = c.op(model::Graph::input, model::Pool2d{});
+  c.concat({a, model::Graph::input});
+  CHECK_THROWS_WITH_AS(model::infer_shapes(c, {2, 8, 8}),
+                       "graph node 2 (add/concat): concat of 2x4x4 and 2x8x8: H and W differ",
+                       std::invalid_argument);
 }

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "trainer/errors.hpp"
+#include "trainer/model/shapes.hpp"
 
 namespace scalebench::trainer::model {
 namespace {
@@ -39,8 +40,9 @@ std::uint64_t dropout_seed(const ModelSpec& spec, int layer) {
 // Appends layers to a graph; each call returns the new node.
 class Builder {
  public:
-  explicit Builder(const ModelSpec& spec) : spec_(spec) {}
+  Builder(const ModelSpec& spec, InputDims input) : spec_(spec), input_(std::move(input)) {}
   Graph& graph() { return graph_; }
+  InputDims& input() { return input_; }
 
   int conv(int from, Conv2dOptions o) { return graph_.op(from, Conv2d{o}); }
   // Convolution without bias (a batch norm follows), He initialisation, then batch norm with
@@ -73,31 +75,28 @@ class Builder {
   int dropout(int from, float rate) {
     return graph_.op(from, Dropout{rate, dropout_seed(spec_, dropouts_++)});
   }
-  int dense(int from, std::size_t in, std::size_t out, Init init) {
-    return graph_.op(from, Dense{in, out, init});
+  // Its input width is the flattened shape of `from`, inferred (shapes.hpp), not computed by hand.
+  int dense(int from, std::size_t out, Init init) {
+    const auto in = elements(infer_shapes(graph_, input_).at(static_cast<std::size_t>(from)));
+    return graph_.op(from, Dense{static_cast<std::size_t>(in), out, init});
   }
   // Global average pooling, flatten, then dropout (rate > 0) and the classifier.
-  int head(int from, int channels, float dropout_rate) {
+  int head(int from, float dropout_rate) {
     int x = graph_.op(from, GlobalAvgPool{});
     x = graph_.op(x, Flatten{});
     if (dropout_rate > 0) x = dropout(x, dropout_rate);
-    return dense(x, static_cast<std::size_t>(channels), static_cast<std::size_t>(spec_.classes),
-                 Init::glorot);
+    return dense(x, static_cast<std::size_t>(spec_.classes), Init::glorot);
   }
 
  private:
   const ModelSpec& spec_;
+  InputDims input_;
   Graph graph_;
   int dropouts_ = 0;
 };
 
-ModelDescription finish(Builder& b, InputDims input) {
-  return ModelDescription{std::move(b.graph()), std::move(input)};
-}
-
-// 'valid' output extent of a window.
-int extent(int size, int kernel, int stride, int padding = 0) {
-  return (size + 2 * padding - kernel) / stride + 1;
+ModelDescription finish(Builder& b) {
+  return ModelDescription{std::move(b.graph()), std::move(b.input())};
 }
 
 // ---- ResNet-50 ----
@@ -210,17 +209,15 @@ int inception_e(Builder& b, int x, int in) {
 
 ModelDescription make_mlp(const ModelSpec& spec) {
   check_classes(spec);
-  Builder b(spec);
+  Builder b(spec, InputDims{static_cast<std::int64_t>(spec.input_size)});
   int x = Graph::input;
-  std::size_t width = spec.input_size;
   for (int h : spec.hidden) {
     if (h <= 0) throw UsageError(fmt::format("--hidden sizes must be positive, got {}", h));
-    x = b.dense(x, width, static_cast<std::size_t>(h), Init::he);
+    x = b.dense(x, static_cast<std::size_t>(h), Init::he);
     x = b.activation(x, Activation::relu);
-    width = static_cast<std::size_t>(h);
   }
-  b.dense(x, width, static_cast<std::size_t>(spec.classes), Init::glorot);
-  return finish(b, InputDims{static_cast<std::int64_t>(spec.input_size)});
+  b.dense(x, static_cast<std::size_t>(spec.classes), Init::glorot);
+  return finish(b);
 }
 
 ModelDescription make_mnist_cnn(const ModelSpec& spec) {
@@ -230,28 +227,24 @@ ModelDescription make_mnist_cnn(const ModelSpec& spec) {
   c1.relu = true;
   Conv2dOptions c2 = conv2d(32, 64, 3);
   c2.relu = true;
-  const std::size_t flat = 64 * static_cast<std::size_t>((spec.height - 4) / 2) *
-                           static_cast<std::size_t>((spec.width - 4) / 2);
-  Builder b(spec);
+  Builder b(spec, image_dims(spec));
   int x = b.conv(Graph::input, c1);
   x = b.conv(x, c2);
   x = b.pool(x, PoolKind::max, 2, 2);
   x = b.dropout(x, 0.25f);
   x = b.graph().op(x, Flatten{});
-  x = b.dense(x, flat, 128, Init::glorot);
+  x = b.dense(x, 128, Init::glorot);
   x = b.activation(x, Activation::relu);
   x = b.dropout(x, 0.5f);
-  b.dense(x, 128, static_cast<std::size_t>(spec.classes), Init::glorot);
-  return finish(b, image_dims(spec));
+  b.dense(x, static_cast<std::size_t>(spec.classes), Init::glorot);
+  return finish(b);
 }
 
 ModelDescription make_lenet5(const ModelSpec& spec) {
   check_image(spec, 28);
   // The paper feeds 32×32 images: MNIST's 28×28 digits centred in a 32×32 field.
   const int pad = spec.height < 32 || spec.width < 32 ? 2 : 0;
-  const int h = (extent(spec.height, 5, 1, pad) / 2 - 4) / 2 - 4;
-  const int w = (extent(spec.width, 5, 1, pad) / 2 - 4) / 2 - 4;
-  Builder b(spec);
+  Builder b(spec, image_dims(spec));
   int x = b.conv(Graph::input, conv2d(spec.channels, 6, 5, 1, pad));
   x = b.activation(x, Activation::tanh);
   x = b.pool(x, PoolKind::average, 2, 2);
@@ -261,19 +254,18 @@ ModelDescription make_lenet5(const ModelSpec& spec) {
   x = b.conv(x, conv2d(16, 120, 5));
   x = b.activation(x, Activation::tanh);
   x = b.graph().op(x, Flatten{});
-  x = b.dense(x, 120 * static_cast<std::size_t>(h * w), 84, Init::glorot);
+  x = b.dense(x, 84, Init::glorot);
   x = b.activation(x, Activation::tanh);
-  b.dense(x, 84, static_cast<std::size_t>(spec.classes), Init::glorot);
-  return finish(b, image_dims(spec));
+  b.dense(x, static_cast<std::size_t>(spec.classes), Init::glorot);
+  return finish(b);
 }
 
 ModelDescription make_vgg16(const ModelSpec& spec) {
   check_image(spec, 32);
-  Builder b(spec);
+  Builder b(spec, image_dims(spec));
   int x = Graph::input, in = spec.channels;
   const std::vector<std::vector<int>> blocks{
       {64, 64}, {128, 128}, {256, 256, 256}, {512, 512, 512}, {512, 512, 512}};
-  int h = spec.height, w = spec.width;
   for (const auto& block : blocks) {
     for (int out : block) {
       Conv2dOptions o = conv2d(in, out, 3, 1, 1);
@@ -285,24 +277,21 @@ ModelDescription make_vgg16(const ModelSpec& spec) {
       in = out;
     }
     x = b.pool(x, PoolKind::max, 2, 2);
-    h /= 2;
-    w /= 2;
   }
   x = b.graph().op(x, Flatten{});
-  const auto flat = static_cast<std::size_t>(512 * h * w);
-  x = b.dense(x, flat, 4096, Init::he);
+  x = b.dense(x, 4096, Init::he);
   x = b.activation(x, Activation::relu);
   x = b.dropout(x, 0.5f);
-  x = b.dense(x, 4096, 4096, Init::he);
+  x = b.dense(x, 4096, Init::he);
   x = b.activation(x, Activation::relu);
   x = b.dropout(x, 0.5f);
-  b.dense(x, 4096, static_cast<std::size_t>(spec.classes), Init::glorot);
-  return finish(b, image_dims(spec));
+  b.dense(x, static_cast<std::size_t>(spec.classes), Init::glorot);
+  return finish(b);
 }
 
 ModelDescription make_resnet50(const ModelSpec& spec) {
   check_image(spec, 32);
-  Builder b(spec);
+  Builder b(spec, image_dims(spec));
   int x = b.conv_bn(Graph::input, spec.channels, 64, {7, 7}, {2, 2}, {3, 3}, true);
   x = b.pool(x, PoolKind::max, 3, 2, 1);
   int in = 64;
@@ -314,13 +303,13 @@ ModelDescription make_resnet50(const ModelSpec& spec) {
       in = stages[s][0] * 4;
     }
   }
-  b.head(x, 2048, 0.0f);
-  return finish(b, image_dims(spec));
+  b.head(x, 0.0f);
+  return finish(b);
 }
 
 ModelDescription make_mobilenet_v2(const ModelSpec& spec) {
   check_image(spec, 32);
-  Builder b(spec);
+  Builder b(spec, image_dims(spec));
   int x = b.conv_bn(Graph::input, spec.channels, 32, {3, 3}, {2, 2}, {1, 1}, false);
   x = b.activation(x, Activation::relu6);
   int in = 32;
@@ -335,13 +324,13 @@ ModelDescription make_mobilenet_v2(const ModelSpec& spec) {
   }
   x = b.conv_bn(x, in, 1280, {1, 1}, {1, 1}, {0, 0}, false);
   x = b.activation(x, Activation::relu6);
-  b.head(x, 1280, 0.2f);
-  return finish(b, image_dims(spec));
+  b.head(x, 0.2f);
+  return finish(b);
 }
 
 ModelDescription make_inception_v3(const ModelSpec& spec) {
   check_image(spec, 75);
-  Builder b(spec);
+  Builder b(spec, image_dims(spec));
   int x = unit(b, Graph::input, spec.channels, 32, 3, 2);  // Conv2d_1a_3x3
   x = unit(b, x, 32, 32, 3);                               // Conv2d_2a_3x3
   x = unit(b, x, 32, 64, 3, 1, 1);                         // Conv2d_2b_3x3
@@ -360,8 +349,8 @@ ModelDescription make_inception_v3(const ModelSpec& spec) {
   x = inception_d(b, x, 768);       // Mixed_7a → 1280
   x = inception_e(b, x, 1280);      // Mixed_7b → 2048
   x = inception_e(b, x, 2048);      // Mixed_7c → 2048
-  b.head(x, 2048, 0.5f);
-  return finish(b, image_dims(spec));
+  b.head(x, 0.5f);
+  return finish(b);
 }
 
 const std::vector<std::string>& model_names() {
