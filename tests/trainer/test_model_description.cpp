@@ -8,6 +8,7 @@
 
 #include "trainer/cpu/models.hpp"
 #include "trainer/model/dropout_mask.hpp"
+#include "trainer/model/liveness.hpp"
 #include "trainer/model/parameters.hpp"
 #include "trainer/model/shapes.hpp"
 #include "trainer/model/zoo.hpp"
@@ -106,4 +107,36 @@ TEST_CASE("shape inference: inputs that do not fit are named errors") {
   CHECK_THROWS_WITH_AS(model::infer_shapes(c, {2, 8, 8}),
                        "graph node 2 (add/concat): concat of 2x4x4 and 2x8x8: H and W differ",
                        std::invalid_argument);
+}
+
+TEST_CASE(
+    "backward buffers: deltas alive at once never share, kinds never mix, partials per kind") {
+  // A chain 0 -> 1 -> 2 -> 3 -> 4 of one kind: two buffers alternate (a delta is freed once its
+  // node's backward has written the input's).
+  const std::vector<std::vector<int>> chain = {{}, {0}, {1}, {2}, {3}};
+  const auto same = [](std::size_t) { return 1; };
+  auto plan = model::plan_backward_buffers(
+      chain.size(), [&](std::size_t i) -> const std::vector<int>& { return chain[i]; }, same);
+  CHECK(plan.delta[0] == model::BackwardBuffers::none);
+  CHECK(plan.sized_by.size() == 2);
+  CHECK(plan.delta[4] != plan.delta[3]);
+  CHECK(plan.delta[3] != plan.delta[2]);
+  CHECK(plan.delta[4] == plan.delta[2]);
+  // Kinds by node parity: no buffer holds both kinds.
+  const auto parity = [](std::size_t i) { return static_cast<int>(i % 2); };
+  plan = model::plan_backward_buffers(
+      chain.size(), [&](std::size_t i) -> const std::vector<int>& { return chain[i]; }, parity);
+  for (std::size_t i = 1; i < chain.size(); ++i)
+    CHECK(parity(plan.sized_by[plan.delta[i]]) == parity(i));
+  // A residual: node 1 is read by 2 and by the add (3): it gets a partial, the others none.
+  const std::vector<std::vector<int>> residual = {{}, {0}, {1}, {2, 1}, {3}};
+  plan = model::plan_backward_buffers(
+      residual.size(), [&](std::size_t i) -> const std::vector<int>& { return residual[i]; }, same);
+  CHECK(plan.partial[1] != model::BackwardBuffers::none);
+  CHECK(plan.partial[1] != plan.delta[1]);
+  for (std::size_t i : {2, 3, 4}) CHECK(plan.partial[i] == model::BackwardBuffers::none);
+  // While node 3's backward writes 2's and 1's deltas, 3's, 2's and 1's are alive together.
+  CHECK(plan.delta[1] != plan.delta[2]);
+  CHECK(plan.delta[1] != plan.delta[3]);
+  CHECK(plan.delta[2] != plan.delta[3]);
 }

@@ -6,6 +6,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "trainer/model/liveness.hpp"
+
 namespace scalebench::trainer::cpu {
 
 // ---- Graph ----
@@ -232,50 +234,21 @@ void Network::backward(Plan& p) {
 void Network::allocate_backward(Plan& p) {
   const std::vector<Node>& nodes = graph_.nodes();
   const std::size_t n = nodes.size();
-  p.deltas.resize(n);
-  p.partials.resize(n);
-  // Replays backward's order: node i's backward writes its inputs' deltas (taking a free buffer
-  // of the same layout, or a new one), then its own delta is free. Equal layouts only, so a
-  // blocked format's zero padding is never overwritten by another layout's data.
-  std::vector<std::pair<memory::desc, std::vector<float*>>> free_lists;
-  auto free_list = [&](const memory::desc& d) -> std::vector<float*>& {
-    for (auto& [desc, list] : free_lists)
-      if (desc == d) return list;
-    return free_lists.emplace_back(d, std::vector<float*>()).second;
-  };
-  auto take = [&](std::size_t j) {
-    const memory::desc& d = p.nodes[j].dst;
-    std::vector<float*>& list = free_list(d);
-    float* data = nullptr;
-    if (list.empty()) {
-      data = p.buffers.emplace_back(d.get_size()).data();
-    } else {
-      data = list.back();
-      list.pop_back();
-    }
-    p.deltas[j] = wrap(d, data);
-  };
-  take(n - 1);  // the loss gradient
-  for (std::size_t i = n; i-- > 1;) {
-    for (int j : nodes[i].inputs) {
-      const auto k = static_cast<std::size_t>(j);
-      if (k != 0 && !p.deltas[k]) take(k);
-    }
-    free_list(p.nodes[i].dst).push_back(data_of(p.deltas[i]));
-  }
-  // A later consumer's share is added to the delta at once: one scratch per layout suffices.
-  std::vector<std::pair<memory::desc, float*>> scratch;
+  // Equal layouts only share, so a blocked format's zero padding is never overwritten by another
+  // layout's data (trainer/model/liveness.hpp).
+  const model::BackwardBuffers plan = model::plan_backward_buffers(
+      n, [&](std::size_t i) -> const std::vector<int>& { return nodes[i].inputs; },
+      [&](std::size_t i) { return p.nodes[i].dst; });
+  std::vector<float*> buffers;
+  for (const std::size_t node : plan.sized_by)
+    buffers.push_back(p.buffers.emplace_back(p.nodes[node].dst.get_size()).data());
+  p.deltas.assign(n, memory());
+  p.partials.assign(n, memory());
   for (std::size_t i = 1; i < n; ++i) {
-    if (consumers_[i] < 2) continue;
-    const memory::desc& d = p.nodes[i].dst;
-    float* data = nullptr;
-    for (const auto& [desc, ptr] : scratch)
-      if (desc == d) data = ptr;
-    if (data == nullptr) {
-      data = p.buffers.emplace_back(d.get_size()).data();
-      scratch.emplace_back(d, data);
-    }
-    p.partials[i] = wrap(d, data);
+    if (plan.delta[i] != model::BackwardBuffers::none)
+      p.deltas[i] = wrap(p.nodes[i].dst, buffers[plan.delta[i]]);
+    if (plan.partial[i] != model::BackwardBuffers::none)
+      p.partials[i] = wrap(p.nodes[i].dst, buffers[plan.partial[i]]);
   }
 }
 

@@ -10,6 +10,7 @@
 #include "trainer/cuda/cuda_kernels.hpp"
 #include "trainer/cuda/nccl.hpp"
 #include "trainer/errors.hpp"
+#include "trainer/model/liveness.hpp"
 #include "trainer/model/parameters.hpp"
 
 namespace scalebench::trainer::cuda {
@@ -222,43 +223,23 @@ CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
 }
 
 void CudaNetwork::allocate_backward(Plan& p) {
-  // As the CPU network: a delta lives from its first writer's backward to its own node's
-  // backward, so deltas of equal size share buffers (all tensors are packed NCHW here, so equal
-  // size means interchangeable).
+  // The CPU network's liveness (trainer/model/liveness.hpp): every tensor is packed NCHW here, so
+  // equal element counts are interchangeable buffers.
   const std::vector<model::Node>& nodes = graph_.nodes();
   const std::size_t n = nodes.size();
+  const model::BackwardBuffers plan = model::plan_backward_buffers(
+      n, [&](std::size_t i) -> const std::vector<int>& { return nodes[i].inputs; },
+      [&](std::size_t i) { return p.shapes[i].count(); });
+  std::vector<float*> buffers;
+  for (const std::size_t node : plan.sized_by) {
+    p.buffers.emplace_back(p.shapes[node].count());
+    buffers.push_back(p.buffers.back().data());
+  }
   p.deltas.assign(n, nullptr);
   p.partials.assign(n, nullptr);
-  std::map<std::size_t, std::vector<float*>> free_lists;
-  auto take = [&](std::size_t j) {
-    const std::size_t size = p.shapes[j].count();
-    std::vector<float*>& list = free_lists[size];
-    if (list.empty()) {
-      p.buffers.emplace_back(size);
-      p.deltas[j] = p.buffers.back().data();
-    } else {
-      p.deltas[j] = list.back();
-      list.pop_back();
-    }
-  };
-  take(n - 1);  // the loss gradient
-  for (std::size_t i = n; i-- > 1;) {
-    for (int j : nodes[i].inputs) {
-      const auto k = static_cast<std::size_t>(j);
-      if (k != 0 && p.deltas[k] == nullptr) take(k);
-    }
-    free_lists[p.shapes[i].count()].push_back(p.deltas[i]);
-  }
-  std::map<std::size_t, float*> scratch;  // one per size: a share is added at once
   for (std::size_t i = 1; i < n; ++i) {
-    if (consumers_[i] < 2) continue;
-    const std::size_t size = p.shapes[i].count();
-    float*& data = scratch[size];
-    if (data == nullptr) {
-      p.buffers.emplace_back(size);
-      data = p.buffers.back().data();
-    }
-    p.partials[i] = data;
+    if (plan.delta[i] != model::BackwardBuffers::none) p.deltas[i] = buffers[plan.delta[i]];
+    if (plan.partial[i] != model::BackwardBuffers::none) p.partials[i] = buffers[plan.partial[i]];
   }
 }
 
