@@ -26,6 +26,7 @@
 #include "trainer/cuda/network.hpp"
 #include "trainer/model/parameters.hpp"
 #include "trainer/model/zoo.hpp"
+#include "trainer/options.hpp"
 
 using namespace scalebench::trainer;
 using model::Graph;
@@ -444,4 +445,28 @@ TEST_CASE("cuda graph: replayed steps train exactly as queued ones (new dropout 
   }
   CHECK(losses[0] == losses[1]);
   CHECK(parameters[0] == parameters[1]);
+}
+
+TEST_CASE("cuda: what cuDNN cannot run is named from the operation alone (no GPU needed)") {
+  model::Conv2dOptions keras_same = model::conv2d(3, 8, 3, 2);
+  keras_same.padding = {0, 0};
+  keras_same.padding_end = {1, 1};  // Keras 'same' with stride 2
+  const auto conv = cuda::unsupported(model::Conv2d{keras_same});
+  REQUIRE(conv);
+  CHECK(conv->find("conv2d with asymmetric padding") != std::string::npos);
+  // (cuDNN 9's minimum batch norm epsilon is 0, so no epsilon is refused here.)
+  CHECK_FALSE(cuda::unsupported(model::Conv2d{model::conv2d(3, 8, 3, 1, 1)}));
+  CHECK_FALSE(cuda::unsupported(model::BatchNorm{8, 1e-3f}));
+  CHECK_FALSE(cuda::unsupported(model::Dense{4, 2, model::Init::glorot}));
+  // Every model of the zoo runs on cuDNN as described.
+  for (const auto& name : model_names()) {
+    ModelSpec spec;
+    spec.name = name;
+    spec.channels = 3;
+    spec.height = spec.width = 75;
+    spec.input_size = 3 * 75 * 75;
+    const auto description = model::describe_model(spec);
+    for (const auto& node : description.graph.nodes())
+      if (node.kind == model::Node::Kind::op) CHECK_FALSE(cuda::unsupported(node.op));
+  }
 }

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <tuple>
@@ -683,6 +684,24 @@ TensorDesc::TensorDesc(const Shape& s, cudnnDataType_t type) {
 BatchNormParamDesc::BatchNormParamDesc(const TensorDesc& data) {
   SB_CHECK(cudnnCreateTensorDescriptor(&handle_));
   SB_CHECK(cudnnDeriveBNTensorDescriptor(handle_, data.get(), CUDNN_BATCHNORM_SPATIAL));
+}
+
+std::optional<std::string> unsupported(const model::Op& op) {
+  const auto asymmetric = [](std::string_view what, const model::Pair& begin,
+                             const model::Pair& end) -> std::optional<std::string> {
+    if (begin == end) return std::nullopt;
+    return fmt::format(
+        "{} with asymmetric padding ({},{} before, {},{} after) is not supported by cuDNN", what,
+        begin[0], begin[1], end[0], end[1]);
+  };
+  if (const auto* conv = std::get_if<model::Conv2d>(&op))
+    return asymmetric("conv2d", conv->options.padding, conv->options.padding_end);
+  if (const auto* pool = std::get_if<model::Pool2d>(&op))
+    return asymmetric("pooling", pool->options.padding, pool->options.padding_end);
+  if (const auto* bn = std::get_if<model::BatchNorm>(&op); bn && bn->epsilon < CUDNN_BN_MIN_EPSILON)
+    return fmt::format("batch norm epsilon {} is below cuDNN's {}", bn->epsilon,
+                       CUDNN_BN_MIN_EPSILON);
+  return std::nullopt;
 }
 
 LayerState make_layer_state(const model::Op& op) {

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,10 @@ class DeviceLayer {
  protected:
   Shape out_;
 };
+
+// Why the cuda backend cannot run `op` with its options (asymmetric padding, a batch norm epsilon
+// below cuDNN's minimum), or nothing: asked for every node before any device memory is taken.
+std::optional<std::string> unsupported(const model::Op& op);
 
 // The state an operation starts with on the device (batch norm's running statistics: mean 0,
 // variance 1, as the CPU backend's).

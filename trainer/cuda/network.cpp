@@ -77,6 +77,12 @@ CudaNetwork::CudaNetwork(model::ModelDescription description, std::vector<float>
       lr_(optimizer.lr),
       cuda_graph_(options.cuda_graph) {
   const std::vector<model::Node>& nodes = graph_.nodes();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].kind != model::Node::Kind::op) continue;
+    if (const auto why = unsupported(nodes[i].op))
+      throw BackendError(fmt::format("backend cuda: graph node {} ({}): {}; use --backend cpu", i,
+                                     model::op_name(nodes[i].op), *why));
+  }
   consumers_.assign(nodes.size(), 0);
   parameter_offset_.assign(nodes.size(), 0);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
