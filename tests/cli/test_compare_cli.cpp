@@ -74,8 +74,8 @@ TEST_CASE("compare on the quickstart: nothing changed is no difference, batch 8 
                                   "--threshold", "25", "--fail-if-slower", "25", "--json"});
   INFO(same.out, same.err);
   CHECK(same.status == 0);
-  for (const auto& cell : nlohmann::json::parse(same.out)["cells"])
-    CHECK(cell["verdict"] == "no difference");
+  const auto parsed = nlohmann::json::parse(same.out);  // alive through the loop
+  for (const auto& cell : parsed["cells"]) CHECK(cell["verdict"] == "no difference");
   // The slowed instance: its mpirun cell is slower, the gate exits 3 and names it.
   const auto slower = test::invoke({"compare", "--db", db, "--instance", "1", "--to-instance", "3",
                                     "--threshold", "25", "--fail-if-slower", "25"});
