@@ -44,4 +44,35 @@ struct AllreduceFit {
 // describe).
 AllreduceFit fit_allreduce(const std::vector<AllreduceSample>& samples);
 
+// One training step at n ranks (data parallel, a fixed batch per rank):
+//   step(n) = compute + [n > 1] · (overhead + (1 − overlap) · t_buckets(gradient_bytes, n)),
+// compute the single-rank step time, overhead what a step costs per extra rank set-up beyond the
+// allreduce (synchronisation, the launcher), overlap the share of the allreduce hidden behind
+// backward (0: none, 1: all).
+struct StepModel {
+  double compute = 0;         // s
+  double overhead = 0;        // s
+  double overlap = 0;         // fraction in [0, 1]
+  double alpha = 0;           // s
+  double bandwidth = 1;       // B/s
+  double gradient_bytes = 0;  // parameters × 4 for fp32
+  double bucket_bytes = 64.0 * 1024 * 1024;
+};
+double step_seconds(const StepModel& model, int ranks);
+// Weak-scaling efficiency: images/s at n over n × images/s at 1 = step(1) / step(n).
+double scaling_efficiency(const StepModel& model, int ranks);
+
+struct StepSample {
+  int ranks = 1;
+  double seconds = 0;  // one step (an epoch's time over its steps)
+};
+
+// Fits compute (the mean single-rank step), then overhead and overlap by least squares on the
+// multi-rank steps: step(n) − compute = overhead + (1 − overlap) · t_buckets(n), with α, B,
+// gradient and bucket sizes taken from `network` (its compute, overhead and overlap are
+// ignored). Overlap is clipped to [0, 1] and overhead to >= 0, refitting the other alone when
+// one is clipped. Throws StatsError without single-rank samples, with fewer than two multi-rank
+// samples at two rank counts, or non-positive times.
+StepModel fit_step_model(const std::vector<StepSample>& samples, const StepModel& network);
+
 }  // namespace scalebench::stats

@@ -61,3 +61,56 @@ TEST_CASE("fit_allreduce: data that cannot give both parameters are named errors
   CHECK_THROWS_WITH_AS(stats::fit_allreduce({{1e3, 4, 1e-2}, {1e8, 4, 1e-4}}),
                        doctest::Contains("not physical"), stats::StatsError);
 }
+
+TEST_CASE("step model: the formula, efficiency, and the fit recovering overhead and overlap") {
+  stats::StepModel network;
+  network.alpha = 20e-6;
+  network.bandwidth = 1.2e9;       // 10 GbE-like bus bandwidth
+  network.gradient_bytes = 102e6;  // ResNet-50's 25.6 M fp32 parameters
+  network.bucket_bytes = 25e6;
+  stats::StepModel truth = network;
+  truth.compute = 0.30;
+  truth.overhead = 0.004;
+  truth.overlap = 0.6;
+  const double comm8 = stats::bucketed_allreduce_seconds(102e6, 25e6, 8, 20e-6, 1.2e9);
+  CHECK(stats::step_seconds(truth, 8) ==
+        doctest::Approx(0.30 + 0.004 + 0.4 * comm8).epsilon(1e-14));
+  CHECK(stats::step_seconds(truth, 1) == 0.30);
+  CHECK(stats::scaling_efficiency(truth, 1) == 1);
+  CHECK(stats::scaling_efficiency(truth, 8) == doctest::Approx(0.30 / (0.304 + 0.4 * comm8)));
+  // Efficiency falls with n (the bandwidth term tends to 2S/B, the latency term grows).
+  CHECK(stats::scaling_efficiency(truth, 64) < stats::scaling_efficiency(truth, 8));
+
+  std::vector<stats::StepSample> samples;
+  std::mt19937_64 random(7);
+  std::normal_distribution<double> noise(0.0, 0.01);
+  for (int ranks : {1, 2, 4, 8, 16})
+    for (int run = 0; run < 4; ++run)
+      samples.push_back({ranks, stats::step_seconds(truth, ranks) * std::exp(noise(random))});
+  const auto fit = stats::fit_step_model(samples, network);
+  CHECK(fit.compute == doctest::Approx(0.30).epsilon(0.01));
+  CHECK(fit.overlap == doctest::Approx(0.6).epsilon(0.1));
+  CHECK(fit.overhead >= 0);
+  // The fitted model predicts a held-out 32 ranks within 2%.
+  CHECK(stats::step_seconds(fit, 32) ==
+        doctest::Approx(stats::step_seconds(truth, 32)).epsilon(0.02));
+}
+
+TEST_CASE("step model fit: clipped at the physical bounds, and named errors") {
+  stats::StepModel network;
+  network.alpha = 1e-6;
+  network.bandwidth = 1e9;
+  network.gradient_bytes = 1e8;
+  // Multi-rank steps slower than a fully exposed allreduce: overlap clipped to 0.
+  std::vector<stats::StepSample> slow = {
+      {1, 1.0}, {2, 1.0 + 2 * 0.1 + 0.05}, {4, 1.0 + 2 * 0.15 + 0.05}};
+  const auto fit = stats::fit_step_model(slow, network);
+  CHECK(fit.overlap >= 0);
+  CHECK(fit.overlap <= 1);
+  CHECK(fit.overhead >= 0);
+  CHECK_THROWS_WITH_AS(stats::fit_step_model({{2, 1.0}, {4, 1.1}}, network),
+                       doctest::Contains("single-rank"), stats::StatsError);
+  CHECK_THROWS_WITH_AS(stats::fit_step_model({{1, 1.0}, {2, 1.1}, {2, 1.2}}, network),
+                       doctest::Contains("two rank counts"), stats::StatsError);
+  CHECK_THROWS_AS(stats::fit_step_model({{1, -1.0}}, network), stats::StatsError);
+}
