@@ -145,8 +145,8 @@ const std::vector<Entry>& table() {
                         "The candidate experiment (default: --experiment)");
          app.add_option("--to-instance", options->to_instances, "The candidate's instance ids");
          app.add_option("--threshold", options->threshold_percent,
-                        "Changes smaller than PCT percent are no change (the verdict 'same' needs "
-                        "the whole interval inside +-PCT)")
+                        "Slower or faster only beyond PCT percent; 'no difference' is marked 'CI "
+                        "within +-PCT' when the whole interval is inside")
              ->capture_default_str();
          app.add_option("--confidence", options->confidence, "Of the intervals and the tests")
              ->capture_default_str();

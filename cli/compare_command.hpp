@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.hpp"
+
 namespace scalebench::cli {
 
 struct CompareCommand {
-  std::string database = "results/results.db";
+  std::string database = kDefaultDatabase;
   std::optional<std::string> experiment;
   std::vector<std::int64_t> instances;
   std::optional<std::string> to_database;    // default: --db
