@@ -9,6 +9,7 @@
 
 #include "plotting/csv_table.hpp"
 #include "plotting/format.hpp"
+#include "plotting/stats_report.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/ratio_interval.hpp"
 #include "stats/welch_anova.hpp"
@@ -155,19 +156,7 @@ std::string render_comparison_text(const Comparison& c) {
                                  : "")});
   const std::vector<std::string> header = {
       "cell", "runs", "baseline (s)", "runs", "candidate (s)", "ratio", "CI", "Welch", "verdict"};
-  std::vector<std::size_t> width(header.size());
-  for (std::size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
-  for (const auto& row : rows)
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  const auto line = [&](const std::vector<std::string>& cells) {
-    std::string text;
-    for (std::size_t i = 0; i < cells.size(); ++i)
-      text += i == 0 ? fmt::format("{:<{}}", cells[i], width[i])
-                     : fmt::format("  {:>{}}", cells[i], width[i]);
-    return text + "\n";
-  };
-  out += line(header);
-  for (const auto& row : rows) out += line(row);
+  out += aligned(header, rows);
   if (!c.only_in_baseline.empty())
     out += fmt::format("\nonly in the baseline (not compared): {}\n",
                        fmt::join(c.only_in_baseline, ", "));

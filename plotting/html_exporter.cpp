@@ -205,11 +205,7 @@ std::string HtmlExporter::render(const FactorReport& report) const {
   out += figure_block(report.figure_svg, fmt::format("{} by {}: one curve per level.",
                                                      report.experiment, report.factor));
   out += provenance_list(report.provenance);
-  std::vector<std::string> notes = report.notes;
-  for (std::size_t b = 0; b < report.blocks.size(); ++b)
-    for (const auto& note : report.blocks[b].notes)
-      if (note.rfind("Unit of analysis", 0) != 0)
-        notes.push_back(fmt::format("{} {}: {}", report.factor, report.levels[b], note));
+  const std::vector<std::string> notes = factor_report_notes(report);
   out += notes_list(notes);
   return out + "</body>\n</html>\n";
 }

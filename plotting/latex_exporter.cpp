@@ -290,11 +290,7 @@ std::string LatexExporter::render(const FactorReport& report) const {
     }
     out += "\\bottomrule\n\\end{tabular}\n";
   }
-  std::vector<std::string> notes = report.notes;
-  for (std::size_t b = 0; b < report.blocks.size(); ++b)
-    for (const auto& note : report.blocks[b].notes)
-      if (note.rfind("Unit of analysis", 0) != 0)
-        notes.push_back(fmt::format("{} {}: {}", report.factor, report.levels[b], note));
+  const std::vector<std::string> notes = factor_report_notes(report);
   out += notes_block(notes);
   out += "\\end{table}\n";
   return out;

@@ -141,11 +141,7 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
                          format_measure(row.time_us), row.avg_busbw_gbs, row.runs);
   }
 
-  std::vector<std::string> notes = report.notes;
-  for (std::size_t b = 0; b < report.blocks.size(); ++b)
-    for (const auto& note : report.blocks[b].notes)
-      if (note.rfind("Unit of analysis", 0) != 0)
-        notes.push_back(fmt::format("{} {}: {}", report.factor, report.levels[b], note));
+  const std::vector<std::string> notes = factor_report_notes(report);
   if (!notes.empty()) {
     out += "\nNotes:\n\n";
     for (const auto& note : notes) out += fmt::format("- {}\n", note);

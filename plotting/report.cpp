@@ -234,17 +234,23 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
   table.confidence = options.confidence;
   table.notes.push_back(describe_unit(table.unit));
 
-  // The unit's observations per group: the runs' mean epoch times, or every epoch.
-  std::vector<std::vector<double>> run_means(groups.size());
-  stats::NestedData nested(groups.size());
-  for (std::size_t i = 0; i < groups.size(); ++i)
-    for (const auto& [id, totals] : groups[i].per_run) {
-      run_means[i].push_back(totals.seconds / static_cast<double>(totals.epochs));
-      nested[i].push_back(totals.durations);
+  // The unit's observations per group, built once: every epoch, or the runs' mean epoch times
+  // (run and nested; nested fits the epochs within runs besides).
+  std::vector<std::vector<double>> observations(groups.size());
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    if (table.unit == "epoch") {
+      observations[i] = groups[i].durations;
+      continue;
     }
+    for (const auto& [id, totals] : groups[i].per_run)
+      observations[i].push_back(totals.seconds / static_cast<double>(totals.epochs));
+  }
   std::optional<stats::NestedAnova> nested_fit;
   std::optional<std::string> nested_error;
   if (table.unit == "nested") {
+    stats::NestedData nested(groups.size());
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      for (const auto& [id, totals] : groups[i].per_run) nested[i].push_back(totals.durations);
     try {
       nested_fit = stats::nested_anova(nested);
       if (nested_fit->singular)
@@ -255,7 +261,6 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
       nested_error = error.what();
     }
   }
-  const auto& unit_values = table.unit == "epoch" ? std::vector<std::vector<double>>{} : run_means;
   std::vector<std::optional<stats::MeanWithError>> estimates(groups.size());
 
   std::vector<std::optional<double>> throughput(groups.size());
@@ -287,7 +292,7 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
       if (rates) row.sd_run_images_per_second = stats::sample_sd(run_rates);
     }
     row.epochs = g.durations.size();
-    const auto& values = table.unit == "epoch" ? g.durations : unit_values[i];
+    const auto& values = observations[i];
     row.mean_epoch_seconds = stats::mean(values);
     row.sd_epoch_seconds = stats::sample_sd(values);
     if (nested_fit) {
@@ -366,11 +371,6 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
     table.notes.push_back(fmt::format("No ANOVA, Tukey test or intervals: {}.", *nested_error));
     return table;
   }
-  const auto& observations = table.unit == "epoch" ? [&] {
-    std::vector<std::vector<double>> durations;
-    for (const auto& g : groups) durations.push_back(g.durations);
-    return durations;
-  }() : run_means;
   std::size_t total = 0;
   for (const auto& values : observations) total += values.size();
   if (!nested_fit && total <= groups.size()) {

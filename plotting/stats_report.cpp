@@ -38,7 +38,15 @@ std::string pval(double p) {
   return fmt::format("{:.4g}", p);
 }
 
-// A plain aligned table: first column left-aligned, the others right-aligned.
+std::string pair_table(const std::vector<StatsPairRow>& pairs) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& p : pairs)
+    rows.push_back({p.factor, p.a + "-" + p.b, num(p.diff), num(p.lwr), num(p.upr), pval(p.p_adj)});
+  return aligned({"factor", "comparison", "diff", "lwr", "upr", "p adj"}, rows);
+}
+
+}  // namespace
+
 std::string aligned(const std::vector<std::string>& header,
                     const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width(header.size());
@@ -61,15 +69,6 @@ std::string aligned(const std::vector<std::string>& header,
   for (const auto& row : rows) line(row);
   return out;
 }
-
-std::string pair_table(const std::vector<StatsPairRow>& pairs) {
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& p : pairs)
-    rows.push_back({p.factor, p.a + "-" + p.b, num(p.diff), num(p.lwr), num(p.upr), pval(p.p_adj)});
-  return aligned({"factor", "comparison", "diff", "lwr", "upr", "p adj"}, rows);
-}
-
-}  // namespace
 
 std::string render_stats_text(const StatsReport& report) {
   std::string out = fmt::format("Response: {}    factors: {}    source: {}\n", report.response,

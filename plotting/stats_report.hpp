@@ -73,6 +73,11 @@ struct StatsReport {
   std::optional<std::pair<double, double>> variance_components = std::nullopt;
 };
 
+// A plain text table: the first column left-aligned, the others right-aligned, two spaces
+// between columns, no trailing blanks (the stats report's and compare's tables).
+std::string aligned(const std::vector<std::string>& header,
+                    const std::vector<std::vector<std::string>>& rows);
+
 // An R-like text report: what was tested, the tables, the warnings.
 std::string render_stats_text(const StatsReport& report);
 // {"anova": [...], "tukey": [...], ...} through plotting/json.hpp: each number in the shortest

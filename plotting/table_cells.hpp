@@ -69,4 +69,15 @@ inline std::vector<std::string> row_cells(const ReportRow& row, bool accuracy) {
   return cells;
 }
 
+// A factor report's notes and its blocks' (each named by its level; their unit notes are the
+// report's own, said once).
+inline std::vector<std::string> factor_report_notes(const FactorReport& report) {
+  std::vector<std::string> notes = report.notes;
+  for (std::size_t b = 0; b < report.blocks.size(); ++b)
+    for (const auto& note : report.blocks[b].notes)
+      if (note.rfind("Unit of analysis", 0) != 0)
+        notes.push_back(fmt::format("{} {}: {}", report.factor, report.levels[b], note));
+  return notes;
+}
+
 }  // namespace scalebench::plotting

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <boost/math/distributions/normal.hpp>
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <limits>
 
@@ -36,9 +34,7 @@ RatioInterval ratio_interval(const MeanWithError& numerator, const MeanWithError
   if (b > 0) denominator_df += b * b / denominator.df;
   out.df = variance * variance / denominator_df;
   const double tail = (1 + confidence) / 2;
-  const double t = std::isinf(out.df)
-                       ? boost::math::quantile(boost::math::normal(), tail)
-                       : boost::math::quantile(boost::math::students_t(out.df), tail);
+  const double t = students_t_quantile(tail, out.df);
   const double half = t * std::sqrt(variance);
   const double log_ratio = std::log(numerator.mean) - std::log(denominator.mean);
   out.ci = {std::exp(log_ratio - half), std::exp(log_ratio + half)};
