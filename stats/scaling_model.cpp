@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "stats/linear_model.hpp"
 
@@ -85,11 +86,23 @@ AllreduceFit fit_allreduce(const std::vector<AllreduceSample>& samples) {
   return out;
 }
 
+double allreduce_seconds(const Topology& t, double bytes, double bucket_bytes, int ranks) {
+  if (!t.inter || ranks <= t.ranks_per_node)
+    return bucketed_allreduce_seconds(bytes, bucket_bytes, ranks, t.intra.alpha, t.intra.bandwidth);
+  if (t.ranks_per_node < 1)
+    throw StatsError(fmt::format("ranks per node must be >= 1, not {}", t.ranks_per_node));
+  const int per_node = t.ranks_per_node;
+  const int nodes = (ranks + per_node - 1) / per_node;
+  // Reduce-scatter then allgather inside the node cost what a ring allreduce costs there.
+  return bucketed_allreduce_seconds(bytes, bucket_bytes, per_node, t.intra.alpha,
+                                    t.intra.bandwidth) +
+         bucketed_allreduce_seconds(bytes, bucket_bytes, nodes, t.inter->alpha, t.inter->bandwidth);
+}
+
 double step_seconds(const StepModel& m, int ranks) {
   if (ranks < 1) throw StatsError(fmt::format("a step needs at least one rank, not {}", ranks));
   if (ranks == 1) return m.compute;
-  const double comm =
-      bucketed_allreduce_seconds(m.gradient_bytes, m.bucket_bytes, ranks, m.alpha, m.bandwidth);
+  const double comm = allreduce_seconds(m.network, m.gradient_bytes, m.bucket_bytes, ranks);
   return m.compute + m.overhead + (1 - m.overlap) * comm;
 }
 
@@ -97,7 +110,17 @@ double scaling_efficiency(const StepModel& m, int ranks) {
   return step_seconds(m, 1) / step_seconds(m, ranks);
 }
 
-StepModel fit_step_model(const std::vector<StepSample>& samples, const StepModel& network) {
+namespace {
+
+double mean_of(const std::vector<double>& v) {
+  double sum = 0;
+  for (double e : v) sum += e;
+  return sum / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+StepModel fit_step_model(const std::vector<StepSample>& samples, const StepModel& fixed) {
   double single = 0;
   std::size_t singles = 0;
   std::vector<double> comm, excess;
@@ -112,51 +135,160 @@ StepModel fit_step_model(const std::vector<StepSample>& samples, const StepModel
     }
   }
   if (singles == 0) throw StatsError("fitting a step model needs single-rank steps (np = 1)");
-  StepModel m = network;
+  StepModel m = fixed;
   m.compute = single / static_cast<double>(singles);
   for (const auto& s : samples) {
     if (s.ranks == 1) continue;
-    comm.push_back(bucketed_allreduce_seconds(network.gradient_bytes, network.bucket_bytes, s.ranks,
-                                              network.alpha, network.bandwidth));
+    comm.push_back(
+        allreduce_seconds(fixed.network, fixed.gradient_bytes, fixed.bucket_bytes, s.ranks));
     excess.push_back(s.seconds - m.compute);
     if (std::find(counts.begin(), counts.end(), s.ranks) == counts.end()) counts.push_back(s.ranks);
   }
-  if (comm.size() < 2 || counts.size() < 2)
-    throw StatsError(
-        fmt::format("fitting overhead and overlap needs steps at two rank counts above 1, got {}",
-                    counts.size()));
-  // excess = overhead · 1 + exposed · comm, exposed = 1 − overlap.
-  ColumnMajorMatrix x;
-  x.rows = comm.size();
-  x.cols = 2;
-  x.values.resize(x.rows * 2);
-  for (std::size_t i = 0; i < comm.size(); ++i) {
-    x.at(i, 0) = 1;
-    x.at(i, 1) = comm[i];
+  if (comm.empty())
+    throw StatsError("fitting a step model needs steps at more than one rank (np >= 2)");
+  double overhead = 0, exposed = 1 - std::clamp(fixed.overlap, 0.0, 1.0);
+  if (counts.size() >= 2) {
+    // excess = overhead · 1 + exposed · comm, exposed = 1 − overlap.
+    ColumnMajorMatrix x;
+    x.rows = comm.size();
+    x.cols = 2;
+    x.values.resize(x.rows * 2);
+    for (std::size_t i = 0; i < comm.size(); ++i) {
+      x.at(i, 0) = 1;
+      x.at(i, 1) = comm[i];
+    }
+    const auto fit = least_squares(x, excess);
+    overhead = fit.coefficients[0];
+    exposed = fit.coefficients[1];
   }
-  const auto fit = least_squares(x, excess);
-  double overhead = fit.coefficients[0], exposed = fit.coefficients[1];
-  const auto mean = [](const std::vector<double>& v) {
-    double sum = 0;
-    for (double e : v) sum += e;
-    return sum / static_cast<double>(v.size());
-  };
-  if (exposed < 0 || exposed > 1) {  // clip, then the overhead alone
+  if (counts.size() < 2 || exposed < 0 || exposed > 1) {  // clip, then the overhead alone
     exposed = std::clamp(exposed, 0.0, 1.0);
     std::vector<double> rest;
     for (std::size_t i = 0; i < comm.size(); ++i) rest.push_back(excess[i] - exposed * comm[i]);
-    overhead = mean(rest);
+    overhead = mean_of(rest);
   }
-  if (overhead < 0) {  // clip, then the exposed share alone (least squares through 0)
+  if (overhead < 0 && counts.size() >= 2) {  // clip, then the exposed share alone (through 0)
     overhead = 0;
     double xy = 0, xx = 0;
     for (std::size_t i = 0; i < comm.size(); ++i)
       xy += comm[i] * excess[i], xx += comm[i] * comm[i];
     exposed = xx > 0 ? std::clamp(xy / xx, 0.0, 1.0) : 0.0;
   }
-  m.overhead = overhead;
+  m.overhead = std::max(0.0, overhead);
   m.overlap = 1 - exposed;
   return m;
+}
+
+namespace {
+
+std::size_t distinct_multi_rank_counts(const std::vector<TrainingRun>& runs) {
+  std::vector<int> counts;
+  for (const auto& r : runs)
+    if (r.ranks > 1 && std::find(counts.begin(), counts.end(), r.ranks) == counts.end())
+      counts.push_back(r.ranks);
+  return counts.size();
+}
+
+struct PointFit {
+  StepModel model;
+  std::optional<AllreduceFit> network;
+};
+
+PointFit fit_once(const std::vector<const TrainingRun*>& training,
+                  const std::vector<const AllreduceRun*>& allreduce, const StepModel& fixed) {
+  PointFit out;
+  out.model = fixed;
+  if (!allreduce.empty()) {
+    std::vector<AllreduceSample> rows;
+    for (const auto* run : allreduce) rows.insert(rows.end(), run->rows.begin(), run->rows.end());
+    out.network = fit_allreduce(rows);
+    out.model.network.intra = {out.network->alpha, out.network->bandwidth};
+  }
+  std::vector<StepSample> steps;
+  steps.reserve(training.size());
+  for (const auto* run : training) steps.push_back({run->ranks, run->step_seconds});
+  out.model = fit_step_model(steps, out.model);
+  return out;
+}
+
+// Indices of `ranks` grouped by value, so that a resample draws within each group.
+template <typename Run>
+std::vector<std::vector<const Run*>> by_ranks(const std::vector<Run>& runs) {
+  std::vector<std::vector<const Run*>> groups;
+  std::vector<int> keys;
+  for (const auto& run : runs) {
+    const auto it = std::find(keys.begin(), keys.end(), run.ranks);
+    if (it == keys.end()) {
+      keys.push_back(run.ranks);
+      groups.push_back({&run});
+    } else {
+      groups[static_cast<std::size_t>(it - keys.begin())].push_back(&run);
+    }
+  }
+  return groups;
+}
+
+template <typename Run>
+std::vector<const Run*> resample(const std::vector<std::vector<const Run*>>& groups,
+                                 std::mt19937_64& random) {
+  std::vector<const Run*> out;
+  for (const auto& group : groups) {
+    std::uniform_int_distribution<std::size_t> pick(0, group.size() - 1);
+    for (std::size_t i = 0; i < group.size(); ++i) out.push_back(group[pick(random)]);
+  }
+  return out;
+}
+
+template <typename Run>
+std::vector<const Run*> all_of(const std::vector<Run>& runs) {
+  std::vector<const Run*> out;
+  for (const auto& run : runs) out.push_back(&run);
+  return out;
+}
+
+}  // namespace
+
+ScalingFit fit_scaling_model(const ScalingData& data, int replicates, std::uint64_t seed) {
+  if (replicates < 0) throw StatsError(fmt::format("{} bootstrap replicates", replicates));
+  for (const auto& run : data.training)
+    if (!(run.step_seconds > 0) || !std::isfinite(run.step_seconds) || run.ranks < 1)
+      throw StatsError(fmt::format("a training run of {} s per step at {} ranks is not usable",
+                                   run.step_seconds, run.ranks));
+  ScalingFit out;
+  const PointFit point = fit_once(all_of(data.training), all_of(data.allreduce), data.fixed);
+  out.model = point.model;
+  out.network = point.network;
+  out.overlap_fitted = distinct_multi_rank_counts(data.training) >= 2;
+  const auto training_groups = by_ranks(data.training);
+  const auto allreduce_groups = by_ranks(data.allreduce);
+  std::mt19937_64 random(seed);
+  out.replicates.reserve(static_cast<std::size_t>(replicates));
+  for (int i = 0; i < replicates; ++i) {
+    const auto training = resample(training_groups, random);
+    const auto allreduce = resample(allreduce_groups, random);
+    try {
+      out.replicates.push_back(fit_once(training, allreduce, data.fixed).model);
+    } catch (const StatsError&) {
+      ++out.failed_replicates;
+    }
+  }
+  return out;
+}
+
+std::optional<Interval> percentile_interval(std::vector<double> values, double level) {
+  if (!(level > 0 && level < 1))
+    throw StatsError(fmt::format("interval level {} is not in (0, 1)", level));
+  if (values.size() < 2) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  // R's quantile type 7: h = (n − 1)p, linear between the neighbours.
+  const auto quantile = [&](double p) {
+    const double h = (static_cast<double>(values.size()) - 1) * p;
+    const auto lo = static_cast<std::size_t>(std::floor(h));
+    const std::size_t hi = std::min(lo + 1, values.size() - 1);
+    return values[lo] + (h - static_cast<double>(lo)) * (values[hi] - values[lo]);
+  };
+  const double tail = (1 - level) / 2;
+  return Interval{quantile(tail), quantile(1 - tail)};
 }
 
 }  // namespace scalebench::stats

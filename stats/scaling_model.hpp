@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "stats/error.hpp"
@@ -44,17 +46,39 @@ struct AllreduceFit {
 // describe).
 AllreduceFit fit_allreduce(const std::vector<AllreduceSample>& samples);
 
+// A network link: per-message latency and bus bandwidth.
+struct Link {
+  double alpha = 0;      // s per message step
+  double bandwidth = 1;  // B/s (nccl-tests busbw)
+};
+
+// Where the ranks sit. Without `inter`, every rank is on one network (`intra`). With it, nodes hold
+// `ranks_per_node` ranks each, joined by `intra`, and the nodes by `inter`: the allreduce is
+// hierarchical (intra-node reduce-scatter, inter-node ring allreduce of each rank's shard, all
+// sharing the node's link, then intra-node allgather; Horovod's hierarchical allreduce, NCCL's
+// tree/ring across nodes behave alike in bandwidth):
+//   t = k·2(g − 1)α_i + 2(g − 1)/g · S/B_i + k·2(m − 1)α_e + 2(m − 1)/m · S/B_e
+// with g = min(ranks_per_node, n), m = ceil(n / g) nodes, k buckets, B_e the node's link.
+struct Topology {
+  Link intra;
+  std::optional<Link> inter;
+  int ranks_per_node = 1;
+};
+
+// Seconds of the bucketed allreduce of `bytes` over `ranks` on `topology`. Throws StatsError
+// where bucketed_allreduce_seconds does, and for ranks_per_node < 1 with an inter-node link.
+double allreduce_seconds(const Topology& topology, double bytes, double bucket_bytes, int ranks);
+
 // One training step at n ranks (data parallel, a fixed batch per rank):
-//   step(n) = compute + [n > 1] · (overhead + (1 − overlap) · t_buckets(gradient_bytes, n)),
-// compute the single-rank step time, overhead what a step costs per extra rank set-up beyond the
-// allreduce (synchronisation, the launcher), overlap the share of the allreduce hidden behind
+//   step(n) = compute + [n > 1] · (overhead + (1 − overlap) · t_allreduce(gradient_bytes, n)),
+// compute the single-rank step time, overhead what a multi-rank step costs beyond the allreduce
+// (synchronisation, stragglers, the launcher), overlap the share of the allreduce hidden behind
 // backward (0: none, 1: all).
 struct StepModel {
-  double compute = 0;         // s
-  double overhead = 0;        // s
-  double overlap = 0;         // fraction in [0, 1]
-  double alpha = 0;           // s
-  double bandwidth = 1;       // B/s
+  double compute = 0;   // s
+  double overhead = 0;  // s
+  double overlap = 0;   // fraction in [0, 1]
+  Topology network;
   double gradient_bytes = 0;  // parameters × 4 for fp32
   double bucket_bytes = 64.0 * 1024 * 1024;
 };
@@ -68,11 +92,58 @@ struct StepSample {
 };
 
 // Fits compute (the mean single-rank step), then overhead and overlap by least squares on the
-// multi-rank steps: step(n) − compute = overhead + (1 − overlap) · t_buckets(n), with α, B,
-// gradient and bucket sizes taken from `network` (its compute, overhead and overlap are
+// multi-rank steps: step(n) − compute = overhead + (1 − overlap) · t_allreduce(n), with the
+// network, gradient and bucket sizes taken from `fixed` (its compute, overhead and overlap are
 // ignored). Overlap is clipped to [0, 1] and overhead to >= 0, refitting the other alone when
-// one is clipped. Throws StatsError without single-rank samples, with fewer than two multi-rank
-// samples at two rank counts, or non-positive times.
-StepModel fit_step_model(const std::vector<StepSample>& samples, const StepModel& network);
+// one is clipped. With steps at one rank count above 1 only, overlap is taken from `fixed` and
+// the overhead alone is fitted. Throws StatsError without single-rank samples, without
+// multi-rank samples, or with non-positive times.
+StepModel fit_step_model(const std::vector<StepSample>& samples, const StepModel& fixed);
+
+// ---- Fitting from runs, with bootstrap intervals ----
+
+// One training run: its mean step time (epoch time over steps, averaged over its epochs).
+struct TrainingRun {
+  int ranks = 1;
+  double step_seconds = 0;
+};
+// One allreduce benchmark run: its rows (a message-size sweep at its rank count).
+struct AllreduceRun {
+  int ranks = 1;
+  std::vector<AllreduceSample> rows;
+};
+
+struct ScalingData {
+  std::vector<TrainingRun> training;
+  // Empty: the network is `fixed.network` as given (a preset), not fitted.
+  std::vector<AllreduceRun> allreduce;
+  // Gradient and bucket sizes, the network when not fitted, and the overlap to use when the
+  // training runs hold a single multi-rank count. With allreduce runs, the fitted link replaces
+  // fixed.network.intra (the measured machine is one node) and fixed.network.inter is kept.
+  StepModel fixed;
+};
+
+struct ScalingFit {
+  StepModel model;                      // the point estimate
+  std::optional<AllreduceFit> network;  // the fitted link, when allreduce runs were given
+  std::vector<StepModel> replicates;    // bootstrap refits (runs resampled within each np)
+  std::size_t failed_replicates = 0;    // resamples the fit refused (e.g. one distinct size)
+  bool overlap_fitted = true;           // false: one multi-rank count, overlap from `fixed`
+};
+
+// Fits the step model (and the link, with allreduce runs) to `data`, then refits it to
+// `replicates` bootstrap resamples: training runs and allreduce runs are each drawn with
+// replacement within their rank count (Efron & Tibshirani 1993, ch. 6: the run is the unit,
+// so epochs of one run never count as independent). Deterministic for a given seed. Throws
+// StatsError when the data themselves cannot be fitted.
+ScalingFit fit_scaling_model(const ScalingData& data, int replicates, std::uint64_t seed);
+
+struct Interval {
+  double low = 0;
+  double high = 0;
+};
+// The percentile interval of `values` at `level` (0.95: the 2.5% and 97.5% quantiles, R's
+// quantile type 7); nullopt for fewer than two values. Throws StatsError for level outside (0, 1).
+std::optional<Interval> percentile_interval(std::vector<double> values, double level);
 
 }  // namespace scalebench::stats

@@ -52,6 +52,10 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--images-per-rank", o.images_per_rank,
                  "Weak scaling: images each rank trains per epoch (whole batches), so that an "
                  "epoch grows with np (0: the training set split among the ranks)");
+  app.add_option("--emulated-compute-ms", o.emulated_compute_ms,
+                 "Sleep this many ms per step instead of computing forward and backward (an "
+                 "idle accelerator's host; the allreduce and optimizer are real; 0: compute)")
+      ->check(CLI::Range(0.0, 3.6e6));
   app.add_option("--epochs", o.epochs, "Number of epochs")->check(CLI::PositiveNumber);
   app.add_option("--batch-size", o.batch_size, "Images per step on each rank")
       ->check(CLI::PositiveNumber);
@@ -161,6 +165,13 @@ void validate(const TrainOptions& o) {
     throw UsageError("--coarse-labels applies to --dataset cifar100 only");
   }
   if (o.hidden.empty()) throw UsageError("--hidden needs at least one width");
+  if (!(o.emulated_compute_ms >= 0.0 && o.emulated_compute_ms <= 3.6e6)) {
+    throw UsageError("--emulated-compute-ms must be in [0, 3600000]");
+  }
+  if (o.emulated_compute_ms > 0 && o.backend != "cpu") {
+    // It emulates an accelerator on a host without one; a device's gradients live on it.
+    throw UsageError("--emulated-compute-ms needs --backend cpu");
+  }
   // The struct is filled by tests too, past CLI11's checks.
   if (!(o.fusion_mb > 0.0 && o.fusion_mb <= kMaxFusionMb)) {
     throw UsageError(fmt::format("--fusion-mb must be in (0, {}]", kMaxFusionMb));

@@ -50,6 +50,11 @@ struct TrainOptions {
   // (bench/README.md, scaling_vs_ddp.sh).
   double fusion_mb = 64.0;
   OnOff overlap = OnOff::Off;
+  // Emulated accelerator: each step sleeps this long instead of computing forward and backward
+  // (gradients are a constant, the allreduce and optimizer run for real), so that more ranks than
+  // cores can be measured without fighting over them (docs/scaling-model.md, own hold-out).
+  // 0: real compute.
+  double emulated_compute_ms = 0.0;
   // --benchmark allreduce: time allreduces instead of training (trainer/allreduce_bench.hpp,
   // docs/allreduce-benchmark.md). The settings below apply to it alone; unset means nccl-tests'
   // default (8 B to 128 MiB, factor 2, 20 timed after 5 warm-up iterations).

@@ -26,11 +26,12 @@ struct RunInfo {  // what the header line reports
   int threads = 1;
   std::string backend;
   std::string precision = "fp32";
-  double fusion_mb = 64.0;     // gradient allreduce bucket size, MiB
-  bool overlap = false;        // buckets reduced during backward
-  bool cuda_graph = false;     // printed only when on
-  bool deterministic = false;  // printed only when on
-  std::string hosts = {};      // "node1:4,node2:4" (dist::hosts_summary); printed when known
+  double fusion_mb = 64.0;         // gradient allreduce bucket size, MiB
+  bool overlap = false;            // buckets reduced during backward
+  bool cuda_graph = false;         // printed only when on
+  bool deterministic = false;      // printed only when on
+  std::string hosts = {};          // "node1:4,node2:4" (dist::hosts_summary); printed when known
+  double emulated_compute_ms = 0;  // printed only when set (--emulated-compute-ms)
 };
 
 struct EpochResult {

@@ -64,9 +64,8 @@ TEST_CASE("fit_allreduce: data that cannot give both parameters are named errors
 
 TEST_CASE("step model: the formula, efficiency, and the fit recovering overhead and overlap") {
   stats::StepModel network;
-  network.alpha = 20e-6;
-  network.bandwidth = 1.2e9;       // 10 GbE-like bus bandwidth
-  network.gradient_bytes = 102e6;  // ResNet-50's 25.6 M fp32 parameters
+  network.network.intra = {20e-6, 1.2e9};  // 10 GbE-like bus bandwidth
+  network.gradient_bytes = 102e6;          // ResNet-50's 25.6 M fp32 parameters
   network.bucket_bytes = 25e6;
   stats::StepModel truth = network;
   truth.compute = 0.30;
@@ -98,8 +97,7 @@ TEST_CASE("step model: the formula, efficiency, and the fit recovering overhead 
 
 TEST_CASE("step model fit: clipped at the physical bounds, and named errors") {
   stats::StepModel network;
-  network.alpha = 1e-6;
-  network.bandwidth = 1e9;
+  network.network.intra = {1e-6, 1e9};
   network.gradient_bytes = 1e8;
   // Multi-rank steps slower than a fully exposed allreduce: overlap clipped to 0.
   std::vector<stats::StepSample> slow = {
@@ -110,7 +108,152 @@ TEST_CASE("step model fit: clipped at the physical bounds, and named errors") {
   CHECK(fit.overhead >= 0);
   CHECK_THROWS_WITH_AS(stats::fit_step_model({{2, 1.0}, {4, 1.1}}, network),
                        doctest::Contains("single-rank"), stats::StatsError);
-  CHECK_THROWS_WITH_AS(stats::fit_step_model({{1, 1.0}, {2, 1.1}, {2, 1.2}}, network),
-                       doctest::Contains("two rank counts"), stats::StatsError);
+  CHECK_THROWS_WITH_AS(stats::fit_step_model({{1, 1.0}, {1, 1.1}}, network),
+                       doctest::Contains("more than one rank"), stats::StatsError);
+  // One multi-rank count: the overlap is the given one, the overhead alone is fitted.
+  stats::StepModel given = network;
+  given.overlap = 0.25;
+  const double comm2 = stats::allreduce_seconds(given.network, 1e8, given.bucket_bytes, 2);
+  const auto one = stats::fit_step_model({{1, 1.0}, {2, 1.0 + 0.01 + 0.75 * comm2}}, given);
+  CHECK(one.overlap == 0.25);
+  CHECK(one.overhead == doctest::Approx(0.01).epsilon(1e-9));
   CHECK_THROWS_AS(stats::fit_step_model({{1, -1.0}}, network), stats::StatsError);
+}
+
+TEST_CASE("hierarchical allreduce: one node is the intra ring, more nodes add the inter ring") {
+  stats::Topology t;
+  t.intra = {2e-6, 100e9};  // NVLink-like
+  t.inter = stats::Link{5e-6, 10e9};
+  t.ranks_per_node = 8;
+  const double s = 1e8, bucket = 1e9;
+  // Up to one node: the intra ring alone.
+  CHECK(stats::allreduce_seconds(t, s, bucket, 8) ==
+        stats::ring_allreduce_seconds(s, 8, 2e-6, 100e9));
+  // 64 ranks = 8 nodes of 8: 2·7·α_i + 2·7/8·S/B_i + 2·7·α_e + 2·7/8·S/B_e.
+  const double expected = 14 * 2e-6 + 14.0 / 8 * s / 100e9 + 14 * 5e-6 + 14.0 / 8 * s / 10e9;
+  CHECK(stats::allreduce_seconds(t, s, bucket, 64) == doctest::Approx(expected).epsilon(1e-14));
+  // A partly filled last node counts as a node.
+  CHECK(stats::allreduce_seconds(t, s, bucket, 12) ==
+        doctest::Approx(stats::allreduce_seconds(t, s, bucket, 16)).epsilon(1e-14));
+  // Buckets multiply the latencies of both rings.
+  const double bucketed = stats::allreduce_seconds(t, s, s / 4, 64);
+  CHECK(bucketed == doctest::Approx(expected + 3 * (14 * 2e-6 + 14 * 5e-6)).epsilon(1e-14));
+  // Without an inter-node link, one flat ring.
+  stats::Topology flat;
+  flat.intra = t.intra;
+  CHECK(stats::allreduce_seconds(flat, s, bucket, 64) ==
+        stats::ring_allreduce_seconds(s, 64, 2e-6, 100e9));
+}
+
+TEST_CASE("percentile_interval is R's quantile type 7") {
+  // R: quantile(c(5, 1, 4, 2, 3, 10), c(0.025, 0.975), type = 7) -> 1.125, 9.375
+  const auto i = stats::percentile_interval({5, 1, 4, 2, 3, 10}, 0.95);
+  REQUIRE(i);
+  CHECK(i->low == doctest::Approx(1.125).epsilon(1e-15));
+  CHECK(i->high == doctest::Approx(9.375).epsilon(1e-15));
+  CHECK_FALSE(stats::percentile_interval({1.0}, 0.95));
+  CHECK_THROWS_AS(stats::percentile_interval({1, 2}, 1.0), stats::StatsError);
+}
+
+namespace {
+
+// Runs measured on a machine that follows the model exactly, up to log-normal noise per run.
+stats::ScalingData synthetic_runs(const stats::StepModel& truth, const stats::Link& link,
+                                  double noise_sd, std::uint64_t seed) {
+  stats::ScalingData data;
+  data.fixed = truth;
+  data.fixed.compute = data.fixed.overhead = data.fixed.overlap = 0;
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> noise(0.0, noise_sd);
+  for (int ranks : {1, 2, 4, 8})
+    for (int run = 0; run < 5; ++run)
+      data.training.push_back({ranks, stats::step_seconds(truth, ranks) * std::exp(noise(random))});
+  for (int ranks : {2, 4, 8})
+    for (int run = 0; run < 3; ++run) {
+      stats::AllreduceRun r;
+      r.ranks = ranks;
+      for (double bytes = 1024; bytes <= 64e6; bytes *= 4)
+        r.rows.push_back({bytes, ranks,
+                          stats::ring_allreduce_seconds(bytes, ranks, link.alpha, link.bandwidth) *
+                              std::exp(noise(random))});
+      data.allreduce.push_back(r);
+    }
+  return data;
+}
+
+}  // namespace
+
+TEST_CASE("fit_scaling_model recovers every parameter from runs, with intervals that cover it") {
+  const stats::Link link{15e-6, 3e9};
+  stats::StepModel truth;
+  truth.compute = 0.050;
+  truth.overhead = 0.002;
+  truth.overlap = 0.3;
+  truth.network.intra = link;
+  truth.gradient_bytes = 40e6;
+  truth.bucket_bytes = 16e6;
+
+  // Without noise: exact.
+  const auto exact = stats::fit_scaling_model(synthetic_runs(truth, link, 0, 1), 50, 1);
+  REQUIRE(exact.network);
+  CHECK(exact.network->alpha == doctest::Approx(15e-6).epsilon(1e-8));
+  CHECK(exact.network->bandwidth == doctest::Approx(3e9).epsilon(1e-8));
+  CHECK(exact.model.compute == doctest::Approx(0.050).epsilon(1e-12));
+  CHECK(exact.model.overhead == doctest::Approx(0.002).epsilon(1e-8));
+  CHECK(exact.model.overlap == doctest::Approx(0.3).epsilon(1e-8));
+  CHECK(exact.overlap_fitted);
+  CHECK(exact.replicates.size() == 50);
+
+  // With 2% noise per run: the 95% bootstrap interval of each parameter and of the step at a
+  // held-out 64 ranks covers the truth in most of 40 data sets (nominal 95%; the percentile
+  // bootstrap on 3-5 runs per np under-covers, so at least 75% is asked).
+  int covered_compute = 0, covered_overlap = 0, covered_step = 0, covered_bandwidth = 0;
+  const int sets = 40;
+  for (int set = 0; set < sets; ++set) {
+    const auto fit = stats::fit_scaling_model(
+        synthetic_runs(truth, link, 0.02, 100 + static_cast<std::uint64_t>(set)), 200, 7);
+    const auto interval = [&](auto get) {
+      std::vector<double> values;
+      for (const auto& m : fit.replicates) values.push_back(get(m));
+      return *stats::percentile_interval(values, 0.95);
+    };
+    const auto inside = [](stats::Interval i, double v) { return i.low <= v && v <= i.high; };
+    covered_compute += inside(interval([](const auto& m) { return m.compute; }), 0.050);
+    covered_overlap += inside(interval([](const auto& m) { return m.overlap; }), 0.3);
+    covered_bandwidth +=
+        inside(interval([](const auto& m) { return m.network.intra.bandwidth; }), 3e9);
+    covered_step += inside(interval([](const auto& m) { return stats::step_seconds(m, 64); }),
+                           stats::step_seconds(truth, 64));
+  }
+  MESSAGE("coverage of 40: compute ", covered_compute, ", overlap ", covered_overlap,
+          ", bandwidth ", covered_bandwidth, ", step(64) ", covered_step);
+  CHECK(covered_compute >= 30);
+  CHECK(covered_overlap >= 30);
+  CHECK(covered_bandwidth >= 30);
+  CHECK(covered_step >= 30);
+}
+
+TEST_CASE(
+    "fit_scaling_model: a preset network is kept, resamples that cannot be fitted are counted") {
+  stats::StepModel truth;
+  truth.compute = 0.1;
+  truth.overhead = 0.001;
+  truth.overlap = 0.5;
+  truth.network.intra = {5e-6, 10e9};
+  truth.gradient_bytes = 1e8;
+  stats::ScalingData data;
+  data.fixed = truth;
+  data.fixed.overlap = 0.5;
+  for (int ranks : {1, 2, 4})
+    for (int run = 0; run < 3; ++run)
+      data.training.push_back({ranks, stats::step_seconds(truth, ranks) * (1 + 0.001 * run)});
+  const auto fit = stats::fit_scaling_model(data, 20, 3);
+  CHECK_FALSE(fit.network);
+  CHECK(fit.model.network.intra.bandwidth == 10e9);
+  CHECK(fit.model.overlap == doctest::Approx(0.5).epsilon(0.02));
+  CHECK(fit.replicates.size() + fit.failed_replicates == 20);
+  // Runs with a non-positive step are named.
+  data.training.push_back({2, 0.0});
+  CHECK_THROWS_WITH_AS(stats::fit_scaling_model(data, 0, 1), doctest::Contains("not usable"),
+                       stats::StatsError);
 }
