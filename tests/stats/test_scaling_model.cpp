@@ -6,7 +6,9 @@
 #include <random>
 #include <vector>
 
+#include "stats/network_presets.hpp"
 #include "stats/scaling_model.hpp"
+#include "stats/scaling_validation.hpp"
 
 using namespace scalebench;
 
@@ -256,4 +258,41 @@ TEST_CASE(
   data.training.push_back({2, 0.0});
   CHECK_THROWS_WITH_AS(stats::fit_scaling_model(data, 0, 1), doctest::Contains("not usable"),
                        stats::StatsError);
+}
+
+TEST_CASE("network presets: every one named, sourced and physical, and a typo gets a suggestion") {
+  for (const auto& p : stats::network_presets()) {
+    CHECK_FALSE(p.source.empty());
+    CHECK(p.link.alpha >= 0);
+    CHECK(p.link.bandwidth > 0);
+    CHECK(&stats::network_preset(p.name) == &p);
+  }
+  CHECK(stats::network_preset("10gbe").link.bandwidth == 1.25e9);
+  CHECK_THROWS_WITH_AS(stats::network_preset("10gbr"), doctest::Contains("did you mean '10gbe'"),
+                       stats::StatsError);
+}
+
+TEST_CASE("published curves: predictions within the tolerances docs/scaling-model.md states") {
+  const auto rows = stats::validate_published();
+  REQUIRE(rows.size() == 5);
+  for (const auto& row : rows) {
+    const double error = row.predicted - row.published->published_efficiency;
+    const double calibrated = row.calibrated - row.published->published_efficiency;
+    MESSAGE(row.published->study, " ", row.published->model, ": published ",
+            row.published->published_efficiency, ", predicted ", row.predicted, " (", error,
+            "), calibrated ", row.calibrated, " (", calibrated, ")");
+    // The network alone (no overlap, no overhead): within 16 points. Leave-one-out calibrated
+    // on the study's other cases: within 5 points.
+    CHECK(std::abs(error) <= 0.16);
+    CHECK(std::abs(calibrated) <= 0.05);
+  }
+  // The uncalibrated model is pessimistic for Horovod (it overlapped communication with
+  // backward) and optimistic over InfiniBand (time lost outside the network).
+  CHECK(rows[2].predicted < rows[2].published->published_efficiency);
+  CHECK(rows[3].predicted > rows[3].published->published_efficiency);
+  // ResNet-50 at 64 GPUs over 4 x EDR by hand: 128/364.9 s compute, two 64 MiB buckets of
+  // 102.5 MB over 8 V100s (NVLink) and 8 nodes.
+  const double s = 25636712.0 * 4, compute = 128 / 364.9;
+  const double comm = 2 * 14 * 2e-6 + 14.0 / 8 * s / 130e9 + 2 * 14 * 1e-6 + 14.0 / 8 * s / 48e9;
+  CHECK(rows[3].predicted == doctest::Approx(compute / (compute + comm)).epsilon(1e-12));
 }
