@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/compare_command.hpp"
+#include "cli/model_command.hpp"
 #include "cli/stats_command.hpp"
 #include "db/database.hpp"
 #include "plotting/report.hpp"
@@ -155,6 +156,63 @@ const std::vector<Entry>& table() {
                         "gate)");
          app.add_flag("--json", options->json, "JSON output");
          return [options, &out, &err] { return compare_command(*options, out, err); };
+       }},
+      {{"model",
+        "fit the scaling model to training and allreduce runs (or presets) and predict to np 1024"},
+       [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
+         auto options = std::make_shared<ModelCommand>();
+         auto& plan = options->plan;
+         add_database_option(app, options->database);
+         add_instance_options(app, options->experiment, options->instances, options->pool);
+         app.add_option("--allreduce-experiment", options->allreduce_experiment,
+                        "Allreduce benchmark runs from this experiment (default: --experiment's)");
+         app.add_option("--condition", plan.condition, "Training runs of this condition only");
+         app.add_option("--only", options->only, "Training runs with FACTOR=LEVEL (repeatable)");
+         app.add_option("--transport", plan.transport,
+                        "Allreduce rows of this transport (mpi, nccl)");
+         app.add_option("--network", plan.network,
+                        "Network preset (--list-networks): between nodes with measured allreduce "
+                        "runs, else the link the model uses");
+         app.add_option("--intra-network", plan.intra_network,
+                        "Preset inside a node (default: --network), without allreduce runs");
+         app.add_option("--ranks-per-node", plan.ranks_per_node,
+                        "Ranks per node of the planned machine (default: the largest measured np)");
+         app.add_option("--parameters", plan.parameters,
+                        "Model parameters (default: the trainer header's)");
+         app.add_option("--batch-size", plan.batch_size,
+                        "Per-rank batch (default: the trainer header's)");
+         app.add_option("--fusion-mb", plan.fusion_mb,
+                        "Fusion bucket in MiB (default: header's, 64)");
+         app.add_option("--overlap", plan.overlap,
+                        "Share of the allreduce hidden behind backward, when not fitted [0]");
+         app.add_option("--overhead-ms", plan.overhead_ms, "Per-step overhead, presets only [0]");
+         app.add_option("--images-per-second", plan.images_per_second,
+                        "Presets only: one rank's training throughput");
+         app.add_option("--train-images", plan.train_images,
+                        "Images per epoch, all ranks (default: the runs'); gives epoch times");
+         app.add_flag("--weak-scaling", plan.weak_scaling,
+                      "Presets only: --train-images is per rank");
+         app.add_option("--fit-max-np", plan.fit_max_np,
+                        "Fit on runs with np <= N; larger measured np are held out and predicted");
+         app.add_option("--max-np", plan.max_np, "Largest np of the table")->capture_default_str();
+         app.add_option("--bootstrap", plan.bootstrap, "Bootstrap refits for the intervals")
+             ->capture_default_str();
+         app.add_option("--seed", plan.seed, "Of the bootstrap")->capture_default_str();
+         app.add_option("--level", plan.level, "Of the intervals")->capture_default_str();
+         app.add_option("--skip-epochs", plan.skip_epochs,
+                        "Warm-up epochs left out of each run (when it has more)")
+             ->capture_default_str();
+         app.add_option("--format", options->format, "markdown, csv, json, latex or html")
+             ->capture_default_str();
+         app.add_option("-o,--output", options->output, "Write the table to FILE");
+         app.add_option("--plot", options->plot_prefix,
+                        "Draw predicted curves with their band and the measured points to "
+                        "PREFIX.svg/.png/.pdf");
+         app.add_flag("--published", options->published,
+                      "Print the validation against published curves (Horovod, ResNet-50)");
+         app.add_flag("--list-networks", options->list_networks,
+                      "Print the network presets with their sources");
+         return [options, &out, &err] { return model_command(*options, out, err); };
        }},
       {{"stats", "ANOVA, Tukey and more on a CSV file, the results database or summary statistics"},
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {

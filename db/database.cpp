@@ -1081,6 +1081,18 @@ std::vector<AllreduceRecord> Database::allreduce_results(std::int64_t run_id) co
   return out;
 }
 
+std::optional<std::string> Database::trainer_header(std::int64_t run_id) const {
+  // The header is among a run's first lines; seq order finds the first one without a scan of
+  // the rest (the primary key is (run_id, seq)).
+  Statement st(handle_, path_,
+               "SELECT text FROM lines WHERE run_id = ?1 AND stream = 'stdout' AND "
+               "substr(text, 1, 17) = 'scalebench-train ' ORDER BY seq LIMIT 1",
+               "read the trainer header");
+  st.bind(1, run_id);
+  if (!st.step()) return std::nullopt;
+  return st.text(0);
+}
+
 namespace {
 
 std::vector<EpochSample> read_epoch_samples(Statement& st, const std::string& path) {

@@ -265,6 +265,9 @@ class Database {
   // The instance's own rows, by key.
   Provenance instance_provenance(std::int64_t experiment_id) const;
   std::vector<AllreduceRecord> allreduce_results(std::int64_t run_id) const;
+  // The run's first stdout line that is scalebench-train's header (`scalebench-train model=...
+  // parameters=... batch_size=...`, docs/trainer-output.md), if it printed one.
+  std::optional<std::string> trainer_header(std::int64_t run_id) const;
   // Epochs with a duration, of runs with status ok, joined with their run.
   std::vector<EpochSample> epoch_samples(
       const std::optional<std::string>& experiment = std::nullopt) const;

@@ -15,6 +15,7 @@
 
 #include "plotting/format.hpp"
 #include "plotting/output_file.hpp"
+#include "plotting/scaling_plan_output.hpp"
 
 namespace scalebench::plotting {
 namespace {
@@ -546,6 +547,79 @@ FigureFiles plot_factor_scaling(const FactorReport& report, const fs::path& outp
       factor_scaling_data(report),
       [&](const FigureFiles& files) { return factor_scaling_script(report, files); },
       output_prefix);
+}
+
+std::string scaling_plan_data(const ScalingPlan& plan) {
+  const auto low = [](const PlanValue& v, double scale) {
+    return v.interval ? format_exact(v.interval->low * scale) : std::string("NaN");
+  };
+  const auto high = [](const PlanValue& v, double scale) {
+    return v.interval ? format_exact(v.interval->high * scale) : std::string("NaN");
+  };
+  std::string out =
+      fmt::format("# {}\n# Source: {}\n", one_line(plan.title), one_line(plan.source));
+  out += "# Block 0, predicted: np efficiency(%) low high images/s low high\n";
+  for (const auto& r : plan.rows)
+    out += fmt::format("{} {} {} {} {} {} {}\n", r.np, format_exact(r.efficiency.value * 100),
+                       low(r.efficiency, 100), high(r.efficiency, 100),
+                       format_exact(r.images_per_second.value), low(r.images_per_second, 1),
+                       high(r.images_per_second, 1));
+  for (const bool held_out : {false, true}) {
+    out += fmt::format("\n\n# Block {}, measured{}: np efficiency(%) images/s\n", held_out ? 2 : 1,
+                       held_out ? " and held out of the fit" : " and fitted");
+    bool any = false;
+    for (const auto& r : plan.rows) {
+      if (!r.measured_step_seconds || r.held_out != held_out) continue;
+      const double rate = r.np * plan.rows.front().images_per_second.value *
+                          plan.rows.front().step_seconds.value / *r.measured_step_seconds;
+      out += fmt::format("{} {} {}\n", r.np,
+                         r.measured_efficiency ? format_exact(*r.measured_efficiency * 100) : "NaN",
+                         format_exact(rate));
+      any = true;
+    }
+    if (!any) out += "NaN NaN NaN\n";  // gnuplot needs every block to hold a line
+  }
+  return out;
+}
+
+std::string scaling_plan_script(const ScalingPlan& plan, const FigureFiles& files) {
+  std::string out = fmt::format("# scalebench scaling model figure: {}\n", one_line(plan.title));
+  out += script_preamble(files);
+  out += "set style line 100 lc rgb '#e0e0e0' lw 1 dt 1\nset grid ls 100\n";
+  out += "set logscale x 2\nset xlabel 'np (log scale)'\nset format x '%g'\n";
+  out += "set key below center horizontal samplen 3 spacing 1.1\n";
+  out += "set style fill transparent solid 0.25 noborder\n";
+  out += terminals(1000, 450);
+  out += fmt::format("  set output {}.'.'.format\n", gnuplot_string(files.script.stem().string()));
+  out += fmt::format("  set multiplot layout 1,2 title {} noenhanced\n",
+                     gnuplot_string(plan.title + ": predicted and measured"));
+  const std::string band = plan.replicates > 0 ? fmt::format("{:g}% interval", 100 * plan.level)
+                                               : std::string("no interval (presets)");
+  const auto panel = [&](int value_column, const std::string& measured_column) {
+    return fmt::format(
+        "  plot data index 0 using 1:{}:{} with filledcurves lt 1 title {}, \\\n"
+        "       data index 0 using 1:{} with lines lt 1 title 'predicted', \\\n"
+        "       data index 1 using 1:{} with points lt 2 pt 7 ps 1.3 title 'measured, fitted', "
+        "\\\n"
+        "       data index 2 using 1:{} with points lt 3 pt 9 ps 1.6 title 'measured, held out'\n",
+        value_column + 1, value_column + 2, gnuplot_string(band), value_column, measured_column,
+        measured_column);
+  };
+  out += "  set title 'Scaling efficiency'\n  set ylabel 'efficiency (%)'\n  set yrange [0:105]\n";
+  out += "  unset logscale y\n";
+  out += panel(2, "2");
+  out += "  set title 'Throughput'\n  set ylabel 'images/s (log scale)'\n  set yrange [*:*]\n";
+  out += "  set logscale y 10\n";
+  out += panel(5, "3");
+  out += "  unset multiplot\n  unset output\n}\n";
+  return out;
+}
+
+FigureFiles plot_scaling_plan(const ScalingPlan& plan, const fs::path& prefix) {
+  if (plan.rows.empty()) throw ReportError("nothing to plot: the model has no rows");
+  return render(
+      scaling_plan_data(plan),
+      [&](const FigureFiles& files) { return scaling_plan_script(plan, files); }, prefix);
 }
 
 }  // namespace scalebench::plotting

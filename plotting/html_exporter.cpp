@@ -8,29 +8,10 @@
 
 #include "plotting/exporters.hpp"
 #include "plotting/format.hpp"
+#include "plotting/markup.hpp"
 #include "plotting/table_cells.hpp"
 
 namespace scalebench::plotting {
-namespace {
-
-constexpr std::string_view kStyle = R"(<style>
-body { font-family: sans-serif; margin: 2em; color: #222; max-width: 1100px; }
-h1 { font-size: 1.4em; }
-table { border-collapse: collapse; margin: 1em 0; }
-th, td { padding: 0.3em 0.8em; text-align: right; border-bottom: 1px solid #ddd; }
-td { white-space: nowrap; }
-tr.anova td + td, tr.block td { text-align: left; }
-th:first-child, td:first-child { text-align: left; }
-thead th { border-bottom: 2px solid #444; }
-tr.anova td, tr.block td { font-style: italic; background: #f6f6f6; }
-caption { caption-side: top; text-align: left; font-weight: bold; margin-bottom: 0.4em; }
-dl { display: grid; grid-template-columns: max-content auto; gap: 0.1em 1em; font-size: 0.9em; }
-dt { font-weight: bold; }
-figure { margin: 1.5em 0; }
-figure svg { max-width: 100%; height: auto; }
-.notes { font-size: 0.9em; color: #444; }
-</style>
-)";
 
 // Text into HTML: the five markup characters as entities, control characters dropped.
 std::string html(std::string_view text) {
@@ -75,6 +56,27 @@ std::string inline_svg(const std::string& svg) {
   }
   return out;
 }
+
+namespace {
+
+constexpr std::string_view kStyle = R"(<style>
+body { font-family: sans-serif; margin: 2em; color: #222; max-width: 1100px; }
+h1 { font-size: 1.4em; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { padding: 0.3em 0.8em; text-align: right; border-bottom: 1px solid #ddd; }
+td { white-space: nowrap; }
+tr.anova td + td, tr.block td { text-align: left; }
+th:first-child, td:first-child { text-align: left; }
+thead th { border-bottom: 2px solid #444; }
+tr.anova td, tr.block td { font-style: italic; background: #f6f6f6; }
+caption { caption-side: top; text-align: left; font-weight: bold; margin-bottom: 0.4em; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 0.1em 1em; font-size: 0.9em; }
+dt { font-weight: bold; }
+figure { margin: 1.5em 0; }
+figure svg { max-width: 100%; height: auto; }
+.notes { font-size: 0.9em; color: #444; }
+</style>
+)";
 
 std::string page_head(const std::string& title) {
   return fmt::format(

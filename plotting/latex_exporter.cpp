@@ -10,11 +10,10 @@
 
 #include "plotting/exporters.hpp"
 #include "plotting/format.hpp"
+#include "plotting/markup.hpp"
 #include "plotting/table_cells.hpp"
 
 namespace scalebench::plotting {
-namespace {
-
 // Text into LaTeX: the ten special characters escaped, control characters dropped, and "<", ">"
 // and "|" (which T1-less OT1 fonts print as other glyphs) as math.
 std::string tex(std::string_view text) {
@@ -74,6 +73,8 @@ std::string tex(std::string_view text) {
   }
   return out;
 }
+
+namespace {
 
 // "$p = 0.43$", "$p = 3.20 \times 10^{-12}$", "$p < 4.94 \times 10^{-324}$".
 std::string tex_p(double p) {
