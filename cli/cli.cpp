@@ -187,13 +187,20 @@ const std::vector<Entry>& table() {
                         "Share of the allreduce hidden behind backward, when not fitted [0]");
          app.add_option("--overhead-ms", plan.overhead_ms, "Per-step overhead, presets only [0]");
          app.add_option("--images-per-second", plan.images_per_second,
-                        "Presets only: one rank's training throughput");
+                        "One rank's training throughput: set the model up from presets, no runs");
          app.add_option("--train-images", plan.train_images,
                         "Images per epoch, all ranks (default: the runs'); gives epoch times");
          app.add_flag("--weak-scaling", plan.weak_scaling,
                       "Presets only: --train-images is per rank");
          app.add_option("--fit-max-np", plan.fit_max_np,
-                        "Fit on runs with np <= N; larger measured np are held out and predicted");
+                        "Fit on training runs with np <= N; larger measured np are held out");
+         app.add_option("--allreduce-max-np", plan.allreduce_max_np,
+                        "Fit the network on allreduce runs with np <= N (a strict hold-out)");
+         app.add_option("--allreduce-window", plan.allreduce_window,
+                        "Fit the network on sizes within this factor of the message a step sends "
+                        "(0: all)");
+         app.add_flag("--network-per-np", plan.network_per_np,
+                      "Fit latency and bandwidth at each measured np (ranks sharing cores)");
          app.add_option("--max-np", plan.max_np, "Largest np of the table")->capture_default_str();
          app.add_option("--bootstrap", plan.bootstrap, "Bootstrap refits for the intervals")
              ->capture_default_str();

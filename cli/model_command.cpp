@@ -84,8 +84,11 @@ int model_command(const ModelCommand& options, std::ostream& out, std::ostream&)
     plan.only.emplace_back(filter.substr(0, eq), filter.substr(eq + 1));
   }
   (void)plotting::format_scaling_plan({}, options.format);  // fail fast on a bad format
-  const bool measured =
-      options.experiment || !options.instances.empty() || options.pool || !options.plan.network;
+  // --images-per-second sets the model up from presets alone; otherwise it is fitted to runs.
+  const bool measured = !options.plan.images_per_second;
+  if (!measured && (options.experiment || !options.instances.empty() || options.pool))
+    throw plotting::ReportError(
+        "--images-per-second sets the model up from presets: drop it to fit --experiment's runs");
   std::optional<db::Database> database;
   if (measured) {
     database.emplace(db::Database::open(options.database, db::OpenMode::ReadOnly));

@@ -154,7 +154,8 @@ struct AllreduceData {
 };
 
 AllreduceData load_allreduce(const db::Database& database, const InstanceSelection& selection,
-                             const ScalingPlanOptions& o, std::optional<int> max_np) {
+                             const ScalingPlanOptions& o, std::optional<int> max_np,
+                             double message_bytes) {
   std::map<std::string, std::vector<stats::AllreduceRun>> by_transport;
   for (const auto& run : database.runs_of_instances(selection.ids)) {
     if (run.status != db::RunStatus::Ok) continue;
@@ -162,6 +163,10 @@ AllreduceData load_allreduce(const db::Database& database, const InstanceSelecti
     std::map<std::string, stats::AllreduceRun> per_transport;
     for (const auto& row : database.allreduce_results(run.id)) {
       if (row.wrong > 0 || row.time_us <= 0) continue;  // a wrong sum measures nothing
+      const auto bytes = static_cast<double>(row.bytes);
+      if (o.allreduce_window > 0 && (bytes < message_bytes / o.allreduce_window ||
+                                     bytes > message_bytes * o.allreduce_window))
+        continue;
       auto& r = per_transport[row.transport];
       r.ranks = run.np;
       r.rows.push_back({static_cast<double>(row.bytes), run.np, row.time_us * 1e-6});
@@ -224,6 +229,8 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
     throw ReportError(fmt::format("--level {} is not in (0, 1)", o.level));
   if (o.ranks_per_node && *o.ranks_per_node < 1)
     throw ReportError(fmt::format("--ranks-per-node {} is not >= 1", *o.ranks_per_node));
+  if (!(o.allreduce_window == 0 || o.allreduce_window >= 1))
+    throw ReportError(fmt::format("--allreduce-window {} is not 0 or >= 1", o.allreduce_window));
   if (o.overlap && !(*o.overlap >= 0 && *o.overlap <= 1))
     throw ReportError(fmt::format("--overlap {} is not in [0, 1]", *o.overlap));
 
@@ -242,7 +249,9 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
     plan.notes.insert(plan.notes.end(), selection.notes.begin(), selection.notes.end());
     const InstanceSelection allreduce_selection =
         o.allreduce ? select_instances(*database, *o.allreduce) : selection;
-    const AllreduceData allreduce = load_allreduce(*database, allreduce_selection, o, o.fit_max_np);
+    const AllreduceData allreduce =
+        load_allreduce(*database, allreduce_selection, o, o.allreduce_max_np,
+                       std::min(training.fusion_bytes, training.parameters * 4));
     data.allreduce = allreduce.runs;
     for (const auto& run : training.runs)
       if (!o.fit_max_np || run.ranks <= *o.fit_max_np) data.training.push_back(run);
@@ -294,6 +303,7 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
       origin["inter"] = "preset " + *o.network;
     }
     if (o.overlap) data.fixed.overlap = *o.overlap;
+    data.network_per_np = o.network_per_np && !allreduce.runs.empty();
     const auto fit = stats::fit_scaling_model(data, o.bootstrap, o.seed);
     if (!fit.overlap_fitted)
       plan.notes.push_back(fmt::format(
@@ -323,10 +333,40 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
         {intra_name + "bandwidth", "GB/s",
          parameter_value(fit, level, 1e-9, [](const auto& m) { return m.network.intra.bandwidth; }),
          origin["intra"]});
-    if (fit.network)
-      plan.notes.push_back(fmt::format("Allreduce fit: {} rows, RMS relative residual {:.1f}%.",
-                                       fit.network->samples,
-                                       100 * fit.network->rms_relative_residual));
+    for (const auto& [ranks, link] : fit.network_by_ranks) {
+      const int r = ranks;
+      plan.parameters.push_back(
+          {fmt::format("latency at np={}", r), "us",
+           parameter_value(fit, level, 1e6,
+                           [r](const auto& m) { return m.network.intra_by_ranks.at(r).alpha; }),
+           "fitted"});
+      plan.parameters.push_back(
+          {fmt::format("bandwidth at np={}", r), "GB/s",
+           parameter_value(fit, level, 1e-9,
+                           [r](const auto& m) { return m.network.intra_by_ranks.at(r).bandwidth; }),
+           "fitted"});
+    }
+    if (fit.network) {
+      std::string per_np;
+      for (const auto& [ranks, f] : fit.network_by_ranks)
+        per_np += fmt::format("{} np={}: {:.1f}%", per_np.empty() ? "; per np" : ",", ranks,
+                              100 * f.rms_relative_residual);
+      plan.notes.push_back(fmt::format(
+          "Allreduce fit: {} rows, RMS relative residual {:.1f}% for one ring over all np{}{}.",
+          fit.network->samples, 100 * fit.network->rms_relative_residual, per_np,
+          fit.network->rms_relative_residual > 0.2 && fit.network_by_ranks.empty()
+              ? " (the ring model does not describe these runs: ranks sharing cores or memory "
+                "get less bandwidth as np grows; --network-per-np fits each np)"
+              : ""));
+      if (o.allreduce_window > 0)
+        plan.notes.push_back(fmt::format(
+            "Network fitted on allreduce sizes within x{:g} of the {:.3g} MB message each step "
+            "sends.",
+            o.allreduce_window, std::min(training.fusion_bytes, training.parameters * 4) * 1e-6));
+      if (!fit.network_by_ranks.empty())
+        plan.notes.push_back(
+            "One link per measured np (--network-per-np): beyond the largest, its link is used.");
+    }
     if (data.fixed.network.inter) {
       plan.parameters.push_back({"inter-node latency",
                                  "us",
@@ -387,9 +427,11 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
     }
     if (o.fit_max_np)
       plan.notes.push_back(fmt::format(
-          "Fitted on runs with np <= {} (training and allreduce); larger measured np are held "
-          "out and their error is a prediction's.",
-          *o.fit_max_np));
+          "Fitted on training runs with np <= {}{}; larger measured np are held out and their "
+          "error is a prediction's.",
+          *o.fit_max_np,
+          o.allreduce_max_np ? fmt::format(" and allreduce runs with np <= {}", *o.allreduce_max_np)
+                             : std::string(" (the allreduce runs at every np)")));
     plan.notes.push_back(fmt::format(
         "Step = epoch time / (images per epoch / (np x batch {})), mean over each run's epochs "
         "after the first {}; intervals: {:g}% percentile bootstrap over runs ({} refits{}).",

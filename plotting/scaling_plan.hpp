@@ -38,7 +38,12 @@ struct ScalingPlanOptions {
   std::optional<double> images_per_second;  // preset mode: one rank alone
   std::optional<long long> train_images;    // images per epoch (all ranks), for epoch times
   bool weak_scaling = false;                // preset mode: train_images is per rank
-  std::optional<int> fit_max_np;  // fit on runs with np <= this; larger measured np are held out
+  std::optional<int> fit_max_np;        // fit on training runs with np <= this; larger are held out
+  std::optional<int> allreduce_max_np;  // fit the network on allreduce runs with np <= this
+  bool network_per_np = false;          // one link per measured np (Topology::intra_by_ranks)
+  // Fit the network on allreduce rows within this factor of the message the step sends
+  // (min(bucket, gradient)); 0: every size.
+  double allreduce_window = 0;
   int max_np = 1024;
   int bootstrap = 1000;
   std::uint64_t seed = 1;

@@ -65,8 +65,16 @@ AllreduceFit fit_allreduce(const std::vector<AllreduceSample>& samples) {
         "the allreduce samples cannot separate latency from bandwidth: measure more than one "
         "message size (or rank count)");
   }
-  const double alpha = fit.coefficients[0], inverse_bandwidth = fit.coefficients[1];
-  if (alpha < 0 || !(inverse_bandwidth > 0))
+  double alpha = fit.coefficients[0], inverse_bandwidth = fit.coefficients[1];
+  if (alpha < 0) {
+    // Times that grow faster than the size (caches overflowing) pull the intercept below 0:
+    // clip the latency at 0 and fit the bandwidth alone (least squares through the origin).
+    alpha = 0;
+    double xy = 0, xx = 0;
+    for (std::size_t i = 0; i < x.rows; ++i) xy += x.at(i, 1), xx += x.at(i, 1) * x.at(i, 1);
+    inverse_bandwidth = xy / xx;
+  }
+  if (!(inverse_bandwidth > 0))
     throw StatsError(fmt::format(
         "the fitted latency ({} s) or bandwidth ({} B/s) is not physical: the samples do not "
         "follow t = 2(n-1)a + 2(n-1)/n S/B",
@@ -86,16 +94,30 @@ AllreduceFit fit_allreduce(const std::vector<AllreduceSample>& samples) {
   return out;
 }
 
+namespace {
+
+// The link of a ring over `ranks` inside a node.
+const Link& intra_link(const Topology& t, int ranks) {
+  if (t.intra_by_ranks.empty()) return t.intra;
+  auto it = t.intra_by_ranks.upper_bound(ranks);
+  if (it != t.intra_by_ranks.begin()) --it;
+  return it->second;
+}
+
+}  // namespace
+
 double allreduce_seconds(const Topology& t, double bytes, double bucket_bytes, int ranks) {
-  if (!t.inter || ranks <= t.ranks_per_node)
-    return bucketed_allreduce_seconds(bytes, bucket_bytes, ranks, t.intra.alpha, t.intra.bandwidth);
+  if (!t.inter || ranks <= t.ranks_per_node) {
+    const Link& link = intra_link(t, ranks);
+    return bucketed_allreduce_seconds(bytes, bucket_bytes, ranks, link.alpha, link.bandwidth);
+  }
   if (t.ranks_per_node < 1)
     throw StatsError(fmt::format("ranks per node must be >= 1, not {}", t.ranks_per_node));
   const int per_node = t.ranks_per_node;
   const int nodes = (ranks + per_node - 1) / per_node;
   // Reduce-scatter then allgather inside the node cost what a ring allreduce costs there.
-  return bucketed_allreduce_seconds(bytes, bucket_bytes, per_node, t.intra.alpha,
-                                    t.intra.bandwidth) +
+  const Link& intra = intra_link(t, per_node);
+  return bucketed_allreduce_seconds(bytes, bucket_bytes, per_node, intra.alpha, intra.bandwidth) +
          bucketed_allreduce_seconds(bytes, bucket_bytes, nodes, t.inter->alpha, t.inter->bandwidth);
 }
 
@@ -192,17 +214,32 @@ std::size_t distinct_multi_rank_counts(const std::vector<TrainingRun>& runs) {
 struct PointFit {
   StepModel model;
   std::optional<AllreduceFit> network;
+  std::map<int, AllreduceFit> network_by_ranks;
 };
 
 PointFit fit_once(const std::vector<const TrainingRun*>& training,
-                  const std::vector<const AllreduceRun*>& allreduce, const StepModel& fixed) {
+                  const std::vector<const AllreduceRun*>& allreduce, const StepModel& fixed,
+                  bool per_np) {
   PointFit out;
   out.model = fixed;
   if (!allreduce.empty()) {
     std::vector<AllreduceSample> rows;
-    for (const auto* run : allreduce) rows.insert(rows.end(), run->rows.begin(), run->rows.end());
+    std::map<int, std::vector<AllreduceSample>> rows_by_ranks;
+    for (const auto* run : allreduce) {
+      rows.insert(rows.end(), run->rows.begin(), run->rows.end());
+      auto& mine = rows_by_ranks[run->ranks];
+      mine.insert(mine.end(), run->rows.begin(), run->rows.end());
+    }
     out.network = fit_allreduce(rows);
     out.model.network.intra = {out.network->alpha, out.network->bandwidth};
+    if (per_np) {
+      for (const auto& [ranks, mine] : rows_by_ranks) {
+        if (ranks < 2) continue;
+        const AllreduceFit fit = fit_allreduce(mine);
+        out.network_by_ranks[ranks] = fit;
+        out.model.network.intra_by_ranks[ranks] = {fit.alpha, fit.bandwidth};
+      }
+    }
   }
   std::vector<StepSample> steps;
   steps.reserve(training.size());
@@ -255,9 +292,11 @@ ScalingFit fit_scaling_model(const ScalingData& data, int replicates, std::uint6
       throw StatsError(fmt::format("a training run of {} s per step at {} ranks is not usable",
                                    run.step_seconds, run.ranks));
   ScalingFit out;
-  const PointFit point = fit_once(all_of(data.training), all_of(data.allreduce), data.fixed);
+  const PointFit point =
+      fit_once(all_of(data.training), all_of(data.allreduce), data.fixed, data.network_per_np);
   out.model = point.model;
   out.network = point.network;
+  out.network_by_ranks = point.network_by_ranks;
   out.overlap_fitted = distinct_multi_rank_counts(data.training) >= 2;
   const auto training_groups = by_ranks(data.training);
   const auto allreduce_groups = by_ranks(data.allreduce);
@@ -267,7 +306,8 @@ ScalingFit fit_scaling_model(const ScalingData& data, int replicates, std::uint6
     const auto training = resample(training_groups, random);
     const auto allreduce = resample(allreduce_groups, random);
     try {
-      out.replicates.push_back(fit_once(training, allreduce, data.fixed).model);
+      out.replicates.push_back(
+          fit_once(training, allreduce, data.fixed, data.network_per_np).model);
     } catch (const StatsError&) {
       ++out.failed_replicates;
     }

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -42,8 +43,9 @@ struct AllreduceFit {
 // latencies count as much as second-long transfers): t / t = α·2(n−1)/t + (1/B)·2(n−1)/n·S/t.
 // Samples with one rank carry no communication and are skipped. Throws StatsError with fewer
 // than two usable samples, a non-positive time, samples that cannot separate α from B (one
-// message size and one rank count), or a fit with α < 0 or B <= 0 (data the model does not
-// describe).
+// message size and one rank count), or a fit with B <= 0 (data the model does not
+// describe). A negative latency is clipped to 0 and the bandwidth refitted alone (sizes past the
+// caches grow faster than linearly).
 AllreduceFit fit_allreduce(const std::vector<AllreduceSample>& samples);
 
 // A network link: per-message latency and bus bandwidth.
@@ -63,6 +65,11 @@ struct Topology {
   Link intra;
   std::optional<Link> inter;
   int ranks_per_node = 1;
+  // Links fitted at each measured rank count (ScalingData::network_per_np): a ring over n ranks
+  // inside a node uses the link of the largest measured count <= n (the smallest one below it),
+  // instead of `intra`. For ranks that share cores or memory (one oversubscribed host) the
+  // bandwidth depends on n, which one (alpha, B) over all counts cannot describe.
+  std::map<int, Link> intra_by_ranks;
 };
 
 // Seconds of the bucketed allreduce of `bytes` over `ranks` on `topology`. Throws StatsError
@@ -121,14 +128,18 @@ struct ScalingData {
   // training runs hold a single multi-rank count. With allreduce runs, the fitted link replaces
   // fixed.network.intra (the measured machine is one node) and fixed.network.inter is kept.
   StepModel fixed;
+  // Fit the link separately at each rank count of the allreduce runs (Topology::intra_by_ranks)
+  // instead of one ring over all of them.
+  bool network_per_np = false;
 };
 
 struct ScalingFit {
-  StepModel model;                      // the point estimate
-  std::optional<AllreduceFit> network;  // the fitted link, when allreduce runs were given
-  std::vector<StepModel> replicates;    // bootstrap refits (runs resampled within each np)
-  std::size_t failed_replicates = 0;    // resamples the fit refused (e.g. one distinct size)
-  bool overlap_fitted = true;           // false: one multi-rank count, overlap from `fixed`
+  StepModel model;                               // the point estimate
+  std::optional<AllreduceFit> network;           // the fitted link, when allreduce runs were given
+  std::map<int, AllreduceFit> network_by_ranks;  // with network_per_np
+  std::vector<StepModel> replicates;             // bootstrap refits (runs resampled within each np)
+  std::size_t failed_replicates = 0;  // resamples the fit refused (e.g. one distinct size)
+  bool overlap_fitted = true;         // false: one multi-rank count, overlap from `fixed`
 };
 
 // Fits the step model (and the link, with allreduce runs) to `data`, then refits it to

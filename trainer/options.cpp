@@ -52,9 +52,10 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--images-per-rank", o.images_per_rank,
                  "Weak scaling: images each rank trains per epoch (whole batches), so that an "
                  "epoch grows with np (0: the training set split among the ranks)");
-  app.add_option("--emulated-compute-ms", o.emulated_compute_ms,
-                 "Sleep this many ms per step instead of computing forward and backward (an "
-                 "idle accelerator's host; the allreduce and optimizer are real; 0: compute)")
+  app.add_option(
+         "--emulated-compute-ms", o.emulated_compute_ms,
+         "Sleep this many ms per step instead of computing forward, backward and the update "
+         "(an accelerator's idle host; the gradient allreduce is real; 0: compute)")
       ->check(CLI::Range(0.0, 3.6e6));
   app.add_option("--epochs", o.epochs, "Number of epochs")->check(CLI::PositiveNumber);
   app.add_option("--batch-size", o.batch_size, "Images per step on each rank")

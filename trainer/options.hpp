@@ -50,8 +50,8 @@ struct TrainOptions {
   // (bench/README.md, scaling_vs_ddp.sh).
   double fusion_mb = 64.0;
   OnOff overlap = OnOff::Off;
-  // Emulated accelerator: each step sleeps this long instead of computing forward and backward
-  // (gradients are a constant, the allreduce and optimizer run for real), so that more ranks than
+  // Emulated accelerator: each step sleeps this long instead of computing forward, backward and
+  // the update (the gradient is a constant; its allreduce runs for real), so that more ranks than
   // cores can be measured without fighting over them (docs/scaling-model.md, own hold-out).
   // 0: real compute.
   double emulated_compute_ms = 0.0;

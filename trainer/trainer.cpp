@@ -42,13 +42,12 @@ void evaluate_shard(Model& model, const Dataset& test, std::size_t batch, double
   }
 }
 
-// --emulated-compute-ms: the step of an accelerator that computes while its host waits. The
-// gradient gets a small constant (so that the optimizer moves nothing far and the allreduce sums
-// real bytes); with overlap on, buckets are handed over as backward would, last layer first.
-BatchStats emulate_train_batch(Model& model, GradientAllreduce& reducer, double milliseconds) {
+// --emulated-compute-ms: the step of an accelerator that computes (and updates its parameters)
+// while its host waits: the host only sleeps and reduces the gradient. The gradient holds the
+// constant written once before training (its mean over ranks is the same constant), so that no
+// host work but the allreduce grows with np when ranks share cores.
+BatchStats emulate_train_batch(GradientAllreduce& reducer, double milliseconds) {
   std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(milliseconds));
-  const std::span<float> gradients = model.gradients();
-  std::fill(gradients.begin(), gradients.end(), 1e-6F);
   if (reducer.overlap()) reducer.gradients_ready(0);
   return BatchStats{};
 }
@@ -207,6 +206,12 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   std::vector<float> batch_images(batch * n);
   std::vector<std::int32_t> batch_labels(batch);
 
+  const bool emulated = o.emulated_compute_ms > 0;
+  if (emulated) {
+    const std::span<float> gradients = model->gradients();
+    std::fill(gradients.begin(), gradients.end(), 1e-6F);
+  }
+
   Clock::time_point epoch_start = Clock::now();
   print(format_epoch_start(1, o.epochs));
   for (int epoch = 1; epoch <= o.epochs; ++epoch) {
@@ -232,10 +237,10 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
         model->set_learning_rate(o.lr + (sgd.lr - o.lr) * f);
       }
       const BatchStats stats = o.emulated_compute_ms > 0
-                                   ? emulate_train_batch(*model, *reducer, o.emulated_compute_ms)
+                                   ? emulate_train_batch(*reducer, o.emulated_compute_ms)
                                    : model->train_batch(batch_images, batch_labels, batch);
       reducer->finish();  // the mean over ranks, whatever backward already reduced
-      model->optimizer_step();
+      if (!emulated) model->optimizer_step();
       metrics[kLossSum] += stats.loss_sum;
       metrics[kCorrect] += static_cast<double>(stats.correct);
       metrics[kSeen] += static_cast<double>(batch);

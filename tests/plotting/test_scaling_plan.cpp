@@ -1,0 +1,219 @@
+// `scalebench model`'s assembly (plotting/scaling_plan.hpp): runs stored in a database by a
+// machine that follows the model exactly, read back through the trainer header, epochs and
+// allreduce rows, recover the parameters; held-out np are predicted; bad inputs are named.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "db/database.hpp"
+#include "plotting/report.hpp"
+#include "plotting/scaling_plan.hpp"
+#include "plotting/scaling_plan_output.hpp"
+#include "stats/network_presets.hpp"
+#include "stats/scaling_model.hpp"
+#include "test_support.hpp"
+
+using namespace scalebench;
+
+namespace {
+
+constexpr int kBatch = 32;
+constexpr long long kImagesPerRank = 640;  // weak scaling: 20 steps per epoch at every np
+constexpr double kParameters = 2'000'000;
+
+stats::StepModel truth() {
+  stats::StepModel m;
+  m.compute = 0.040;
+  m.overhead = 0.003;
+  m.overlap = 0.2;
+  m.network.intra = {10e-6, 2e9};
+  m.gradient_bytes = kParameters * 4;
+  m.bucket_bytes = 64.0 * 1024 * 1024;
+  return m;
+}
+
+// Training runs at np 1, 2, 4, 8 (4 each, 3 epochs) and allreduce runs at np 2, 4, 8 (3 each),
+// with `noise` log-normal per run.
+std::string make_database(const test::TempDir& dir, double noise, const std::string& name) {
+  const auto path = (dir / (name + ".db")).string();
+  auto database = db::Database::open(path);
+  db::ExperimentRecord experiment;
+  experiment.name = name;
+  const auto id = database.insert_experiment(experiment);
+  std::mt19937_64 random(11);
+  std::normal_distribution<double> jitter(0.0, noise);
+  const auto model = truth();
+  for (int np : {1, 2, 4, 8})
+    for (int repetition = 1; repetition <= 4; ++repetition) {
+      db::RunBundle bundle;
+      bundle.run.experiment_id = id;
+      bundle.run.experiment = name;
+      bundle.run.condition = "train";
+      bundle.run.launcher = "mpirun";
+      bundle.run.np = np;
+      bundle.run.repetition = repetition;
+      bundle.run.status = db::RunStatus::Ok;
+      bundle.run.train_images = kImagesPerRank * np;
+      bundle.lines.push_back(
+          {0, 0, 0.1, "stdout", 0,
+           fmt::format("scalebench-train model=mlp parameters={} dataset=synthetic "
+                       "train_images={} test_images=0 np={} batch_size={} lr=0.05 seed=1 "
+                       "threads=1 backend=cpu precision=fp32 fusion_mb=64 overlap=off",
+                       kParameters, kImagesPerRank * np, np, kBatch)});
+      const double epoch =
+          stats::step_seconds(model, np) * (kImagesPerRank / kBatch) * std::exp(jitter(random));
+      // The first epoch is slower (warm-up) and is left out by default.
+      for (int e = 0; e < 3; ++e)
+        bundle.epochs.push_back({0, e + 1, 3, e * epoch, e == 0 ? 3 * epoch : epoch, {}, {}, {}});
+      database.insert_run(bundle);
+    }
+  for (int np : {2, 4, 8})
+    for (int repetition = 1; repetition <= 3; ++repetition) {
+      db::RunBundle bundle;
+      bundle.run.experiment_id = id;
+      bundle.run.experiment = name;
+      bundle.run.condition = "allreduce";
+      bundle.run.launcher = "mpirun";
+      bundle.run.np = np;
+      bundle.run.repetition = repetition;
+      bundle.run.status = db::RunStatus::Ok;
+      long long seq = 0;
+      for (long long bytes = 4096; bytes <= 16 << 20; bytes *= 4) {
+        db::AllreduceRecord row;
+        row.seq = seq++;
+        row.transport = "mpi";
+        row.bytes = bytes;
+        row.count = bytes / 4;
+        row.time_us = 1e6 *
+                      stats::ring_allreduce_seconds(static_cast<double>(bytes), np, 10e-6, 2e9) *
+                      std::exp(jitter(random));
+        bundle.allreduce.push_back(row);
+      }
+      database.insert_run(bundle);
+    }
+  return path;
+}
+
+const plotting::PlanParameter& parameter(const plotting::ScalingPlan& plan,
+                                         const std::string& name) {
+  for (const auto& p : plan.parameters)
+    if (p.name == name) return p;
+  FAIL("no parameter " << name);
+  throw 0;
+}
+
+}  // namespace
+
+TEST_CASE("scaling plan from a database: parameters recovered, predictions to np 1024") {
+  test::TempDir dir;
+  auto database = db::Database::open(make_database(dir, 0.0, "exact"), db::OpenMode::ReadOnly);
+  plotting::ScalingPlanOptions options;
+  options.training = plotting::InstanceQuery{"exact", {}, false};
+  options.bootstrap = 20;
+  const auto plan = plotting::build_scaling_plan(&database, options);
+  CHECK(parameter(plan, "compute").value.value == doctest::Approx(40).epsilon(1e-9));
+  CHECK(parameter(plan, "overhead").value.value == doctest::Approx(3).epsilon(1e-6));
+  CHECK(parameter(plan, "overlap").value.value == doctest::Approx(0.2).epsilon(1e-6));
+  CHECK(parameter(plan, "latency").value.value == doctest::Approx(10).epsilon(1e-6));
+  CHECK(parameter(plan, "bandwidth").value.value == doctest::Approx(2).epsilon(1e-6));
+  CHECK(parameter(plan, "gradient").value.value == doctest::Approx(8).epsilon(1e-12));
+  CHECK(parameter(plan, "gradient").origin == "header");
+  // np 1, 2, 4, ..., 1024.
+  REQUIRE(plan.rows.size() == 11);
+  CHECK(plan.rows.back().np == 1024);
+  const auto& at1024 = plan.rows.back();
+  CHECK(at1024.step_seconds.value ==
+        doctest::Approx(stats::step_seconds(truth(), 1024)).epsilon(1e-6));
+  CHECK(at1024.efficiency.value ==
+        doctest::Approx(stats::scaling_efficiency(truth(), 1024)).epsilon(1e-6));
+  CHECK(at1024.images_per_second.value ==
+        doctest::Approx(1024 * kBatch / stats::step_seconds(truth(), 1024)).epsilon(1e-6));
+  // Weak scaling: 20 steps per epoch at every np.
+  REQUIRE(at1024.epoch_seconds);
+  CHECK(at1024.epoch_seconds->value == doctest::Approx(20 * at1024.step_seconds.value));
+  CHECK(plan.rows[3].np == 8);
+  CHECK(plan.rows[3].measured_runs == 4);
+  CHECK(*plan.rows[3].step_error == doctest::Approx(0).scale(1).epsilon(1e-9));
+}
+
+TEST_CASE("scaling plan: a held-out np predicted within its interval from noisy runs") {
+  test::TempDir dir;
+  auto database = db::Database::open(make_database(dir, 0.02, "noisy"), db::OpenMode::ReadOnly);
+  plotting::ScalingPlanOptions options;
+  options.training = plotting::InstanceQuery{"noisy", {}, false};
+  options.fit_max_np = 4;
+  options.allreduce_max_np = 4;
+  options.bootstrap = 300;
+  options.max_np = 16;
+  const auto plan = plotting::build_scaling_plan(&database, options);
+  const auto it =
+      std::find_if(plan.rows.begin(), plan.rows.end(), [](const auto& r) { return r.np == 8; });
+  REQUIRE(it != plan.rows.end());
+  CHECK(it->held_out);
+  CHECK_FALSE(plan.rows[2].held_out);  // np = 4 was fitted
+  REQUIRE(it->step_error);
+  CHECK(std::abs(*it->step_error) < 0.03);
+  REQUIRE(it->step_seconds.interval);
+  CHECK(it->step_seconds.interval->low < it->step_seconds.value);
+  CHECK(it->step_seconds.interval->high > it->step_seconds.value);
+  CHECK(plan.replicates + plan.failed_replicates == 300);
+
+  // Every format carries the held-out row.
+  for (const auto& format : plotting::scaling_plan_formats()) {
+    const auto text = plotting::format_scaling_plan(plan, format);
+    const bool marked = text.find("8 (held out)") != std::string::npos ||
+                        text.find("\"held_out\": true") != std::string::npos ||
+                        text.find(",1,") != std::string::npos;
+    CHECK_MESSAGE(marked, format);
+  }
+  CHECK_THROWS_WITH_AS(plotting::format_scaling_plan(plan, "yaml"),
+                       doctest::Contains("known: markdown, csv, json, latex, html"),
+                       plotting::ReportError);
+}
+
+TEST_CASE("scaling plan: a preset network beyond one node, and what is missing is named") {
+  test::TempDir dir;
+  auto database = db::Database::open(make_database(dir, 0.0, "exact"), db::OpenMode::ReadOnly);
+  plotting::ScalingPlanOptions options;
+  options.training = plotting::InstanceQuery{"exact", {}, false};
+  options.bootstrap = 0;
+  options.network = "10gbe";
+  options.ranks_per_node = 8;
+  const auto plan = plotting::build_scaling_plan(&database, options);
+  // Up to one node of 8 the measured link; 64 ranks are 8 nodes over 10 GbE.
+  auto model = truth();
+  model.network.inter = stats::network_preset("10gbe").link;
+  model.network.ranks_per_node = 8;
+  const auto row64 =
+      std::find_if(plan.rows.begin(), plan.rows.end(), [](const auto& r) { return r.np == 64; });
+  CHECK(row64->step_seconds.value == doctest::Approx(stats::step_seconds(model, 64)).epsilon(1e-6));
+  CHECK(parameter(plan, "inter-node bandwidth").origin == "preset 10gbe");
+
+  // Presets only: compute from images/s.
+  plotting::ScalingPlanOptions presets;
+  presets.network = "25gbe-roce";
+  presets.intra_network = "pcie3";
+  presets.ranks_per_node = 4;
+  presets.parameters = 138357544;
+  presets.images_per_second = 130.9;
+  presets.batch_size = 64;
+  presets.max_np = 512;
+  const auto horovod = plotting::build_scaling_plan(nullptr, presets);
+  CHECK(horovod.rows.back().np == 512);
+  CHECK(horovod.rows.back().efficiency.value == doctest::Approx(0.5307).epsilon(1e-3));
+  CHECK_FALSE(horovod.rows.back().efficiency.interval);
+
+  presets.images_per_second.reset();
+  CHECK_THROWS_WITH_AS(plotting::build_scaling_plan(nullptr, presets),
+                       doctest::Contains("--images-per-second"), plotting::ReportError);
+  options.network = "infiniband";
+  CHECK_THROWS_WITH_AS(plotting::build_scaling_plan(&database, options),
+                       doctest::Contains("unknown network preset"), stats::StatsError);
+  options.network.reset();
+  options.condition = "nothing";
+  CHECK_THROWS_WITH_AS(plotting::build_scaling_plan(&database, options),
+                       doctest::Contains("no finished training run"), plotting::ReportError);
+}
