@@ -587,7 +587,7 @@ std::string scaling_plan_script(const ScalingPlan& plan, const FigureFiles& file
   out += script_preamble(files);
   out += "set style line 100 lc rgb '#e0e0e0' lw 1 dt 1\nset grid ls 100\n";
   out += "set logscale x 2\nset xlabel 'np (log scale)'\nset format x '%g'\n";
-  out += "set key below center horizontal samplen 3 spacing 1.1\n";
+  out += "set key below center horizontal maxrows 2 samplen 3 spacing 1.1\n";
   out += "set style fill transparent solid 0.25 noborder\n";
   out += terminals(1000, 450);
   out += fmt::format("  set output {}.'.'.format\n", gnuplot_string(files.script.stem().string()));

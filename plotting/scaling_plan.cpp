@@ -307,9 +307,9 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
     const auto fit = stats::fit_scaling_model(data, o.bootstrap, o.seed);
     if (!fit.overlap_fitted)
       plan.notes.push_back(fmt::format(
-          "One multi-rank np was fitted: the overlap is {} (given with --overlap, else 0) and "
-          "only the overhead was fitted.",
-          data.fixed.overlap));
+          "The training runs have one np above 1: the overlap is fixed at {} ({}) and only the "
+          "overhead was fitted.",
+          data.fixed.overlap, o.overlap ? "--overlap" : "the default; set it with --overlap"));
     if (training.overlap_on)
       plan.notes.push_back("The runs overlapped the allreduce with backward (--overlap on).");
     plan.replicates = static_cast<int>(fit.replicates.size());
@@ -325,23 +325,26 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
         {"overlap", "", parameter_value(fit, level, 1, [](const auto& m) { return m.overlap; }),
          fit.overlap_fitted ? "fitted" : (o.overlap ? "given" : "assumed")});
     const std::string intra_name = data.fixed.network.inter ? "intra-node " : "";
-    plan.parameters.push_back(
-        {intra_name + "latency", "us",
-         parameter_value(fit, level, 1e6, [](const auto& m) { return m.network.intra.alpha; }),
-         origin["intra"]});
-    plan.parameters.push_back(
-        {intra_name + "bandwidth", "GB/s",
-         parameter_value(fit, level, 1e-9, [](const auto& m) { return m.network.intra.bandwidth; }),
-         origin["intra"]});
+    if (fit.network_by_ranks.empty()) {  // else the per-np links below are the ones used
+      plan.parameters.push_back(
+          {intra_name + "latency", "us",
+           parameter_value(fit, level, 1e6, [](const auto& m) { return m.network.intra.alpha; }),
+           origin["intra"]});
+      plan.parameters.push_back(
+          {intra_name + "bandwidth", "GB/s",
+           parameter_value(fit, level, 1e-9,
+                           [](const auto& m) { return m.network.intra.bandwidth; }),
+           origin["intra"]});
+    }
     for (const auto& [ranks, link] : fit.network_by_ranks) {
       const int r = ranks;
       plan.parameters.push_back(
-          {fmt::format("latency at np={}", r), "us",
+          {fmt::format("{}latency at np={}", intra_name, r), "us",
            parameter_value(fit, level, 1e6,
                            [r](const auto& m) { return m.network.intra_by_ranks.at(r).alpha; }),
            "fitted"});
       plan.parameters.push_back(
-          {fmt::format("bandwidth at np={}", r), "GB/s",
+          {fmt::format("{}bandwidth at np={}", intra_name, r), "GB/s",
            parameter_value(fit, level, 1e-9,
                            [r](const auto& m) { return m.network.intra_by_ranks.at(r).bandwidth; }),
            "fitted"});
