@@ -283,3 +283,28 @@ TEST_CASE("--images-per-rank: an epoch of that many images per rank (weak scalin
   o.images_per_rank = 1050;  // more than the data set
   CHECK_THROWS_AS(train_collecting(o, data), UsageError);
 }
+
+TEST_CASE("--emulated-compute-ms: each step sleeps instead of computing, the parameters stay") {
+  auto o = small_synthetic_options();
+  o.epochs = 2;
+  o.batch_size = 100;  // 10 steps per epoch
+  o.emulated_compute_ms = 15;
+  const auto data = load_data(o);
+  const auto run = train_collecting(o, data);
+  REQUIRE(run.summary.epochs.size() == 2);
+  for (const auto& epoch : run.summary.epochs) {
+    CHECK(epoch.steps == 10);
+    CHECK(epoch.seconds >= 10 * 0.015);  // never faster than the emulated accelerator
+    CHECK(epoch.loss == 0);              // nothing computed
+    CHECK_FALSE(epoch.test_accuracy);    // no evaluation either
+  }
+  CHECK(run.lines.front().find(" emulated_compute_ms=15") != std::string::npos);
+
+  TrainOptions bad = o;
+  bad.backend = "cuda";
+  CHECK_THROWS_WITH_AS(validate(bad),
+                       doctest::Contains("--emulated-compute-ms needs --backend cpu"), UsageError);
+  bad = o;
+  bad.emulated_compute_ms = -1;
+  CHECK_THROWS_AS(validate(bad), UsageError);
+}
