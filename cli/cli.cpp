@@ -106,6 +106,13 @@ const std::vector<Entry>& table() {
          app.add_option("--by", options->by,
                         "A factor of the experiment file: efficiency, epoch time and images/s "
                         "against np, one curve per level (HorovodRunner's Figure 2)");
+         app.add_flag("--model", options->model,
+                      "The scaling model's figure: measured points, predicted curve and its band "
+                      "(scalebench model --plot; more settings there)");
+         app.add_option("--fit-max-np", options->fit_max_np,
+                        "With --model: fit on np <= N, show larger measured np as held out");
+         app.add_option("--max-np", options->max_np, "With --model: the largest np drawn")
+             ->capture_default_str();
          return [options, &out, &err] { return plot_command(*options, out, err); };
        }},
       {{"query", "run one read-only SQL statement on the results database"},

@@ -24,6 +24,8 @@
 #include "plotting/output_file.hpp"
 #include "plotting/query_output.hpp"
 #include "plotting/report_source.hpp"
+#include "plotting/scaling_plan.hpp"
+#include "plotting/scaling_plan_output.hpp"
 
 namespace scalebench::cli {
 namespace {
@@ -237,6 +239,23 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   const plotting::InstanceQuery query{options.experiment, options.instances, options.pool};
+  if (options.model) {
+    plotting::ScalingPlanOptions plan;
+    plan.training = query;
+    plan.fit_max_np = options.fit_max_np;
+    plan.max_np = options.max_np;
+    const auto experiment = plotting::select_instances(database, query).experiment;
+    const auto prefix =
+        plotting::figure_prefix(options.database, experiment + "-model", options.output_prefix);
+    const auto planned = plotting::figure_files(prefix);
+    for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
+      plotting::refuse_database_output(file, options.database);
+    const auto files =
+        plotting::plot_scaling_plan(plotting::build_scaling_plan(&database, plan), prefix);
+    fmt::print(out, "figure: {}\nfigure: {}\nfigure: {}\n", files.png.string(), files.svg.string(),
+               files.pdf.string());
+    return 0;
+  }
   // Only what the chosen figure needs is loaded: --by fails early on an unknown factor.
   std::optional<plotting::ReportTable> table;
   std::optional<plotting::FactorReport> by_factor;

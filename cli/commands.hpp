@@ -47,6 +47,10 @@ struct PlotCommand {
   std::optional<std::string> output_prefix;  // default: results/<experiment>-scaling
   std::optional<std::string> by;             // a factor: one curve per level (Figure 2)
   std::string unit = std::string(plotting::kDefaultUnit);
+  // The scaling model's figure instead (scalebench model --plot with these settings).
+  bool model = false;
+  std::optional<int> fit_max_np;
+  int max_np = 1024;
 };
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream& err);
 

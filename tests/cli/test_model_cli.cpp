@@ -89,6 +89,12 @@ TEST_CASE("model: every format, the figure, and an HTML page with it") {
   std::ifstream in(page);
   const std::string html((std::istreambuf_iterator<char>(in)), {});
   CHECK(html.find("<svg") != std::string::npos);
+  // scalebench plot --model draws the same figure.
+  const auto plot = test::invoke({"plot", "--db", kHoldout, "--model", "--fit-max-np", "4",
+                                  "--max-np", "64", "-o", (dir / "plot").string()});
+  INFO(plot.out, plot.err);
+  REQUIRE(plot.status == 0);
+  CHECK(fs::file_size(dir / "plot.svg") > 0);
   std::ifstream data(prefix + ".dat");
   const std::string dat((std::istreambuf_iterator<char>(data)), {});
   CHECK(dat.find("held out of the fit") != std::string::npos);
