@@ -229,6 +229,22 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
     throw ReportError(fmt::format("--level {} is not in (0, 1)", o.level));
   if (o.ranks_per_node && *o.ranks_per_node < 1)
     throw ReportError(fmt::format("--ranks-per-node {} is not >= 1", *o.ranks_per_node));
+  if (o.parameters && !(*o.parameters > 0 && std::isfinite(*o.parameters)))
+    throw ReportError(fmt::format("--parameters {} is not a positive count", *o.parameters));
+  if (o.batch_size && *o.batch_size < 1)
+    throw ReportError(fmt::format("--batch-size {} is not >= 1", *o.batch_size));
+  if (o.images_per_second && !(*o.images_per_second > 0 && std::isfinite(*o.images_per_second)))
+    throw ReportError(fmt::format("--images-per-second {} is not > 0", *o.images_per_second));
+  if (o.fusion_mb && !(*o.fusion_mb > 0 && std::isfinite(*o.fusion_mb)))
+    throw ReportError(fmt::format("--fusion-mb {} is not > 0", *o.fusion_mb));
+  if (o.train_images && *o.train_images < 1)
+    throw ReportError(fmt::format("--train-images {} is not >= 1", *o.train_images));
+  if (o.overhead_ms && !(*o.overhead_ms >= 0 && std::isfinite(*o.overhead_ms)))
+    throw ReportError(fmt::format("--overhead-ms {} is not >= 0", *o.overhead_ms));
+  if (o.fit_max_np && *o.fit_max_np < 1)
+    throw ReportError(fmt::format("--fit-max-np {} is not >= 1", *o.fit_max_np));
+  if (o.allreduce_max_np && *o.allreduce_max_np < 2)
+    throw ReportError(fmt::format("--allreduce-max-np {} is not >= 2", *o.allreduce_max_np));
   if (!(o.allreduce_window == 0 || o.allreduce_window >= 1))
     throw ReportError(fmt::format("--allreduce-window {} is not 0 or >= 1", o.allreduce_window));
   if (o.overlap && !(*o.overlap >= 0 && *o.overlap <= 1))

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <optional>
 #include <random>
 
 #include "db/database.hpp"
@@ -216,4 +218,66 @@ TEST_CASE("scaling plan: a preset network beyond one node, and what is missing i
   options.condition = "nothing";
   CHECK_THROWS_WITH_AS(plotting::build_scaling_plan(&database, options),
                        doctest::Contains("no finished training run"), plotting::ReportError);
+}
+
+TEST_CASE("scaling plan: the LaTeX compiles with a stock TeX Live, hostile text escaped") {
+  test::TempDir dir;
+  auto database =
+      db::Database::open(make_database(dir, 0.01, "exp_1 50% & <b>"), db::OpenMode::ReadOnly);
+  plotting::ScalingPlanOptions options;
+  options.training = plotting::InstanceQuery{"exp_1 50% & <b>", {}, false};
+  options.bootstrap = 50;
+  options.fit_max_np = 4;
+  const auto plan = plotting::build_scaling_plan(&database, options);
+  const auto tex = plotting::format_scaling_plan(plan, "latex");
+  CHECK(tex.find("exp\\_1 50\\% \\& $<$b$>$") != std::string::npos);
+  const auto html = plotting::format_scaling_plan(plan, "html");
+  CHECK(html.find("exp_1 50% &amp; &lt;b&gt;") != std::string::npos);
+  CHECK(html.find("<b>") == std::string::npos);
+  const bool have_pdflatex = std::system("command -v pdflatex >/dev/null 2>&1") == 0;
+  SCALEBENCH_SKIP_IF(have_pdflatex ? std::nullopt
+                                   : std::optional<std::string>(
+                                         "pdflatex is not installed (texlive-latex-recommended)"));
+  {
+    std::ofstream out(dir / "model.tex");
+    out << tex;
+    std::ofstream paper(dir / "paper.tex");
+    paper << "\\documentclass{article}\n\\usepackage{booktabs,graphicx}\n\\begin{document}\n"
+             "\\input{model.tex}\n\\end{document}\n";
+  }
+  const auto command = "cd '" + dir.path().string() +
+                       "' && pdflatex -interaction=nonstopmode -halt-on-error paper.tex "
+                       ">pdflatex.out 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  CHECK(std::filesystem::file_size(dir / "paper.pdf") > 1000);
+  std::ifstream log(dir / "paper.log");
+  const std::string text((std::istreambuf_iterator<char>(log)), {});
+  CHECK(text.find("Overfull \\hbox") == std::string::npos);
+}
+
+TEST_CASE("scaling plan: out-of-range settings are refused with the option named") {
+  plotting::ScalingPlanOptions o;
+  o.network = "10gbe";
+  o.images_per_second = 100;
+  o.batch_size = 32;
+  o.parameters = 1e6;
+  CHECK_NOTHROW(plotting::build_scaling_plan(nullptr, o));
+  const auto refused = [&](auto change, const char* option) {
+    auto bad = o;
+    change(bad);
+    CHECK_THROWS_WITH_AS(plotting::build_scaling_plan(nullptr, bad), doctest::Contains(option),
+                         plotting::ReportError);
+  };
+  refused([](auto& b) { b.parameters = -5; }, "--parameters");
+  refused([](auto& b) { b.batch_size = 0; }, "--batch-size");
+  refused([](auto& b) { b.images_per_second = 0; }, "--images-per-second");
+  refused([](auto& b) { b.fusion_mb = 0; }, "--fusion-mb");
+  refused([](auto& b) { b.max_np = 0; }, "--max-np");
+  refused([](auto& b) { b.bootstrap = -1; }, "--bootstrap");
+  refused([](auto& b) { b.level = 1.5; }, "--level");
+  refused([](auto& b) { b.overlap = 2; }, "--overlap");
+  refused([](auto& b) { b.ranks_per_node = 0; }, "--ranks-per-node");
+  refused([](auto& b) { b.train_images = 0; }, "--train-images");
+  refused([](auto& b) { b.overhead_ms = -1; }, "--overhead-ms");
+  refused([](auto& b) { b.allreduce_window = 0.5; }, "--allreduce-window");
 }
