@@ -444,6 +444,17 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
       }
       plan.rows.push_back(row);
     }
+    std::string misfits;
+    for (const auto& row : plan.rows)
+      if (row.step_error && !row.held_out && std::abs(*row.step_error) > 0.10)
+        misfits += fmt::format("{}np={} ({:+.0f}%)", misfits.empty() ? "" : ", ", row.np,
+                               100 * *row.step_error);
+    if (!misfits.empty())
+      plan.notes.push_back(fmt::format(
+          "The fit misses measured np it was fitted on by more than 10%: {}. The model does not "
+          "describe these runs well (a network that is not the one they used, or an overhead "
+          "that grows with np); read its predictions with that error in mind.",
+          misfits));
     if (o.fit_max_np)
       plan.notes.push_back(fmt::format(
           "Fitted on training runs with np <= {}{}; larger measured np are held out and their "
