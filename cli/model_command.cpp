@@ -83,7 +83,7 @@ int model_command(const ModelCommand& options, std::ostream& out, std::ostream&)
       throw plotting::ReportError(fmt::format("--only '{}' is not FACTOR=LEVEL", filter));
     plan.only.emplace_back(filter.substr(0, eq), filter.substr(eq + 1));
   }
-  (void)plotting::format_scaling_plan({}, options.format);  // fail fast on a bad format
+  plotting::require_scaling_plan_format(options.format);  // before any work
   // --images-per-second sets the model up from presets alone; otherwise it is fitted to runs.
   const bool measured = !options.plan.images_per_second;
   if (!measured && (options.experiment || !options.instances.empty() || options.pool))

@@ -570,8 +570,7 @@ std::string scaling_plan_data(const ScalingPlan& plan) {
     bool any = false;
     for (const auto& r : plan.rows) {
       if (!r.measured_step_seconds || r.held_out != held_out) continue;
-      const double rate = r.np * plan.rows.front().images_per_second.value *
-                          plan.rows.front().step_seconds.value / *r.measured_step_seconds;
+      const double rate = r.np * plan.batch / *r.measured_step_seconds;
       out += fmt::format("{} {} {}\n", r.np,
                          r.measured_efficiency ? format_exact(*r.measured_efficiency * 100) : "NaN",
                          format_exact(rate));

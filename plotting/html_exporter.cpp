@@ -78,12 +78,16 @@ figure svg { max-width: 100%; height: auto; }
 </style>
 )";
 
+}  // namespace
+
 std::string page_head(const std::string& title) {
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<title>{}</title>\n{}</head>\n<body>\n",
       html(title), kStyle);
 }
+
+namespace {
 
 std::string provenance_list(const db::Provenance& provenance) {
   if (provenance.empty()) return "";
@@ -92,6 +96,8 @@ std::string provenance_list(const db::Provenance& provenance) {
     out += fmt::format("<dt>{}</dt><dd>{}</dd>\n", html(key), html(value));
   return out + "</dl>\n";
 }
+
+}  // namespace
 
 std::string notes_list(const std::vector<std::string>& notes) {
   if (notes.empty()) return "";
@@ -106,6 +112,8 @@ std::string figure_block(const std::string& svg, const std::string& caption) {
   return fmt::format("<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>\n", element,
                      html(caption));
 }
+
+namespace {
 
 std::string anova_text(const AnovaSummary& a) {
   const auto f = std::isfinite(a.f) ? fmt::format("{:.2f}", a.f) : fmt::format("{}", a.f);

@@ -6,13 +6,13 @@
 
 #include "plotting/exporters.hpp"
 #include "plotting/format.hpp"
+#include "plotting/markup.hpp"
 #include "plotting/table_cells.hpp"
 
 namespace scalebench::plotting {
-namespace {
 
 // A pipe inside a cell would end it.
-std::string cell(std::string_view text) {
+std::string markdown_cell(std::string_view text) {
   std::string out;
   for (char c : text) {
     if (c == '|') out += '\\';
@@ -21,12 +21,14 @@ std::string cell(std::string_view text) {
   return out;
 }
 
+namespace {
+
 // The provenance header block: one bullet per key (docs/database.md, "provenance").
 std::string provenance_block(const db::Provenance& provenance) {
   if (provenance.empty()) return "";
   std::string out = "- Provenance (table `run_provenance` per run):\n";
   for (const auto& [key, value] : provenance)
-    out += fmt::format("  - {}: {}\n", cell(key), cell(value));
+    out += fmt::format("  - {}: {}\n", markdown_cell(key), markdown_cell(value));
   return out;
 }
 
@@ -52,16 +54,17 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
   for (const auto& block : report.blocks)
     for (const auto& row : block.rows) epochs += row.epochs, runs += row.runs;
   std::string out;
-  out += fmt::format("## Experiment {} by {}\n\n", cell(report.experiment), cell(report.factor));
+  out += fmt::format("## Experiment {} by {}\n\n", markdown_cell(report.experiment),
+                     markdown_cell(report.factor));
   out +=
       fmt::format("- Unit of analysis: {} ({} epochs from {} runs)\n", report.unit, epochs, runs);
-  out += fmt::format("- Column blocks: {} = {}\n", cell(report.factor),
-                     cell(fmt::format("{}", fmt::join(report.levels, ", "))));
+  out += fmt::format("- Column blocks: {} = {}\n", markdown_cell(report.factor),
+                     markdown_cell(fmt::format("{}", fmt::join(report.levels, ", "))));
   std::vector<std::string> bases;
   for (std::size_t b = 0; b < report.blocks.size(); ++b)
     bases.push_back(fmt::format("{} in {}", report.blocks[b].base_label, report.levels[b]));
   out += fmt::format("- Base row of each block: {}\n",
-                     cell(fmt::format("{}", fmt::join(bases, "; "))));
+                     markdown_cell(fmt::format("{}", fmt::join(bases, "; "))));
   out += provenance_block(report.provenance) + "\n";
 
   bool accuracy = false;
@@ -73,14 +76,16 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
     out += fmt::format(
         " {0} Avg. epoch time (s) [{1} CI] | {0} {2} | {0} Tukey vs base | {0} Images/s | "
         "{0} Speed-up [{1} CI] | {0} Efficiency |{3}",
-        cell(level), percent_of(report.blocks.empty() ? 0.95 : report.blocks[0].confidence),
-        sd_header(report.unit), accuracy ? fmt::format(" {} Test accuracy |", cell(level)) : "");
+        markdown_cell(level),
+        percent_of(report.blocks.empty() ? 0.95 : report.blocks[0].confidence),
+        sd_header(report.unit),
+        accuracy ? fmt::format(" {} Test accuracy |", markdown_cell(level)) : "");
   out += "\n| :--- |";
   for (std::size_t b = 0; b < report.levels.size(); ++b)
     out += fmt::format(" ---: | ---: | ---: | ---: | ---: | ---: |{}", accuracy ? " ---: |" : "");
   out += "\n";
   for (const auto& key : report.row_keys) {
-    out += fmt::format("| {} |", cell(key));
+    out += fmt::format("| {} |", markdown_cell(key));
     for (const auto& block : report.blocks) {
       const auto row = std::find_if(block.rows.begin(), block.rows.end(),
                                     [&](const ReportRow& r) { return r.label == key; });
@@ -105,10 +110,11 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
   out += "\n";
 
   for (const auto& anova : report.two_way) {
-    out += fmt::format(
-        "\nTwo-way ANOVA of {}, {}: {} ({} {}s, type {} sums of squares)\n\n", cell(anova.scope),
-        report.unit == "epoch" ? "epoch time" : "run mean epoch time", cell(anova.model),
-        anova.observations, report.unit == "epoch" ? "epoch" : "run", anova.ss_type);
+    out += fmt::format("\nTwo-way ANOVA of {}, {}: {} ({} {}s, type {} sums of squares)\n\n",
+                       markdown_cell(anova.scope),
+                       report.unit == "epoch" ? "epoch time" : "run mean epoch time",
+                       markdown_cell(anova.model), anova.observations,
+                       report.unit == "epoch" ? "epoch" : "run", anova.ss_type);
     out += "| Effect | Df | Sum Sq | Mean Sq | F | p | partial η² |\n";
     out += "| :--- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
     for (const auto& term : anova.terms) {
@@ -118,7 +124,7 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
         continue;
       }
       out += fmt::format(
-          "| {} | {:g} | {} | {} | {} | {} | {} |\n", cell(term.term), term.df,
+          "| {} | {:g} | {} | {} | {} | {} | {} |\n", markdown_cell(term.term), term.df,
           format_measure(term.ss), format_measure(term.ms), optional_f(term.f),
           optional_cell(term.p, format_p_value),
           optional_cell(term.partial_eta_sq, [](double v) { return fmt::format("{:.3f}", v); }));
@@ -129,16 +135,16 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
     out += fmt::format(
         "\nAllreduce benchmark runs of the same instance, by {} (bus bandwidth, GB/s; "
         "docs/allreduce-benchmark.md)\n\n",
-        cell(report.factor));
+        markdown_cell(report.factor));
     out += fmt::format(
         "| {} | Condition | Largest message (bytes) | busbw there | time there (µs) | Avg. busbw "
         "over sizes | Runs |\n",
-        cell(report.factor));
+        markdown_cell(report.factor));
     out += "| :--- | :--- | ---: | ---: | ---: | ---: | ---: |\n";
     for (const auto& row : report.bandwidth)
-      out += fmt::format("| {} | {} np={} | {} | {:.3f} | {} | {:.3f} | {} |\n", cell(row.level),
-                         cell(row.condition), row.np, row.bytes, row.busbw_gbs,
-                         format_measure(row.time_us), row.avg_busbw_gbs, row.runs);
+      out += fmt::format("| {} | {} np={} | {} | {:.3f} | {} | {:.3f} | {} |\n",
+                         markdown_cell(row.level), markdown_cell(row.condition), row.np, row.bytes,
+                         row.busbw_gbs, format_measure(row.time_us), row.avg_busbw_gbs, row.runs);
   }
 
   const std::vector<std::string> notes = factor_report_notes(report);
@@ -157,10 +163,10 @@ std::string MarkdownExporter::render(const ReportTable& table) const {
     runs += row.runs;
   }
   std::string out;
-  out += fmt::format("## Experiment {}\n\n", cell(table.experiment));
+  out += fmt::format("## Experiment {}\n\n", markdown_cell(table.experiment));
   out += fmt::format("- Unit of analysis: {} ({} epochs from {} runs in {} groups)\n", table.unit,
                      epochs, runs, table.rows.size());
-  out += fmt::format("- Base group: {}\n", cell(table.base_label));
+  out += fmt::format("- Base group: {}\n", markdown_cell(table.base_label));
   out += provenance_block(table.provenance) + "\n";
 
   // Test accuracy only where a program reported one (our test_accuracy, Keras's val_accuracy).
@@ -169,13 +175,13 @@ std::string MarkdownExporter::render(const ReportTable& table) const {
   out += fmt::format(
       "| Condition | Avg. epoch time (s) [{0} CI] | {1} | Tukey vs {2} | Images/s | Speed-up "
       "[{0} CI] | Efficiency |{3}\n",
-      percent_of(table.confidence), sd_header(table.unit), cell(table.base_label),
+      percent_of(table.confidence), sd_header(table.unit), markdown_cell(table.base_label),
       accuracy ? " Test accuracy |" : "");
   out += fmt::format("| :--- | ---: | ---: | ---: | ---: | ---: | ---: |{}\n",
                      accuracy ? " ---: |" : "");
   for (const auto& row : table.rows) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |{}\n", cell(row.label), mean_cell(row),
-                       optional_cell(row.sd_epoch_seconds, format_measure),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |{}\n", markdown_cell(row.label),
+                       mean_cell(row), optional_cell(row.sd_epoch_seconds, format_measure),
                        row.is_base ? std::string(kNotAvailable)
                                    : optional_cell(row.tukey_p_vs_base, format_p_value),
                        optional_cell(row.images_per_second, format_measure), speedup_cell(row),

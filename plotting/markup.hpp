@@ -1,9 +1,10 @@
-// Text into the markup languages the exporters write, shared by the report's and the scaling
-// model's exporters.
+// Text into the markup languages the exporters write, and the HTML page's pieces, shared by the
+// report's and the scaling model's exporters.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace scalebench::plotting {
 
@@ -15,5 +16,16 @@ std::string tex(std::string_view text);
 std::string html(std::string_view text);
 // The SVG element of a gnuplot file, for inline use in a page (prolog and scripts removed).
 std::string inline_svg(const std::string& svg);
+
+// The opening of a self-contained HTML page (doctype, title, the reports' inline CSS, <body>).
+std::string page_head(const std::string& title);
+// "<h2>Notes</h2>" and a list of `notes`, escaped; empty for none.
+std::string notes_list(const std::vector<std::string>& notes);
+// A <figure> with the SVG inline and its caption; empty when `svg` holds no <svg> element.
+std::string figure_block(const std::string& svg, const std::string& caption);
+
+// Text for one Markdown table cell: a pipe escaped, line breaks as spaces. Defined in
+// markdown_exporter.cpp.
+std::string markdown_cell(std::string_view text);
 
 }  // namespace scalebench::plotting

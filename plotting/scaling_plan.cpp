@@ -200,7 +200,7 @@ double mean_of(const std::vector<double>& v) {
   return sum / static_cast<double>(v.size());
 }
 
-PlanValue with_interval(double point, const std::vector<double>& replicates, double level) {
+PlanValue estimate(double point, const std::vector<double>& replicates, double level) {
   return {point, stats::percentile_interval(replicates, level)};
 }
 
@@ -209,7 +209,129 @@ PlanValue parameter_value(const stats::ScalingFit& fit, double level, double sca
   std::vector<double> values;
   values.reserve(fit.replicates.size());
   for (const auto& m : fit.replicates) values.push_back(get(m) * scale);
-  return with_interval(get(fit.model) * scale, values, level);
+  return estimate(get(fit.model) * scale, values, level);
+}
+
+// The links from presets alone: --intra-network (default --network) inside nodes, and with
+// --ranks-per-node, --network between them.
+stats::Topology preset_topology(const ScalingPlanOptions& o) {
+  stats::Topology t;
+  const auto& network = stats::network_preset(*o.network);
+  t.intra = o.intra_network ? stats::network_preset(*o.intra_network).link : network.link;
+  if (o.ranks_per_node) {
+    t.inter = network.link;
+    t.ranks_per_node = *o.ranks_per_node;
+  }
+  return t;
+}
+
+std::string intra_preset_origin(const ScalingPlanOptions& o) {
+  return "preset " + o.intra_network.value_or(*o.network);
+}
+
+// Where each parameter of the table came from ("fitted", "preset 10gbe", "given", ...).
+struct Origins {
+  std::string compute, overhead, overlap, intra, inter, ranks_per_node, gradient, fusion;
+};
+
+// The parameter table of a fitted or given model: intervals where there are replicates.
+std::vector<PlanParameter> describe_parameters(const stats::ScalingFit& fit, const Origins& origin,
+                                               double level) {
+  using M = stats::StepModel;
+  std::vector<PlanParameter> out = {
+      {"compute", "ms", parameter_value(fit, level, 1e3, [](const M& m) { return m.compute; }),
+       origin.compute},
+      {"overhead", "ms", parameter_value(fit, level, 1e3, [](const M& m) { return m.overhead; }),
+       origin.overhead},
+      {"overlap", "", parameter_value(fit, level, 1, [](const M& m) { return m.overlap; }),
+       origin.overlap}};
+  const auto& network = fit.model.network;
+  const std::string intra = network.inter ? "intra-node " : "";
+  if (network.intra_by_ranks.empty()) {
+    out.push_back(
+        {intra + "latency", "us",
+         parameter_value(fit, level, 1e6, [](const M& m) { return m.network.intra.alpha; }),
+         origin.intra});
+    out.push_back(
+        {intra + "bandwidth", "GB/s",
+         parameter_value(fit, level, 1e-9, [](const M& m) { return m.network.intra.bandwidth; }),
+         origin.intra});
+  }
+  // With --network-per-np these links are the ones used.
+  for (const auto& [ranks, link] : network.intra_by_ranks) {
+    const int r = ranks;
+    out.push_back(
+        {fmt::format("{}latency at np={}", intra, r), "us",
+         parameter_value(fit, level, 1e6,
+                         [r](const M& m) { return m.network.intra_by_ranks.at(r).alpha; }),
+         origin.intra});
+    out.push_back(
+        {fmt::format("{}bandwidth at np={}", intra, r), "GB/s",
+         parameter_value(fit, level, 1e-9,
+                         [r](const M& m) { return m.network.intra_by_ranks.at(r).bandwidth; }),
+         origin.intra});
+  }
+  if (network.inter) {
+    out.push_back({"inter-node latency", "us", {network.inter->alpha * 1e6, {}}, origin.inter});
+    out.push_back(
+        {"inter-node bandwidth", "GB/s", {network.inter->bandwidth * 1e-9, {}}, origin.inter});
+    out.push_back({"ranks per node",
+                   "",
+                   {static_cast<double>(network.ranks_per_node), {}},
+                   origin.ranks_per_node});
+  }
+  out.push_back({"gradient", "MB", {fit.model.gradient_bytes * 1e-6, {}}, origin.gradient});
+  out.push_back({"fusion bucket", "MiB", {fit.model.bucket_bytes / kMiB, {}}, origin.fusion});
+  return out;
+}
+
+// What the epochs hold: images per epoch at every np (strong scaling), or per rank (weak).
+struct Epochs {
+  std::optional<double> images;
+  bool weak = false;
+};
+
+// Predicted rows for np = 1, 2, 4, ... max_np and every measured np, with intervals from the
+// replicates and the measured mean step where there is one.
+std::vector<PlanRow> predict_rows(const stats::ScalingFit& fit, int batch, const Epochs& epochs,
+                                  const std::map<int, std::vector<double>>& measured,
+                                  std::optional<int> fit_max_np, int max_np, double level) {
+  std::vector<int> measured_np;
+  for (const auto& [np, steps] : measured) measured_np.push_back(np);
+  const double single = measured.count(1) ? mean_of(measured.at(1)) : 0.0;
+  std::vector<PlanRow> rows;
+  for (int np : plan_rank_counts(max_np, measured_np)) {
+    PlanRow row;
+    row.np = np;
+    const auto rate = [&](double step) { return np * batch / step; };
+    std::vector<double> steps, rates, efficiencies;
+    for (const auto& m : fit.replicates) {
+      steps.push_back(stats::step_seconds(m, np));
+      rates.push_back(rate(steps.back()));
+      efficiencies.push_back(stats::scaling_efficiency(m, np));
+    }
+    const double step = stats::step_seconds(fit.model, np);
+    row.step_seconds = estimate(step, steps, level);
+    row.images_per_second = estimate(rate(step), rates, level);
+    row.efficiency = estimate(stats::scaling_efficiency(fit.model, np), efficiencies, level);
+    if (epochs.images) {
+      const double images = epochs.weak ? *epochs.images * np : *epochs.images;
+      const double steps_per_epoch = images / (np * batch);
+      std::vector<double> times;
+      for (double s : steps) times.push_back(s * steps_per_epoch);
+      row.epoch_seconds = estimate(step * steps_per_epoch, times, level);
+    }
+    const auto it = measured.find(np);
+    if (it != measured.end()) {
+      row.measured_step_seconds = mean_of(it->second);
+      row.measured_runs = it->second.size();
+      if (single > 0) row.measured_efficiency = single / *row.measured_step_seconds;
+      row.step_error = (step - *row.measured_step_seconds) / *row.measured_step_seconds;
+      row.held_out = fit_max_np && np > *fit_max_np;
+    }
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 }  // namespace
@@ -252,16 +374,12 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
 
   ScalingPlan plan;
   plan.level = o.level;
-  stats::ScalingData data;
-  TrainingData training;
-  std::optional<long long> images_per_epoch;  // at np = 1 (strong) or per rank (weak)
-  bool weak = o.weak_scaling;
-  std::map<std::string, std::string> origin;  // parameter name -> where it came from
 
   if (o.training) {
     if (database == nullptr) throw ReportError("fitting to runs needs a results database");
     const InstanceSelection selection = select_instances(*database, *o.training);
-    training = load_training(*database, selection, o);
+    const TrainingData training = load_training(*database, selection, o);
+    stats::ScalingData data;
     plan.notes.insert(plan.notes.end(), selection.notes.begin(), selection.notes.end());
     const InstanceSelection allreduce_selection =
         o.allreduce ? select_instances(*database, *o.allreduce) : selection;
@@ -280,16 +398,14 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
     plan.title = fmt::format("Scaling model of {}", selection.experiment);
     data.fixed.gradient_bytes = training.parameters * 4;
     data.fixed.bucket_bytes = training.fusion_bytes;
-    origin["parameters"] = o.parameters ? "given" : "header";
     // Images per epoch: constant (strong scaling) or growing with np (weak).
     const auto& images = training.images_by_np;
-    if (images.size() >= 2) {
-      const auto first = *images.begin(), last = *images.rbegin();
-      weak = first.second * last.first == last.second * first.first && first.second != last.second;
-    }
-    images_per_epoch =
-        weak ? images.begin()->second / images.begin()->first : images.begin()->second;
-    if (o.train_images) images_per_epoch = *o.train_images;
+    const auto first = *images.begin(), last = *images.rbegin();
+    Epochs epochs;
+    epochs.weak =
+        first.second * last.first == last.second * first.first && first.second != last.second;
+    epochs.images = static_cast<double>(epochs.weak ? first.second / first.first : first.second);
+    if (o.train_images) epochs.images = static_cast<double>(*o.train_images);
     if (allreduce.runs.empty() && !o.network)
       throw ReportError(fmt::format(
           "{} holds no allreduce runs: add an allreduce condition (--benchmark allreduce, "
@@ -297,26 +413,14 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
           "give the network with --network PRESET",
           allreduce_selection.experiment));
     const int measured_max = training.steps_by_np.rbegin()->first;
-    if (!allreduce.runs.empty()) {
-      if (o.network) {
-        data.fixed.network.inter = stats::network_preset(*o.network).link;
-        data.fixed.network.ranks_per_node = o.ranks_per_node.value_or(measured_max);
-        origin["inter"] = "preset " + *o.network;
-        plan.notes.push_back(
-            fmt::format("Nodes of {} ranks joined by {} (measured links inside a node).",
-                        data.fixed.network.ranks_per_node, *o.network));
-      }
-      origin["intra"] = "fitted";
-    } else {
-      const auto& inter = stats::network_preset(*o.network);
-      data.fixed.network.intra =
-          o.intra_network ? stats::network_preset(*o.intra_network).link : inter.link;
-      if (o.ranks_per_node) {
-        data.fixed.network.inter = inter.link;
-        data.fixed.network.ranks_per_node = *o.ranks_per_node;
-      }
-      origin["intra"] = "preset " + o.intra_network.value_or(*o.network);
-      origin["inter"] = "preset " + *o.network;
+    if (allreduce.runs.empty()) {
+      data.fixed.network = preset_topology(o);
+    } else if (o.network) {
+      data.fixed.network.inter = stats::network_preset(*o.network).link;
+      data.fixed.network.ranks_per_node = o.ranks_per_node.value_or(measured_max);
+      plan.notes.push_back(
+          fmt::format("Nodes of {} ranks joined by {} (measured links inside a node).",
+                      data.fixed.network.ranks_per_node, *o.network));
     }
     if (o.overlap) data.fixed.overlap = *o.overlap;
     data.network_per_np = o.network_per_np && !allreduce.runs.empty();
@@ -330,41 +434,16 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
       plan.notes.push_back("The runs overlapped the allreduce with backward (--overlap on).");
     plan.replicates = static_cast<int>(fit.replicates.size());
     plan.failed_replicates = static_cast<int>(fit.failed_replicates);
-    const double level = o.level;
-    plan.parameters.push_back(
-        {"compute", "ms", parameter_value(fit, level, 1e3, [](const auto& m) { return m.compute; }),
-         "fitted (np=1 step)"});
-    plan.parameters.push_back(
-        {"overhead", "ms",
-         parameter_value(fit, level, 1e3, [](const auto& m) { return m.overhead; }), "fitted"});
-    plan.parameters.push_back(
-        {"overlap", "", parameter_value(fit, level, 1, [](const auto& m) { return m.overlap; }),
-         fit.overlap_fitted ? "fitted" : (o.overlap ? "given" : "assumed")});
-    const std::string intra_name = data.fixed.network.inter ? "intra-node " : "";
-    if (fit.network_by_ranks.empty()) {  // else the per-np links below are the ones used
-      plan.parameters.push_back(
-          {intra_name + "latency", "us",
-           parameter_value(fit, level, 1e6, [](const auto& m) { return m.network.intra.alpha; }),
-           origin["intra"]});
-      plan.parameters.push_back(
-          {intra_name + "bandwidth", "GB/s",
-           parameter_value(fit, level, 1e-9,
-                           [](const auto& m) { return m.network.intra.bandwidth; }),
-           origin["intra"]});
-    }
-    for (const auto& [ranks, link] : fit.network_by_ranks) {
-      const int r = ranks;
-      plan.parameters.push_back(
-          {fmt::format("{}latency at np={}", intra_name, r), "us",
-           parameter_value(fit, level, 1e6,
-                           [r](const auto& m) { return m.network.intra_by_ranks.at(r).alpha; }),
-           "fitted"});
-      plan.parameters.push_back(
-          {fmt::format("{}bandwidth at np={}", intra_name, r), "GB/s",
-           parameter_value(fit, level, 1e-9,
-                           [r](const auto& m) { return m.network.intra_by_ranks.at(r).bandwidth; }),
-           "fitted"});
-    }
+    plan.batch = training.batch;
+    plan.parameters =
+        describe_parameters(fit,
+                            {"fitted (np=1 step)", "fitted",
+                             fit.overlap_fitted ? "fitted" : (o.overlap ? "given" : "assumed"),
+                             allreduce.runs.empty() ? intra_preset_origin(o) : "fitted",
+                             o.network ? "preset " + *o.network : "",
+                             o.ranks_per_node ? "given" : "largest measured np",
+                             o.parameters ? "given" : "header", o.fusion_mb ? "given" : "header"},
+                            o.level);
     if (fit.network) {
       std::string per_np;
       for (const auto& [ranks, f] : fit.network_by_ranks)
@@ -386,64 +465,8 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
         plan.notes.push_back(
             "One link per measured np (--network-per-np): beyond the largest, its link is used.");
     }
-    if (data.fixed.network.inter) {
-      plan.parameters.push_back({"inter-node latency",
-                                 "us",
-                                 {data.fixed.network.inter->alpha * 1e6, std::nullopt},
-                                 origin["inter"]});
-      plan.parameters.push_back({"inter-node bandwidth",
-                                 "GB/s",
-                                 {data.fixed.network.inter->bandwidth * 1e-9, std::nullopt},
-                                 origin["inter"]});
-      plan.parameters.push_back(
-          {"ranks per node",
-           "",
-           {static_cast<double>(data.fixed.network.ranks_per_node), std::nullopt},
-           o.ranks_per_node ? "given" : "largest measured np"});
-    }
-    plan.parameters.push_back(
-        {"gradient", "MB", {fit.model.gradient_bytes * 1e-6, std::nullopt}, origin["parameters"]});
-    plan.parameters.push_back(
-        {"fusion bucket", "MiB", {fit.model.bucket_bytes / kMiB, std::nullopt}, "header"});
-
-    // Predictions.
-    std::vector<int> measured;
-    for (const auto& [np, steps] : training.steps_by_np) measured.push_back(np);
-    const double measured_single =
-        training.steps_by_np.count(1) ? mean_of(training.steps_by_np.at(1)) : 0.0;
-    for (int np : plan_rank_counts(o.max_np, measured)) {
-      PlanRow row;
-      row.np = np;
-      std::vector<double> steps, rates, efficiencies;
-      for (const auto& m : fit.replicates) {
-        const double s = stats::step_seconds(m, np);
-        steps.push_back(s);
-        rates.push_back(np * training.batch / s);
-        efficiencies.push_back(stats::scaling_efficiency(m, np));
-      }
-      const double step = stats::step_seconds(fit.model, np);
-      row.step_seconds = with_interval(step, steps, level);
-      row.images_per_second = with_interval(np * training.batch / step, rates, level);
-      row.efficiency = with_interval(stats::scaling_efficiency(fit.model, np), efficiencies, level);
-      if (images_per_epoch) {
-        const double images = weak ? static_cast<double>(*images_per_epoch) * np
-                                   : static_cast<double>(*images_per_epoch);
-        const double steps_per_epoch = images / (np * training.batch);
-        std::vector<double> epochs;
-        for (double s : steps) epochs.push_back(s * steps_per_epoch);
-        row.epoch_seconds = with_interval(step * steps_per_epoch, epochs, level);
-      }
-      const auto it = training.steps_by_np.find(np);
-      if (it != training.steps_by_np.end()) {
-        row.measured_step_seconds = mean_of(it->second);
-        row.measured_runs = it->second.size();
-        if (measured_single > 0)
-          row.measured_efficiency = measured_single / *row.measured_step_seconds;
-        row.step_error = (step - *row.measured_step_seconds) / *row.measured_step_seconds;
-        row.held_out = o.fit_max_np && np > *o.fit_max_np;
-      }
-      plan.rows.push_back(row);
-    }
+    plan.rows = predict_rows(fit, training.batch, epochs, training.steps_by_np, o.fit_max_np,
+                             o.max_np, o.level);
     std::string misfits;
     for (const auto& row : plan.rows)
       if (row.step_error && !row.held_out && std::abs(*row.step_error) > 0.10)
@@ -468,8 +491,9 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
         training.batch, o.skip_epochs, 100 * o.level, plan.replicates,
         plan.failed_replicates ? fmt::format(", {} resamples refused", plan.failed_replicates)
                                : ""));
-    plan.notes.push_back(weak ? "Weak scaling: images per epoch grow with np."
-                              : "Strong scaling: images per epoch fixed, split among the ranks.");
+    plan.notes.push_back(epochs.weak
+                             ? "Weak scaling: images per epoch grow with np."
+                             : "Strong scaling: images per epoch fixed, split among the ranks.");
     return plan;
   }
 
@@ -481,62 +505,27 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
         "--network without --experiment needs --images-per-second (one rank's throughput)");
   if (!o.batch_size) throw ReportError("--network without --experiment needs --batch-size");
   stats::StepModel m;
-  const auto& inter = stats::network_preset(*o.network);
   m.compute = *o.batch_size / *o.images_per_second;
   m.overhead = o.overhead_ms.value_or(0) * 1e-3;
   m.overlap = o.overlap.value_or(0);
-  m.network.intra = o.intra_network ? stats::network_preset(*o.intra_network).link : inter.link;
-  if (o.ranks_per_node) {
-    m.network.inter = inter.link;
-    m.network.ranks_per_node = *o.ranks_per_node;
-  }
+  m.network = preset_topology(o);
   m.gradient_bytes = *o.parameters * 4;
   m.bucket_bytes = o.fusion_mb.value_or(64) * kMiB;
-  plan.title = fmt::format("Scaling model on {}", inter.description);
+  plan.title = fmt::format("Scaling model on {}", stats::network_preset(*o.network).description);
   plan.source = "presets (no measurement)";
-  plan.parameters = {
-      {"compute", "ms", {m.compute * 1e3, std::nullopt}, "given (batch / images/s)"},
-      {"overhead", "ms", {m.overhead * 1e3, std::nullopt}, o.overhead_ms ? "given" : "assumed"},
-      {"overlap", "", {m.overlap, std::nullopt}, o.overlap ? "given" : "assumed"},
-      {m.network.inter ? "intra-node latency" : "latency",
-       "us",
-       {m.network.intra.alpha * 1e6, std::nullopt},
-       "preset " + o.intra_network.value_or(*o.network)},
-      {m.network.inter ? "intra-node bandwidth" : "bandwidth",
-       "GB/s",
-       {m.network.intra.bandwidth * 1e-9, std::nullopt},
-       "preset " + o.intra_network.value_or(*o.network)}};
-  if (m.network.inter) {
-    plan.parameters.push_back({"inter-node latency",
-                               "us",
-                               {m.network.inter->alpha * 1e6, std::nullopt},
-                               "preset " + *o.network});
-    plan.parameters.push_back({"inter-node bandwidth",
-                               "GB/s",
-                               {m.network.inter->bandwidth * 1e-9, std::nullopt},
-                               "preset " + *o.network});
-    plan.parameters.push_back(
-        {"ranks per node", "", {static_cast<double>(*o.ranks_per_node), std::nullopt}, "given"});
-  }
-  plan.parameters.push_back({"gradient", "MB", {m.gradient_bytes * 1e-6, std::nullopt}, "given"});
-  plan.parameters.push_back({"fusion bucket",
-                             "MiB",
-                             {m.bucket_bytes / kMiB, std::nullopt},
-                             o.fusion_mb ? "given" : "default"});
-  for (int np : plan_rank_counts(o.max_np, {})) {
-    PlanRow row;
-    row.np = np;
-    const double step = stats::step_seconds(m, np);
-    row.step_seconds = {step, std::nullopt};
-    row.images_per_second = {np * *o.batch_size / step, std::nullopt};
-    row.efficiency = {stats::scaling_efficiency(m, np), std::nullopt};
-    if (o.train_images) {
-      const double images = o.weak_scaling ? static_cast<double>(*o.train_images) * np
-                                           : static_cast<double>(*o.train_images);
-      row.epoch_seconds = PlanValue{step * images / (np * *o.batch_size), std::nullopt};
-    }
-    plan.rows.push_back(row);
-  }
+  plan.batch = *o.batch_size;
+  stats::ScalingFit given;  // no replicates: no intervals
+  given.model = m;
+  plan.parameters = describe_parameters(
+      given,
+      {"given (batch / images/s)", o.overhead_ms ? "given" : "assumed",
+       o.overlap ? "given" : "assumed", intra_preset_origin(o), "preset " + *o.network, "given",
+       "given", o.fusion_mb ? "given" : "default"},
+      o.level);
+  plan.rows = predict_rows(
+      given, *o.batch_size,
+      {o.train_images ? std::optional<double>(*o.train_images) : std::nullopt, o.weak_scaling}, {},
+      std::nullopt, o.max_np, o.level);
   plan.notes.push_back(
       "No intervals: every input is given, nothing is measured. Network figures and their sources: "
       "docs/scaling-model.md, \"Network presets\".");

@@ -81,6 +81,7 @@ struct ScalingPlan {
   std::string title;   // what was modelled
   std::string source;  // experiment and instances, or "presets"
   double level = 0.95;
+  int batch = 1;              // per rank: images/s = np x batch / step
   int replicates = 0;         // bootstrap refits that succeeded
   int failed_replicates = 0;  // resamples the fit refused
   std::vector<PlanParameter> parameters;

@@ -91,20 +91,15 @@ std::vector<std::vector<std::string>> parameter_rows(const ScalingPlan& plan) {
 std::string markdown_table(const std::vector<std::string>& h,
                            const std::vector<std::vector<std::string>>& rows,
                            bool text_last = false) {
-  const auto cell = [](std::string text) {
-    for (std::size_t i = text.find('|'); i != std::string::npos; i = text.find('|', i + 2))
-      text.replace(i, 1, "\\|");
-    return text;
-  };
   std::string out = "|";
-  for (const auto& x : h) out += " " + cell(x) + " |";
+  for (const auto& x : h) out += " " + markdown_cell(x) + " |";
   out += "\n|";
   for (std::size_t i = 0; i < h.size(); ++i)
     out += i == 0 || (text_last && i + 1 == h.size()) ? "---|" : "---:|";
   out += "\n";
   for (const auto& row : rows) {
     out += "|";
-    for (const auto& x : row) out += " " + cell(x) + " |";
+    for (const auto& x : row) out += " " + markdown_cell(x) + " |";
     out += "\n";
   }
   return out;
@@ -237,25 +232,17 @@ std::string html_table(const std::vector<std::string>& h,
 }
 
 std::string html_page(const ScalingPlan& plan, const std::optional<std::string>& svg) {
-  std::string out = fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n"
-      "<style>\nbody {{ font-family: sans-serif; margin: 2em; color: #222; }}\n"
-      "table {{ border-collapse: collapse; margin: 1em 0; }}\n"
-      "th, td {{ padding: 0.25em 0.7em; border-bottom: 1px solid #ccc; text-align: right; }}\n"
-      "th:first-child, td:first-child {{ text-align: left; }}\n"
-      "figure svg {{ max-width: 100%; height: auto; }}\n.notes {{ color: #444; }}\n"
-      "</style>\n</head>\n<body>\n<h1>{}</h1>\n<p>Source: {}</p>\n",
-      html(plan.title), html(plan.title), html(plan.source));
+  std::string out = page_head("scalebench: " + plan.title);
+  out += fmt::format("<h1>{}</h1>\n<p>Source: {}</p>\n", html(plan.title), html(plan.source));
   out += "<h2>Parameters</h2>\n";
   out += html_table({"parameter", fmt::format("value [{:g}% CI]", 100 * plan.level), "from"},
                     parameter_rows(plan));
   out += "<h2>Predicted</h2>\n" + html_table(headers(plan), body(plan));
-  if (svg) out += "<figure>\n" + inline_svg(*svg) + "</figure>\n";
-  if (!plan.notes.empty()) {
-    out += "<h2>Notes</h2>\n<ul class=\"notes\">\n";
-    for (const auto& n : plan.notes) out += "<li>" + html(n) + "</li>\n";
-    out += "</ul>\n";
-  }
+  if (svg)
+    out += figure_block(*svg,
+                        "Predicted efficiency and images/s with their band; measured "
+                        "points, those held out of the fit marked apart.");
+  out += notes_list(plan.notes);
   return out + "</body>\n</html>\n";
 }
 
@@ -266,15 +253,21 @@ const std::vector<std::string>& scaling_plan_formats() {
   return formats;
 }
 
+void require_scaling_plan_format(std::string_view format) {
+  const auto& known = scaling_plan_formats();
+  if (std::find(known.begin(), known.end(), format) == known.end())
+    throw ReportError(
+        fmt::format("unknown format '{}' (known: {})", format, fmt::join(known, ", ")));
+}
+
 std::string format_scaling_plan(const ScalingPlan& plan, std::string_view format,
                                 const std::optional<std::string>& svg) {
   if (format == "markdown") return markdown(plan);
   if (format == "csv") return csv(plan);
   if (format == "json") return json(plan);
   if (format == "latex") return latex(plan);
-  if (format == "html") return html_page(plan, svg);
-  throw ReportError(fmt::format("unknown format '{}' (known: {})", format,
-                                fmt::join(scaling_plan_formats(), ", ")));
+  require_scaling_plan_format(format);
+  return html_page(plan, svg);
 }
 
 }  // namespace scalebench::plotting

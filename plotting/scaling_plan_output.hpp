@@ -16,6 +16,8 @@ namespace scalebench::plotting {
 
 // markdown (default), csv, json, latex, html.
 const std::vector<std::string>& scaling_plan_formats();
+// Throws ReportError naming the formats unless `format` is one of them.
+void require_scaling_plan_format(std::string_view format);
 // The plan as text in `format`; `svg` (a rendered figure) goes inline into html. Throws
 // ReportError naming the formats for an unknown one.
 std::string format_scaling_plan(const ScalingPlan& plan, std::string_view format,
