@@ -171,7 +171,7 @@ compare() {
     s_rates+=("$rate")
     if ((graph_side)); then
       if scalebench_rate 1 off "$model" "$shape" "$classes" "$b" "$n" --precision "$prec" --cuda-graph on &&
-        { grep -q ' cuda_graph=on$' "$tmp/out" ||
+        { grep -qE ' cuda_graph=on( |$)' "$tmp/out" ||
           { echo "error: scalebench-train ($model --cuda-graph on): its header does not end with cuda_graph=on" >&2; false; }; }; then
         g_rates+=("$rate")
       else

@@ -50,9 +50,40 @@ double relative_difference(std::span<const float> a, std::span<const float> b) {
   return diff / scale;
 }
 
-// Compares each layer's slice of two flat buffers, naming the node that differs.
+// Running means against the data's scale (the running SD): the mean of an already normalized
+// input is zero up to rounding, so its own size (1e-9) is no scale to measure a difference by.
+double mean_difference(std::span<const float> a, std::span<const float> b,
+                       std::span<const float> variance) {
+  REQUIRE(a.size() == b.size());
+  double diff = 0, scale = 1e-6;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
+    scale = std::max({scale, std::abs(static_cast<double>(a[i])),
+                      std::sqrt(std::max(0.0, static_cast<double>(variance[i])))});
+  }
+  return diff / scale;
+}
+
+// How far the GPU may be from the CPU: the fixed tolerance, or kFloorFactor times the CPU's
+// own distance from a twin whose parameters were moved by rounding-sized noise (the "floor"),
+// whichever is larger. Deep batch-norm networks at initialisation amplify rounding: on the CPU
+// alone, a 1e-7 relative change of ResNet-50's parameters (about one ulp) moves its weight
+// gradients by 1% (median layer) to 17% (worst), and a 2x2 max pool turns bf16's 0.4% rounding
+// into argmax flips that move whole gradient elements. A fixed bound is then either loose
+// everywhere or fails on rounding alone; the floor keeps small models (where it is far below
+// the fixed tolerance) held to that tolerance. A distance to one twin is a noisy estimate (on
+// an H100, 2026-11-26, every per-layer check of ResNet-50 was within 8 times it, but two scalar
+// losses were 9 times one twin's): the floor is the largest distance to kTwins twins.
+constexpr double kFloorFactor = 8;
+constexpr int kTwins = 2;
+
+double bound(double tolerance, double floor) { return std::max(tolerance, kFloorFactor * floor); }
+
+// Compares each layer's slice of two flat buffers, naming the node that differs; `twins` are the
+// perturbed CPU networks' buffers (the floor).
 void check_per_node(const model::Graph& layout, std::span<const float> expected,
-                    std::span<const float> actual, const char* what, double tolerance) {
+                    std::span<const float> actual, const std::vector<std::span<const float>>& twins,
+                    const char* what, double tolerance) {
   std::size_t offset = 0;
   const auto& nodes = layout.nodes();
   for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -60,11 +91,44 @@ void check_per_node(const model::Graph& layout, std::span<const float> expected,
     const std::size_t n = model::parameter_count(nodes[i].op);
     if (n == 0) continue;
     const double d = relative_difference(expected.subspan(offset, n), actual.subspan(offset, n));
+    double floor = 0;
+    for (const auto& twin : twins)
+      floor = std::max(floor,
+                       relative_difference(expected.subspan(offset, n), twin.subspan(offset, n)));
     INFO(what << " of node " << i << " (" << model::op_name(nodes[i].op)
-              << "): relative difference " << d);
-    CHECK(d <= tolerance);
+              << "): relative difference " << d << ", CPU floor " << floor);
+    CHECK(d <= bound(tolerance, floor));
     offset += n;
   }
+}
+
+// A loss sum and accuracy count against the CPU's, with the twins' distances as the floor.
+void check_stats(const BatchStats& expected, const BatchStats& actual,
+                 const std::vector<BatchStats>& twins, double tolerance) {
+  double floor = 0, correct_floor = 0;
+  for (const BatchStats& twin : twins) {
+    floor = std::max(floor, std::abs(twin.loss_sum - expected.loss_sum));
+    correct_floor =
+        std::max(correct_floor, static_cast<double>(std::abs(twin.correct - expected.correct)));
+  }
+  INFO("loss " << actual.loss_sum << " vs the CPU's " << expected.loss_sum << " (floor " << floor
+               << ")");
+  const double loss_tolerance = tolerance * std::max(1.0, std::abs(expected.loss_sum));
+  CHECK(std::abs(actual.loss_sum - expected.loss_sum) <= bound(loss_tolerance, floor));
+  // A near-tie may flip one image; more only where rounding flips more on the CPU itself. Where
+  // rounding alone moves the loss past the tolerance the network is chaotic (ResNet-50's
+  // evaluation after two steps: a loss of 1e21 on the CPU, 1e24 on a twin): which image is right
+  // is then rounding, and two twins that agree by chance are no floor (an H100 run, 2026-11-26:
+  // bf16 ResNet-50 got 2 of 3 evaluation images otherwise, its twins none).
+  if (floor > loss_tolerance) return;
+  CHECK(std::abs(actual.correct - expected.correct) <= std::max(1.0, kFloorFactor * correct_floor));
+}
+
+// Every parameter times (1 + noise·N(0,1)): rounding-sized for noise 1e-6 (fp32) or 2^-9 (bf16).
+void perturb(std::span<float> parameters, double noise, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (float& p : parameters) p = static_cast<float>(p * (1.0 + noise * normal(rng)));
 }
 
 struct Batch {
@@ -91,6 +155,7 @@ std::size_t elements(const cpu::Dims& shape) {
 
 struct Tolerance {
   double loss = 1e-4, gradients = 2e-3, parameters = 1e-4, running_stats = 1e-4;
+  double floor_noise = 1e-6;  // the twin's relative parameter noise (perturb)
 };
 
 // Two training steps (forward, backward, optimizer) and an evaluation on both backends: the CPU
@@ -101,6 +166,22 @@ void compare_networks(const model::ModelDescription& description, std::uint32_t 
                       Tolerance tol = {}, cuda::Precision precision = cuda::Precision::fp32) {
   const auto reference = cpu::make_network(description, seed, optimizer);
   cpu::Network& cpu_net = *reference;
+  std::vector<std::unique_ptr<cpu::Network>> twins;
+  for (int k = 0; k < kTwins; ++k) {
+    twins.push_back(cpu::make_network(description, seed, optimizer));
+    perturb(twins.back()->parameters(), tol.floor_noise, 12345 + static_cast<std::uint32_t>(k));
+  }
+  // Each twin's view of a buffer, or of a batch's statistics.
+  auto twin_spans = [&](auto get) {
+    std::vector<std::span<const float>> spans;
+    for (const auto& twin : twins) spans.push_back(get(*twin));
+    return spans;
+  };
+  auto twin_stats = [&](auto run) {
+    std::vector<BatchStats> stats;
+    for (const auto& twin : twins) stats.push_back(run(*twin));
+    return stats;
+  };
   const model::Graph& layout = description.graph;
   const std::vector<float> initial(cpu_net.parameters().begin(), cpu_net.parameters().end());
   cuda::DeviceOptions options;
@@ -116,28 +197,48 @@ void compare_networks(const model::ModelDescription& description, std::uint32_t 
     CAPTURE(step);
     const Batch b = random_batch(batch, image, classes, 100 + static_cast<std::uint32_t>(step));
     const BatchStats expected = cpu_net.train_batch(b.images, b.labels, batch);
+    const auto floor =
+        twin_stats([&](cpu::Network& twin) { return twin.train_batch(b.images, b.labels, batch); });
     const BatchStats actual = gpu.train_batch(b.images, b.labels, batch);
-    CHECK(actual.loss_sum == doctest::Approx(expected.loss_sum).epsilon(tol.loss));
-    CHECK(std::abs(actual.correct - expected.correct) <= 1);  // a near-tie may flip
-    check_per_node(layout, cpu_net.gradients(), gpu.gradients(), "gradient", tol.gradients);
+    check_stats(expected, actual, floor, tol.loss);
+    check_per_node(layout, cpu_net.gradients(), gpu.gradients(), twin_spans([](cpu::Network& t) {
+                     return std::span<const float>(t.gradients());
+                   }),
+                   "gradient", tol.gradients);
     cpu_net.optimizer_step();
+    for (const auto& twin : twins) twin->optimizer_step();
     gpu.optimizer_step();
-    check_per_node(layout, cpu_net.parameters(), gpu.parameters(), "parameter", tol.parameters);
+    check_per_node(layout, cpu_net.parameters(), gpu.parameters(), twin_spans([](cpu::Network& t) {
+                     return std::span<const float>(t.parameters());
+                   }),
+                   "parameter", tol.parameters);
   }
   // Batch norm's running statistics after two training steps, then inference with them.
   for (std::size_t i = 0; i < cpu_net.nodes().size(); ++i) {
     auto* bn = dynamic_cast<cpu::BatchNorm*>(cpu_net.nodes()[i].layer.get());
     if (bn == nullptr) continue;
     CAPTURE(i);
-    CHECK(relative_difference(bn->running_mean(), gpu.running_mean(i)) <= tol.running_stats);
-    CHECK(relative_difference(bn->running_var(), gpu.running_var(i)) <= tol.running_stats);
+    double mean_floor = 0, var_floor = 0;
+    for (const auto& twin : twins) {
+      auto* twin_bn = dynamic_cast<cpu::BatchNorm*>(twin->nodes()[i].layer.get());
+      REQUIRE(twin_bn != nullptr);
+      mean_floor = std::max(mean_floor, mean_difference(bn->running_mean(), twin_bn->running_mean(),
+                                                        bn->running_var()));
+      var_floor =
+          std::max(var_floor, relative_difference(bn->running_var(), twin_bn->running_var()));
+    }
+    CHECK(mean_difference(bn->running_mean(), gpu.running_mean(i), bn->running_var()) <=
+          bound(tol.running_stats, mean_floor));
+    CHECK(relative_difference(bn->running_var(), gpu.running_var(i)) <=
+          bound(tol.running_stats, var_floor));
   }
   const std::size_t eval_batch = batch > 1 ? batch - 1 : 1;  // a second plan, another size
   const Batch e = random_batch(eval_batch, image, classes, 7);
   const BatchStats expected = cpu_net.evaluate(e.images, e.labels, eval_batch);
+  const auto floor =
+      twin_stats([&](cpu::Network& twin) { return twin.evaluate(e.images, e.labels, eval_batch); });
   const BatchStats actual = gpu.evaluate(e.images, e.labels, eval_batch);
-  CHECK(actual.loss_sum == doctest::Approx(expected.loss_sum).epsilon(tol.loss));
-  CHECK(std::abs(actual.correct - expected.correct) <= 1);
+  check_stats(expected, actual, floor, tol.loss);
 }
 
 OptimizerOptions sgd(double lr = 0.1) {
@@ -333,7 +434,8 @@ void compare_model(const std::string& name, int channels, int size, std::size_t 
     // bf16 keeps 8 significant bits: ~0.4% per rounded input, against the CPU's fp32.
     tol.loss = 2e-2;
     tol.gradients = 6e-2;
-    tol.running_stats = 2e-2;  // the batch statistics of bf16-rounded convolution outputs
+    tol.running_stats = 2e-2;     // the batch statistics of bf16-rounded convolution outputs
+    tol.floor_noise = 1.0 / 512;  // bf16's relative rounding, 2^-9
   }
   compare_networks(model::describe_model(spec), spec.seed, o, batch, classes, tol, precision);
 }
