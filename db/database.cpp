@@ -364,6 +364,9 @@ void apply_migration(sqlite3* db, const std::string& path, int version) {
            "reset the level views");
       refresh_level_views(db, path);
       break;
+    case 6:
+      exec(db, path, schema::kMigrateV6ToV7, "migrate the schema from version 6 to 7");
+      break;
     default:
       throw DatabaseError(
           fmt::format("{}: no migration from schema version {} to {}", path, version, version + 1));
@@ -813,6 +816,19 @@ std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) 
       ep.bind(10, e.test_accuracy);
       ep.run();
     }
+    Statement re(handle_, path_,
+                 "INSERT INTO epoch_rank_ends (run_id, epoch, rank, end_offset_seconds, end_rule) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5)",
+                 "insert a rank's epoch end");
+    for (const EpochRecord& e : bundle.epochs)
+      for (const RankEnd& end : e.rank_ends) {
+        re.bind(1, run_id);
+        re.bind(2, e.epoch);
+        re.bind(3, end.rank);
+        re.bind(4, end.end_offset_seconds);
+        re.bind(5, end.end_rule);
+        re.run();
+      }
   }
   if (!bundle.lines.empty()) {
     Statement ln(handle_, path_,

@@ -49,7 +49,7 @@ class QueryLimitError : public DatabaseError {
   Limit limit_;
 };
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 // The factors every run has, stored in run_factors beside the experiment file's own.
 inline constexpr const char* kBuiltInFactors[] = {"condition", "launcher", "np"};
@@ -121,6 +121,14 @@ struct RunRecord {
   Provenance provenance = {};  // the run's own rows, written with it (not read back by runs())
 };
 
+// When one rank ended an epoch (runs where two or more ranks print): its end-of-epoch line, or
+// its marker of the next epoch (end_rule epoch_end_line / next_epoch).
+struct RankEnd {
+  int rank = 0;
+  double end_offset_seconds = 0;  // from the run's process start
+  std::string end_rule;
+};
+
 struct EpochRecord {
   std::int64_t run_id = 0;
   int epoch = 0;  // 1-based, as printed
@@ -134,6 +142,7 @@ struct EpochRecord {
   // or exit; absent when the end was never seen.
   std::optional<std::string> end_rule = std::nullopt;
   std::optional<double> test_accuracy = std::nullopt;  // held-out accuracy after the epoch
+  std::vector<RankEnd> rank_ends = {};  // per rank, where two or more ranks printed the epoch
 };
 
 struct LineRecord {

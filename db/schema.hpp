@@ -221,6 +221,26 @@ SELECT r.id AS run_id, r.experiment_id, r.experiment, r.condition, r.launcher, r
 FROM epochs AS e JOIN runs AS r ON r.id = e.run_id;
 )sql";
 
+// Version 7 (issue "Every script measured right"): when each rank ended each epoch, for runs
+// where two or more ranks print (the common script without a rank-0 guard), so that a straggler
+// is visible; epoch_rank_spread sums them up per epoch.
+inline constexpr const char* kMigrateV6ToV7 = R"sql(
+CREATE TABLE epoch_rank_ends (
+  run_id             INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  epoch              INTEGER NOT NULL CHECK (epoch >= 1),
+  rank               INTEGER NOT NULL CHECK (rank >= 0),
+  end_offset_seconds REAL NOT NULL,
+  end_rule           TEXT NOT NULL CHECK (end_rule IN ('next_epoch', 'epoch_end_line')),
+  PRIMARY KEY (run_id, epoch, rank)
+) WITHOUT ROWID;
+
+CREATE VIEW epoch_rank_spread AS
+SELECT run_id, epoch, count(*) AS ranks, min(end_offset_seconds) AS first_end_seconds,
+       max(end_offset_seconds) AS last_end_seconds,
+       max(end_offset_seconds) - min(end_offset_seconds) AS spread_seconds
+FROM epoch_rank_ends GROUP BY run_id, epoch;
+)sql";
+
 // The staging area of the run being measured: its lines go here as they arrive (in batches), so
 // the orchestrator's memory stays flat whatever a run prints, and move into `lines` in the same
 // transaction as the run itself. A TEMP table: private to the connection, on disk

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <tuple>
 
 #include "util/text.hpp"
 
@@ -291,6 +292,39 @@ TaggedLine parse_tagged_line(std::string_view line, const TagOptions& options) {
   return untagged;
 }
 
+std::vector<TaggedChunk> split_tagged_chunks(std::string_view payload) {
+  std::vector<TaggedChunk> chunks{{std::nullopt, std::nullopt, {}}};
+  std::size_t copied = 0;
+  std::size_t search = 0;
+  while (true) {
+    std::size_t close = std::string_view::npos;
+    std::size_t marker_size = 0;
+    Stream stream = Stream::Stdout;
+    for (const auto& [marker, kind] : {std::pair{std::string_view("]<stdout>:"), Stream::Stdout},
+                                       std::pair{std::string_view("]<stderr>:"), Stream::Stderr}}) {
+      const auto at = payload.find(marker, search);
+      if (at < close) close = at, marker_size = marker.size(), stream = kind;
+    }
+    if (close == std::string_view::npos) break;
+    const auto open = payload.rfind('[', close);
+    std::optional<int> rank;
+    if (open != std::string_view::npos && open >= copied) {
+      const auto inside = payload.substr(open + 1, close - open - 1);
+      const auto comma = inside.rfind(',');
+      if (comma != std::string_view::npos && comma > 0) rank = to_int(inside.substr(comma + 1));
+    }
+    search = close + marker_size;
+    if (!rank) continue;  // not a well-formed Open MPI tag: text
+    chunks.back().text = payload.substr(copied, open - copied);
+    copied = search;
+    if (copied < payload.size() && payload[copied] == ' ') ++copied;  // Open MPI 5's space
+    search = copied;
+    chunks.push_back({rank, stream, {}});
+  }
+  chunks.back().text = payload.substr(copied);
+  return chunks;
+}
+
 std::string remove_embedded_tags(std::string_view payload) {
   std::string out;
   std::size_t copied = 0;
@@ -336,27 +370,74 @@ std::optional<EpochMarker> parse_epoch_marker(std::string_view payload) {
   return EpochMarker{*epoch, *total};
 }
 
+namespace {
+
+// Keras's time of a finished epoch: `3s`, `3.214s` (with the resolution its digits give), or
+// nothing when `item` is no such time.
+std::optional<std::pair<double, double>> keras_time(std::string_view item) {
+  if (item.size() < 2 || item.back() != 's') return std::nullopt;
+  const auto number = item.substr(0, item.size() - 1);
+  if (number.find_first_not_of("0123456789.") != std::string_view::npos ||
+      !std::isdigit(static_cast<unsigned char>(number.front())))
+    return std::nullopt;
+  const auto value = to_double(number);
+  if (!value) return std::nullopt;
+  const auto point = number.find('.');
+  const double resolution =
+      0.5 * std::pow(10.0, point == std::string_view::npos
+                               ? 0.0
+                               : -static_cast<double>(number.size() - point - 1));
+  return std::pair{*value, resolution};
+}
+
+// A progress bar: Keras 2's `[=====>....]` or Keras 3's run of `━` (U+2501).
+bool is_progress_bar(std::string_view token) {
+  if (token.size() >= 2 && token.front() == '[' && token.back() == ']') return true;
+  constexpr std::string_view kHeavy = "\xe2\x94\x81";
+  if (token.empty() || token.size() % kHeavy.size() != 0) return false;
+  for (std::size_t i = 0; i < token.size(); i += kHeavy.size())
+    if (token.substr(i, kHeavy.size()) != kHeavy) return false;
+  return true;
+}
+
+// A per-unit time: `82ms/step`, `2s/step`, `500us/sample`, `1s/epoch`.
+bool is_unit_time(std::string_view token) {
+  const auto slash = token.find('/');
+  if (slash == std::string_view::npos || slash == 0) return false;
+  const auto amount = token.substr(0, slash);
+  return amount.find_first_of("0123456789") == 0 && amount.back() == 's';
+}
+
+}  // namespace
+
 std::optional<EpochEnd> parse_epoch_end(std::string_view payload) {
   payload = trim(payload);
   // Keras's progress prefix "469/469" comes first; the values follow as " - key: value".
   const auto first_dash = payload.find(" - ");
   if (first_dash == std::string_view::npos) return std::nullopt;
-  auto progress = payload.substr(0, first_dash);
-  // Keras's verbose=1 bar after the count: `469/469 [==============================]`.
-  if (const auto space = progress.find(' '); space != std::string_view::npos) {
-    const auto bar = trim(progress.substr(space + 1));
-    if (bar.size() < 2 || bar.front() != '[' || bar.back() != ']') return std::nullopt;
-    progress = progress.substr(0, space);
-  }
-  const auto slash = progress.find('/');
-  if (slash == std::string_view::npos || !is_digits(progress.substr(0, slash)) ||
-      !is_digits(progress.substr(slash + 1)))
+  const auto progress = split_fields(payload.substr(0, first_dash));
+  if (progress.empty()) return std::nullopt;
+  // The count: the epoch's last step of its steps (`469/469`); `12/469` is a step in between
+  // (printed on lines of their own where the bar is not redrawn in place).
+  const auto count = progress[0];
+  const auto slash = count.find('/');
+  if (slash == std::string_view::npos || !is_digits(count.substr(0, slash)) ||
+      count.substr(0, slash) != count.substr(slash + 1))
     return std::nullopt;
+  // After it: the bar (Keras 2 `[====]`, Keras 3 `━━━━`), then Keras 3's elapsed time and
+  // per-step time (`4s 82ms/step`), nothing else.
+  std::optional<std::pair<double, double>> bar_time;
+  std::size_t k = 1;
+  if (k < progress.size() && is_progress_bar(progress[k])) ++k;
+  if (k < progress.size() && (bar_time = keras_time(progress[k]))) ++k;
+  if (k < progress.size() && is_unit_time(progress[k])) ++k;
+  if (k != progress.size()) return std::nullopt;
 
   EpochEnd end;
   bool any = false;
   std::optional<double> val_accuracy, keras_seconds;
   double keras_resolution = 0;
+  if (bar_time) std::tie(keras_seconds, keras_resolution) = *bar_time;
   auto rest = payload.substr(first_dash + 3);
   while (!rest.empty()) {
     const auto next = rest.find(" - ");
@@ -364,22 +445,12 @@ std::optional<EpochEnd> parse_epoch_end(std::string_view payload) {
     const auto colon = item.find(": ");
     if (colon == std::string_view::npos && !keras_seconds) {
       // Keras's time: `3s`, `3.214s`, `3s 6ms/step` (the step time is not needed).
-      const auto time = item.substr(0, item.find(' '));
-      if (time.size() >= 2 && time.back() == 's') {
-        const auto number = time.substr(0, time.size() - 1);
-        const auto digits = number.find_first_not_of("0123456789.");
-        const auto value = digits == std::string_view::npos ? to_double(number) : std::nullopt;
-        if (value && std::isdigit(static_cast<unsigned char>(number.front()))) {
-          keras_seconds = value;
-          const auto point = number.find('.');
-          keras_resolution =
-              0.5 * std::pow(10.0, point == std::string_view::npos
-                                       ? 0.0
-                                       : -static_cast<double>(number.size() - point - 1));
-        }
-      }
+      if (const auto time = keras_time(item.substr(0, item.find(' '))))
+        std::tie(keras_seconds, keras_resolution) = *time;
     } else if (colon != std::string_view::npos) {
       const auto key = trim(item.substr(0, colon));
+      // A bar still counting down (`- ETA: 0s`) has not finished its epoch.
+      if (key == "ETA") return std::nullopt;
       const auto value = to_double(item.substr(colon + 2));
       if (value) {
         any = true;

@@ -85,6 +85,17 @@ struct EpochMarker {
 // the second write began. Only well-formed Open MPI tags ([job,rank]) are removed.
 std::string remove_embedded_tags(std::string_view payload);
 
+// The payload cut at its embedded Open MPI tags: the first chunk belongs to the line's own tag
+// (rank and stream absent), each later one to the tag before it. Ranks that write partial lines
+// (progress bars redraw without a newline) interleave: `[1,0]<stdout>:A[1,1]<stdout>:B` followed
+// by a newline is A, still open, from rank 0 and the end of rank 1's line B.
+struct TaggedChunk {
+  std::optional<int> rank;
+  std::optional<Stream> stream;
+  std::string_view text;
+};
+std::vector<TaggedChunk> split_tagged_chunks(std::string_view payload);
+
 // `Epoch y/z` with 1 <= y <= z (surrounding whitespace allowed, nothing else).
 std::optional<EpochMarker> parse_epoch_marker(std::string_view payload);
 

@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "util/terminal.hpp"
+
 namespace scalebench::orchestrator {
 namespace {
 
@@ -80,6 +82,30 @@ void RunAnalyzer::problem(std::string text) {
     ++dropped_problems_;
 }
 
+// A rank's line that is not finished yet (no newline of its own so far); bounded per rank.
+void RunAnalyzer::hold_partial(int rank, Stream stream, std::string_view text) {
+  if (partial_lines_.size() >= 100'000 && !partial_lines_.contains({rank, stream})) return;
+  std::string& held = partial_lines_[{rank, stream}];
+  held.append(text.substr(0, kMaxLineBytes - std::min(kMaxLineBytes, held.size())));
+}
+
+std::string RunAnalyzer::take_partial(int rank, Stream stream) {
+  const auto it = partial_lines_.find({rank, stream});
+  if (it == partial_lines_.end()) return {};
+  std::string held = std::move(it->second);
+  partial_lines_.erase(it);
+  return held;
+}
+
+// Rank `rank` began `epoch` at `at` (its first marker for it): that rank's end lines belong to
+// it from now on, and its start ends its previous epoch for the per-rank end times.
+void RunAnalyzer::note_rank_start(int epoch, int rank, double at) {
+  auto& current = current_epoch_[rank];
+  current = std::max(current, epoch);
+  if (rank_entries_ < kMaxRankEntries && rank_start_at_[epoch].try_emplace(rank, at).second)
+    ++rank_entries_;
+}
+
 db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
   const std::int64_t seq = seq_++;
   const double offset = static_cast<double>(stamped.monotonic_ns - start_ns_) * 1e-9;
@@ -102,10 +128,42 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
   record.text = tagged.payload.find("]<std") == std::string_view::npos
                     ? sanitize_utf8(tagged.payload)
                     : sanitize_utf8(remove_embedded_tags(tagged.payload));
-  const std::string& text = record.text;
+  // What is analysed is each rank's own line: under mpirun, ranks that write partial lines
+  // interleave within one physical line (see split_tagged_chunks), and a rank's line ends with
+  // the physical line that carries its newline. Lines are read as a terminal shows them
+  // (progress bars redraw with \r and \b, in colour). The stored text stays as it arrived.
+  std::optional<int> rank = record.rank;
+  Stream own_stream = stream;
+  std::string own_line;
+  bool reassembled = false;
+  if (tagged.rank && tagged.payload.find("]<std") != std::string_view::npos) {
+    const auto chunks = split_tagged_chunks(tagged.payload);
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      const int r = chunks[i].rank.value_or(*tagged.rank);
+      const Stream st = chunks[i].stream.value_or(stream);
+      if (i + 1 < chunks.size()) {
+        hold_partial(r, st, chunks[i].text);
+      } else {
+        own_line = take_partial(r, st) + std::string(chunks[i].text);
+        rank = r;
+        own_stream = st;
+      }
+    }
+    reassembled = true;
+  } else if (tagged.rank && !partial_lines_.empty()) {
+    own_line = take_partial(*tagged.rank, stream) + std::string(tagged.payload);
+    reassembled = true;
+  }
+  if (reassembled) own_line = sanitize_utf8(own_line);
+  const std::string& line_text = reassembled ? own_line : record.text;
+  std::string shown;
+  const bool redrawn = util::needs_terminal_view(line_text);
+  if (redrawn) shown = util::terminal_view(line_text);
+  const std::string& text = redrawn ? shown : line_text;
   last_line_at_ = offset;
+  const int rank_key = rank.value_or(kUntagged);
 
-  if (stream == Stream::Stderr) {
+  if (own_stream == Stream::Stderr) {
     if (is_separator(text)) {
       if (!tagged.rank) {
         if (in_block_ && !block_reason_.empty()) block_reason_done_ = true;
@@ -128,6 +186,7 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
                           marker->total, analysis_.total_epochs));
     } else if (epoch_start_.contains(marker->epoch)) {
       // The same epoch from another rank, or printed again: the first arrival counts.
+      note_rank_start(marker->epoch, rank_key, offset);
     } else if (marker->epoch < max_started_epoch_) {
       problem(fmt::format("line {}: `Epoch {}/{}` arrived after `Epoch {}/{}` (out of order)", seq,
                           marker->epoch, marker->total, max_started_epoch_, marker->total));
@@ -138,15 +197,19 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
       epoch_limit_reported_ = true;
     } else {
       epoch_start_[marker->epoch] = offset;
-      current_epoch_ = marker->epoch;
+      note_rank_start(marker->epoch, rank_key, offset);
       max_started_epoch_ = marker->epoch;
       if (last_marker_at_)
         longest_marker_gap_ = std::max(longest_marker_gap_, offset - *last_marker_at_);
       last_marker_at_ = offset;
     }
-  } else if (const auto end = parse_epoch_end(text); end && current_epoch_) {
-    epoch_end_.try_emplace(*current_epoch_, *end);
-    epoch_end_line_at_.try_emplace(*current_epoch_, offset);
+  } else if (const auto end = parse_epoch_end(text); end && current_epoch_.contains(rank_key)) {
+    // A rank's end line ends that rank's epoch, never another's (every rank may print).
+    const int epoch = current_epoch_[rank_key];
+    epoch_end_.try_emplace(epoch, *end);
+    if (rank_entries_ < kMaxRankEntries &&
+        epoch_end_line_at_[epoch].try_emplace(rank_key, offset).second)
+      ++rank_entries_;
   } else if (const auto header = parse_trainer_header(text); header) {
     if (!analysis_.train_images) analysis_.train_images = to_long(header->get("train_images"));
     if (!analysis_.hosts) analysis_.hosts = header->get("hosts");
@@ -218,11 +281,15 @@ RunAnalysis RunAnalyzer::finish(std::optional<double> exit_offset_seconds) {
     } else if (epoch == analysis.total_epochs) {
       // The last epoch: our trainer's end line, else the program's own end-of-epoch line, else
       // the last line it printed, else its exit (a script that prints only `Epoch y/z`).
+      // With every rank printing, the epoch ends when the last of them ends it.
       const auto end_line = epoch_end_line_at_.find(epoch);
       if (done_at_)
         ends_at(*done_at_, "training_done");
       else if (end_line != epoch_end_line_at_.end())
-        ends_at(end_line->second, "epoch_end_line");
+        ends_at(std::max_element(end_line->second.begin(), end_line->second.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; })
+                    ->second,
+                "epoch_end_line");
       else if (last_line_at_ && *last_line_at_ > start)
         ends_at(*last_line_at_, "last_line");
       else if (exit_offset_seconds && *exit_offset_seconds > start)
@@ -239,6 +306,7 @@ RunAnalysis RunAnalyzer::finish(std::optional<double> exit_offset_seconds) {
     }
     record.duration_seconds = duration;
     if (rule) record.end_rule = rule;
+    record.rank_ends = rank_ends(epoch);
     if (const auto end = epoch_end_.find(epoch); end != epoch_end_.end()) {
       record.trainer_seconds = end->second.epoch_seconds;
       record.loss = end->second.loss;
@@ -284,6 +352,21 @@ RunAnalysis RunAnalyzer::finish(std::optional<double> exit_offset_seconds) {
   if (dropped_problems_ > 0)
     analysis.problems.push_back(fmt::format("and {} more problems", dropped_problems_));
   return std::move(analysis_);
+}
+
+// When each rank ended `epoch`: its end-of-epoch line, else its marker of the next epoch. Only
+// where two or more ranks printed for the epoch (one printing rank has no spread to show).
+std::vector<db::RankEnd> RunAnalyzer::rank_ends(int epoch) const {
+  std::map<int, std::pair<double, const char*>> ends;
+  if (const auto next = rank_start_at_.find(epoch + 1); next != rank_start_at_.end())
+    for (const auto& [rank, at] : next->second) ends[rank] = {at, "next_epoch"};
+  if (const auto lines = epoch_end_line_at_.find(epoch); lines != epoch_end_line_at_.end())
+    for (const auto& [rank, at] : lines->second) ends[rank] = {at, "epoch_end_line"};
+  std::vector<db::RankEnd> out;
+  if (ends.size() < 2) return out;
+  for (const auto& [rank, end] : ends)
+    if (rank != kUntagged) out.push_back({rank, end.first, end.second});
+  return out;
 }
 
 // Epochs that cannot be measured from arrival times: all markers in one burst (output held in a

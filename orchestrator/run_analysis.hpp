@@ -59,7 +59,9 @@ inline constexpr std::size_t kMaxAllreduceRows = 10'000;
 //
 // Epoch y's duration = t(first `Epoch y+1/z`, any rank) - t(first `Epoch y/z`, any rank); the
 // last epoch ends at the first `Training done:` line, else at its end-of-epoch line (Keras's
-// `469/469 - ... - loss: ...`), else at the run's last line, else at the process's exit; each
+// `469/469 - ... - loss: ...`; with every rank printing, the last rank's: a rank's end line
+// belongs to the epoch that rank began last), else at the run's last line, else at the
+// process's exit; lines are read as a terminal shows them (util::terminal_view); each
 // epoch records which rule ended it (db::EpochRecord::end_rule). Times are arrival times, relative
 // to start_monotonic_ns. Markers must arrive in epoch order: a marker for an earlier epoch than one
 // already started, a total that disagrees, or a `Training done:` before the last epoch began is
@@ -88,8 +90,20 @@ class RunAnalyzer {
   std::int64_t start_ns_;
   TagOptions tags_;
   RunExpectations expected_;
+  void note_rank_start(int epoch, int rank, double at);
+  void hold_partial(int rank, Stream stream, std::string_view text);
+  std::string take_partial(int rank, Stream stream);
+  std::map<std::pair<int, Stream>, std::string> partial_lines_;  // per rank and stream
+  std::vector<db::RankEnd> rank_ends(int epoch) const;
+
+  static constexpr int kUntagged = -1;  // the rank key of lines without a launcher tag
   std::optional<double> last_line_at_;
-  std::map<int, double> epoch_end_line_at_;  // first end-of-epoch (Keras summary) line per epoch
+  // Per epoch, per rank (kUntagged for untagged lines): the first end-of-epoch (Keras summary)
+  // line, and the first `Epoch y/z` marker. Bounded together by kMaxRankEntries.
+  std::map<int, std::map<int, double>> epoch_end_line_at_;
+  std::map<int, std::map<int, double>> rank_start_at_;
+  std::size_t rank_entries_ = 0;
+  static constexpr std::size_t kMaxRankEntries = 1'000'000;
   std::optional<double> last_marker_at_;
   double longest_marker_gap_ = 0;
   bool np_checked_ = false;
@@ -100,7 +114,7 @@ class RunAnalyzer {
   std::map<int, double> epoch_start_;  // first arrival of `Epoch y/z`
   std::map<int, EpochEnd> epoch_end_;
   std::optional<double> done_at_;
-  std::optional<int> current_epoch_;  // the epoch the next end-of-epoch line belongs to
+  std::map<int, int> current_epoch_;  // per rank: the epoch its next end-of-epoch line ends
   int max_started_epoch_ = 0;
   bool epoch_limit_reported_ = false;
   std::string transport_;  // from the benchmark header

@@ -161,3 +161,24 @@ TEST_CASE("a database of the previous release (schema 5) gains test accuracy and
   // (sqlite3 tests/data/db/schema-v5.db "SELECT round(sum(duration_seconds), 9) FROM epochs")
   CHECK(scalar(d, "SELECT round(sum(duration_seconds), 9) FROM epochs") == "0.174005901");
 }
+
+TEST_CASE("a database of the previous release (schema 6) gains per-rank epoch ends, unchanged") {
+  // tests/data/db/schema-v6.db: the GPU quickstart of 2026-11-26 on an H100 (scalebench at
+  // a683074, experiments/quickstart-gpu.json: 6 runs of 5 epochs, provenance of the GPU).
+  TempDir dir;
+  const auto path = (dir / "v6.db").string();
+  std::filesystem::copy_file(test::data_dir() / "db" / "schema-v6.db", path);
+  auto d = db::Database::open(path);
+  CHECK(d.schema_version() == db::kSchemaVersion);
+  const auto runs = d.runs("quickstart-gpu");
+  REQUIRE(runs.size() == 6);
+  for (const auto& run : runs) CHECK(run.status == db::RunStatus::Ok);
+  CHECK(scalar(d, "SELECT count(*) FROM epochs") == "30");
+  CHECK(scalar(d, "SELECT count(*) FROM lines") == "126");
+  CHECK(scalar(d, "SELECT count(*) FROM epoch_rank_ends") == "0");
+  CHECK(scalar(d, "SELECT count(*) FROM epoch_rank_spread") == "0");
+  CHECK(scalar(d, "SELECT value FROM provenance WHERE key = 'gpus'") ==
+        "NVIDIA H100 80GB HBM3, 580.159.04");
+  // (sqlite3 tests/data/db/schema-v6.db "SELECT round(sum(duration_seconds), 9) FROM epochs")
+  CHECK(scalar(d, "SELECT round(sum(duration_seconds), 9) FROM epochs") == "15.325381747");
+}
