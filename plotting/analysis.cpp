@@ -512,11 +512,13 @@ StatsReport analyze_observations(const Observations& data, int ss_type, double c
         "level of the other (an interaction would be absorbed into the residuals)",
         data.factor_names[0], data.factor_names[1], interaction_term));
   }
-  if (tukey)
+  // Only an unbalanced design makes observed and model-projected means differ: a balanced one
+  // gets R's TukeyHSD figures and no warning about designs it is not.
+  if (tukey && !balanced)
     report.warnings.push_back(
         "Tukey comparisons for two factors use each factor's observed level means with the model's "
-        "residual mean square; for unbalanced designs R's TukeyHSD uses model-projected means "
-        "instead");
+        "residual mean square; for this unbalanced design (cells of unequal size) R's TukeyHSD "
+        "uses model-projected means instead");
   return report;
 }
 

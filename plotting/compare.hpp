@@ -31,7 +31,7 @@ struct CompareRow {
   double candidate_mean = 0;
   double ratio = 0;  // candidate / baseline epoch time: above 1 is slower
   std::optional<double> ratio_lower, ratio_upper;  // CI (delta method on the log, Welch d.f.)
-  std::optional<double> p;                         // Welch's t test on the run means
+  std::optional<double> p;  // the ratio interval's own test (Welch t of the log ratio)
   Verdict verdict = Verdict::TooFewRuns;
   // The whole interval lies inside 1 -/+ threshold: the data show that any change is smaller
   // than the threshold (an equivalence test), not only that none was detected.

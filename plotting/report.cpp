@@ -319,7 +319,7 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
     table.rows.push_back(std::move(row));
   }
 
-  std::vector<std::string> single_epoch;
+  std::vector<std::string> single_epoch, two_runs;
   for (std::size_t i = 0; i < groups.size(); ++i) {
     ReportRow& row = table.rows[i];
     if (row.mean_epoch_seconds > 0) {
@@ -336,10 +336,20 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
       row.scaling_efficiency = *throughput[i] / ideal;
     }
     if ((table.unit == "epoch" ? row.epochs : row.runs) == 1) single_epoch.push_back(row.label);
+    if (row.runs == 2) two_runs.push_back(row.label);
   }
   if (!single_epoch.empty()) {
     table.notes.push_back(fmt::format("No standard deviation for groups with one {}: {}.",
                                       table.unit == "epoch" ? "epoch" : "run", join(single_epoch)));
+  }
+  // Two runs give a t interval on 1 d.f. (t = 12.7): wide, and for an epoch time it may reach
+  // below zero. Say so rather than let the interval pass for a measurement.
+  if (!two_runs.empty()) {
+    table.notes.push_back(fmt::format(
+        "Groups with 2 runs: {}: their intervals rest on 1 degree of freedom (t = 12.7 at 95%) and "
+        "say almost nothing (an epoch time's may reach below 0); repeat the runs (\"repetitions\" "
+        ">= 3, better 5).",
+        join(two_runs)));
   }
   // Epochs ended by the last line or the exit include what the program did after training.
   std::map<std::string, std::size_t> late_ends;

@@ -17,9 +17,9 @@ struct LeveneTest {
 // The one-way ANOVA F of z_ij = |x_ij - centre_i|: centre = group mean (Levene 1960;
 // car::leveneTest center = mean) or group median (Brown & Forsythe 1974; car::leveneTest's default
 // center = median, robust to skew and heavy tails). Throws StatsError where one_way_anova does
-// (fewer than two groups, an empty group, a non-finite observation, N <= k). When every z is equal
-// (e.g. no spread in any group) F and p are NaN; when only the between-group spread differs, F =
-// inf and p = 0.
+// (fewer than two groups, an empty group, a non-finite observation, N <= k), and when z does not
+// vary within any group (always so with at most 2 observations per group): the test is then
+// undefined, where R prints F = NaN, or F = 4.5e30 and p = 1.6e-61 from rounding.
 LeveneTest levene_test(const std::vector<std::vector<double>>& groups);
 LeveneTest brown_forsythe_test(const std::vector<std::vector<double>>& groups);
 

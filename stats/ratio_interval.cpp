@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <limits>
 
@@ -27,6 +29,7 @@ RatioInterval ratio_interval(const MeanWithError& numerator, const MeanWithError
   if (variance == 0) {
     out.df = std::numeric_limits<double>::infinity();
     out.ci = {out.ratio, out.ratio};
+    out.p = out.ratio == 1 ? 1.0 : 0.0;
     return out;
   }
   double denominator_df = 0;
@@ -38,6 +41,12 @@ RatioInterval ratio_interval(const MeanWithError& numerator, const MeanWithError
   const double half = t * std::sqrt(variance);
   const double log_ratio = std::log(numerator.mean) - std::log(denominator.mean);
   out.ci = {std::exp(log_ratio - half), std::exp(log_ratio + half)};
+  // The same statistic tests ratio = 1, so the interval excludes 1 exactly when p < 1 - confidence.
+  const double statistic = std::abs(log_ratio) / std::sqrt(variance);
+  out.p = std::isinf(out.df)
+              ? 2 * boost::math::cdf(boost::math::complement(boost::math::normal(), statistic))
+              : 2 * boost::math::cdf(
+                        boost::math::complement(boost::math::students_t(out.df), statistic));
   return out;
 }
 

@@ -19,6 +19,9 @@ struct RatioInterval {
   double ratio = 0;  // numerator.mean / denominator.mean
   double df = 0;     // Welch-Satterthwaite; +inf when both errors are 0
   ConfidenceInterval ci;
+  // Two-sided p of ratio = 1 from the same t statistic and d.f. (log ratio / its standard
+  // error): ci excludes 1 exactly when p < 1 - confidence. 0 or 1 when both errors are 0.
+  double p = 1;
 };
 
 // log(ratio) -/+ t_{(1+confidence)/2, df} x sqrt(cv_n^2 + cv_d^2), exponentiated, with cv = se /

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <sstream>
 
 #include "db/database.hpp"
@@ -79,6 +80,32 @@ TEST_CASE("two factors from CSV: type III table with interaction, as car::Anova 
   CHECK(*report.anova[1].p == doctest::Approx(0.0006926).epsilon(1e-3));
   CHECK(*report.anova[2].f == doctest::Approx(4.1891).epsilon(1e-4));
   CHECK(report.anova[3].df == 48);
+  // Balanced (9 per cell): R's TukeyHSD gives the same pairs, so no warning about unbalanced
+  // designs.
+  CHECK_FALSE(report.tukey.empty());
+  for (const auto& warning : report.warnings)
+    CHECK(warning.find("unbalanced") == std::string::npos);
+}
+
+TEST_CASE("two factors, one cell short: the Tukey pairs say they differ from R's there") {
+  test::TempDir dir;
+  const auto short_cell = dir / "short.csv";
+  {
+    std::ifstream in(kWarpbreaks);
+    std::ofstream out(short_cell);
+    std::string line;
+    std::vector<std::string> lines;
+    while (std::getline(in, line)) lines.push_back(line);
+    lines.pop_back();  // the last observation: its cell has 8, the others 9
+    for (const auto& l : lines) out << l << '\n';
+  }
+  const auto report = plotting::analyze_observations(
+      plotting::observations_from_csv(short_cell.string(), "breaks", {"wool", "tension"}), 3, 0.95);
+  CHECK_FALSE(report.tukey.empty());
+  bool warned = false;
+  for (const auto& warning : report.warnings)
+    warned = warned || warning.find("unbalanced design") != std::string::npos;
+  CHECK(warned);
 }
 
 namespace {

@@ -115,6 +115,8 @@ TEST_CASE("unit run (the default): one mean per run, its SD, t interval and ANOV
   CHECK_FALSE(table.rows[2].mean_ci_lower);
   CHECK_FALSE(table.rows[2].speedup_ci_lower);
   CHECK(has_note(table, "groups with one run: single, mpirun np=2, mpirun np=4"));
+  // Two runs: an interval on 1 d.f., said to say almost nothing (issue 22).
+  CHECK(has_note(table, "Groups with 2 runs: mpirun np=1: their intervals rest on 1 degree"));
   // Five runs in four groups: d.f. (3, 1).
   REQUIRE(table.anova);
   CHECK(table.anova->df_between == 3);

@@ -43,9 +43,18 @@ TEST_CASE("Levene edge cases") {
     CHECK(got.f == 0);
     CHECK(got.p == 1);
   }
-  SUBCASE("no spread anywhere: F and p are NaN (0/0, as in R)") {
-    const LeveneTest got = brown_forsythe_test({{1, 1}, {2, 2}});
-    CHECK(std::isnan(got.f));
-    CHECK(std::isnan(got.p));
+  SUBCASE("no spread anywhere: undefined (R: NaN)") {
+    CHECK_THROWS_WITH_AS(brown_forsythe_test({{1, 1}, {2, 2}}), doctest::Contains("undefined"),
+                         StatsError);
+  }
+  SUBCASE("two runs per group: undefined, never F = 4.5e30 (car::leveneTest's rounding)") {
+    // |x - mean| is the same for both values of a pair, whatever they are.
+    const std::vector<std::vector<double>> pairs = {{0.51, 0.55}, {0.62, 0.70}, {0.81, 0.80}};
+    CHECK_THROWS_WITH_AS(levene_test(pairs), doctest::Contains("at most 2 observations"),
+                         StatsError);
+    CHECK_THROWS_WITH_AS(brown_forsythe_test(pairs), doctest::Contains("at most 2 observations"),
+                         StatsError);
+    // One group of three makes it defined again.
+    CHECK(std::isfinite(levene_test({{0.51, 0.55, 0.50}, {0.62, 0.70}, {0.81, 0.80}}).f));
   }
 }

@@ -19,10 +19,29 @@ TEST_CASE("ratio interval: exact on the log scale for a known case") {
   const double half = 2.306004135204166 * std::sqrt(0.02);  // R: qt(0.975, 8)
   CHECK(r.ci.lower == doctest::Approx(2 * std::exp(-half)).epsilon(1e-12));
   CHECK(r.ci.upper == doctest::Approx(2 * std::exp(half)).epsilon(1e-12));
+  // Its test: t = log 2 / sqrt(0.02) = 4.9013 on 8 d.f. (R: 2 * pt(-log(2) / sqrt(0.02), 8);
+  // here from the t density integrated numerically in Python: 0.0011918250).
+  CHECK(r.p == doctest::Approx(0.0011918250).epsilon(1e-6));
   // No error at all: the point.
   const auto exact = stats::ratio_interval({3, 0, 0}, {1.5, 0, 0});
   CHECK(exact.ci.lower == 2);
   CHECK(exact.ci.upper == 2);
+  CHECK(exact.p == 0);
+}
+
+TEST_CASE("ratio interval: its p and its CI never contradict each other") {
+  // The compare verdict used Welch on the raw run means (p = 0.12) beside this log-scale CI
+  // [1.23, 11.4]; the CI's own test decides now: excludes 1 <=> p < 1 - confidence.
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> mean(0.5, 5), cv(0.001, 0.6), df(1, 12);
+  for (int trial = 0; trial < 5000; ++trial) {
+    const double m1 = mean(random), m2 = mean(random);
+    const auto r = stats::ratio_interval({m1, m1 * cv(random), df(random)},
+                                         {m2, m2 * cv(random), df(random)}, 0.95);
+    const bool excludes = r.ci.lower > 1 || r.ci.upper < 1;
+    if (std::abs(r.p - 0.05) < 1e-9) continue;  // on the boundary itself
+    CHECK(excludes == (r.p < 0.05));
+  }
 }
 
 TEST_CASE("ratio interval: covers the true speed-up about 95% of the time") {
