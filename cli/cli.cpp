@@ -51,6 +51,14 @@ void add_unit_option(CLI::App& app, std::string& unit) {
       ->capture_default_str();
 }
 
+// What report, plot, stats, compare and model share: the warm-up left out (docs/metrics.md).
+void add_skip_epochs_option(CLI::App& app, std::optional<int>& skip_epochs) {
+  app.add_option("--skip-epochs", skip_epochs,
+                 "Leave out each run's first N epochs (warm-up) [the experiment file's "
+                 "\"warmup_epochs\", else 0]")
+      ->check(CLI::Range(0, 100000));
+}
+
 // What report and plot share: the database, the instances, the base group.
 template <typename Command>
 void add_report_source_options(CLI::App& app, Command& options) {
@@ -58,6 +66,7 @@ void add_report_source_options(CLI::App& app, Command& options) {
   add_instance_options(app, options.experiment, options.instances, options.pool);
   app.add_option("--base", options.base, "Base condition label for Tukey and speed-up");
   add_unit_option(app, options.unit);
+  add_skip_epochs_option(app, options.skip_epochs);
 }
 
 const std::vector<Entry>& table() {
@@ -152,6 +161,7 @@ const std::vector<Entry>& table() {
          app.add_option("--to-experiment", options->to_experiment,
                         "The candidate experiment (default: --experiment)");
          app.add_option("--to-instance", options->to_instances, "The candidate's instance ids");
+         add_skip_epochs_option(app, options->skip_epochs);
          app.add_option("--threshold", options->threshold_percent,
                         "Slower or faster only beyond PCT percent; 'no difference' is marked 'CI "
                         "within +-PCT' when the whole interval is inside")
@@ -214,8 +224,9 @@ const std::vector<Entry>& table() {
          app.add_option("--seed", plan.seed, "Of the bootstrap")->capture_default_str();
          app.add_option("--level", plan.level, "Of the intervals")->capture_default_str();
          app.add_option("--skip-epochs", plan.skip_epochs,
-                        "Warm-up epochs left out of each run (when it has more)")
-             ->capture_default_str();
+                        "Warm-up epochs left out of each run (when it has more) [the experiment "
+                        "file's \"warmup_epochs\", else 1]")
+             ->check(CLI::Range(0, 100000));
          app.add_option("--format", options->format, "markdown, csv, json, latex or html")
              ->capture_default_str();
          app.add_option("-o,--output", options->output, "Write the table to FILE");
@@ -236,6 +247,7 @@ const std::vector<Entry>& table() {
                         "Summary statistics: columns group,n,mean,sd");
          app.add_option("--db", options->database, "Results database (epoch times of ok runs)");
          add_instance_options(app, options->experiment, options->instances, options->pool);
+         add_skip_epochs_option(app, options->skip_epochs);
          app.add_option("--response", options->response,
                         "With --csv: the response column; with --db: epoch_seconds (default) or "
                         "log_images_per_second (per run: speed-ups become differences)");

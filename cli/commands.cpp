@@ -201,7 +201,8 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
   const auto exporter = plotting::make_exporter(options.format);  // fail fast on a bad format
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   if (options.output) plotting::refuse_database_output(*options.output, options.database);
-  const plotting::InstanceQuery query{options.experiment, options.instances, options.pool};
+  const plotting::InstanceQuery query{options.experiment, options.instances, options.pool,
+                                      options.skip_epochs};
   // The HTML page embeds the figure: rendered into a private directory, read back as SVG. Without
   // gnuplot the page says why it has none.
   const auto with_figure = [&](auto report, auto plot) {
@@ -238,7 +239,8 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
 
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
-  const plotting::InstanceQuery query{options.experiment, options.instances, options.pool};
+  const plotting::InstanceQuery query{options.experiment, options.instances, options.pool,
+                                      options.skip_epochs};
   if (options.model) {
     plotting::ScalingPlanOptions plan;
     plan.training = query;

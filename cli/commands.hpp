@@ -30,6 +30,7 @@ struct ReportCommand {
   std::optional<std::string> experiment;  // default: the latest one
   std::vector<std::int64_t> instances;    // explicit instances (pooled when several)
   bool pool = false;                      // every instance of the experiment (identical specs)
+  std::optional<int> skip_epochs;         // warm-up epochs left out of each run
   std::string format = "markdown";
   std::optional<std::string> base;
   std::optional<std::string> output;  // default: stdout
@@ -43,6 +44,7 @@ struct PlotCommand {
   std::optional<std::string> experiment;
   std::vector<std::int64_t> instances;
   bool pool = false;
+  std::optional<int> skip_epochs;  // warm-up epochs left out of each run
   std::optional<std::string> base;
   std::optional<std::string> output_prefix;  // default: results/<experiment>-scaling
   std::optional<std::string> by;             // a factor: one curve per level (Figure 2)

@@ -12,10 +12,11 @@
 namespace scalebench::cli {
 
 int compare_command(const CompareCommand& options, std::ostream& out, std::ostream& err) {
-  const plotting::InstanceQuery baseline{options.experiment, options.instances, false};
+  const plotting::InstanceQuery baseline{options.experiment, options.instances, false,
+                                         options.skip_epochs};
   const plotting::InstanceQuery candidate{
       options.to_experiment ? options.to_experiment : options.experiment, options.to_instances,
-      false};
+      false, options.skip_epochs};
   const std::string to_database = options.to_database.value_or(options.database);
   if (to_database == options.database && candidate.experiment == baseline.experiment &&
       candidate.instances == baseline.instances)

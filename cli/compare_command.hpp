@@ -19,6 +19,7 @@ struct CompareCommand {
   std::optional<std::string> to_database;    // default: --db
   std::optional<std::string> to_experiment;  // default: --experiment
   std::vector<std::int64_t> to_instances;
+  std::optional<int> skip_epochs;  // warm-up epochs left out of each run, both sides
   double threshold_percent = 2;
   double confidence = 0.95;
   std::optional<double> fail_if_slower_percent;

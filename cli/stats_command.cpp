@@ -37,7 +37,8 @@ int stats_command(const StatsCommand& options, std::ostream& out, std::ostream&)
   } else {
     const auto data = plotting::observations_from_database(
         *options.database,
-        plotting::InstanceQuery{options.experiment, options.instances, options.pool},
+        plotting::InstanceQuery{options.experiment, options.instances, options.pool,
+                                options.skip_epochs},
         options.factors, options.unit, options.only,
         options.response.empty() ? "epoch_seconds" : options.response);
     report = plotting::analyze_observations(data, options.ss_type, options.confidence,

@@ -17,6 +17,7 @@ struct StatsCommand {
   std::optional<std::string> experiment;  // with --db; default: the latest
   std::vector<std::int64_t> instances;    // with --db: explicit instances (pooled when several)
   bool pool = false;                      // with --db: every instance (identical specs)
+  std::optional<int> skip_epochs;         // with --db: warm-up epochs left out of each run
   std::string response;                   // with --csv: the response column
   std::vector<std::string> factors;       // with --csv/--db: one or two factor columns
   int ss_type = 2;

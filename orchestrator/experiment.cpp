@@ -809,7 +809,7 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
   const Reader root(path, document, "");
   root.require_object({"name", "description", "repetitions", "timeout_seconds", "program",
                        "trainer", "args", "np", "conditions", "factors", "exclude", "order", "seed",
-                       "train_images", "train_images_per_rank", "stdout"});
+                       "train_images", "train_images_per_rank", "stdout", "warmup_epochs"});
   root.require_key("name");
   root.require_key("conditions");
 
@@ -831,6 +831,14 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
   experiment.trainer = root.trainer_args();
   experiment.train_images = root.images_per_epoch();
   if (root.has("stdout")) experiment.stdout_pty = root.at("stdout").stdout_pty();
+  if (root.has("warmup_epochs")) {
+    const auto warmup = root.at("warmup_epochs");
+    const auto& value = warmup.value();
+    if (!value.is_number_integer() || value.get<long long>() < 0 ||
+        value.get<long long>() > kMaxWarmupEpochs)
+      warmup.fail(fmt::format("a whole number of epochs from 0 to {}", kMaxWarmupEpochs));
+    experiment.warmup_epochs = static_cast<int>(value.get<long long>());
+  }
   std::optional<std::vector<int>> default_np;
   if (root.has("np")) default_np = root.at("np").np_values();
 

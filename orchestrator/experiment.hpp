@@ -113,6 +113,9 @@ struct Experiment {
   // level's value replaces it); the trainer's own header wins when there is one.
   std::optional<ImagesPerEpoch> train_images;
   bool stdout_pty = false;  // "stdout": "pty": every run's stdout through a pseudo-terminal
+  // "warmup_epochs": epochs at the start of each run that report, stats, plot, compare and model
+  // leave out (their --skip-epochs overrides it); stored in the spec, read back from there.
+  int warmup_epochs = 0;
   std::vector<Condition> conditions;
   std::vector<Factor> factors;  // in name order (a JSON object's keys, sorted)
   std::vector<Exclusion> exclude;
@@ -131,6 +134,7 @@ inline constexpr int kMaxJsonDepth = 64;
 inline constexpr double kMinTimeoutSeconds = 0.001;
 inline constexpr double kMaxTimeoutSeconds = 30.0 * 24 * 3600;  // 30 days
 inline constexpr long long kMaxRepetitions = 100'000;
+inline constexpr long long kMaxWarmupEpochs = 100'000;
 inline constexpr long long kMaxNp = 1'000'000;
 inline constexpr long long kMaxTrainImages = 1'000'000'000'000'000;  // 10^15
 inline constexpr std::size_t kDefaultMaxRuns = 10'000;

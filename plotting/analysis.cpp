@@ -176,9 +176,9 @@ Observations observations_from_database(const std::string& path, const InstanceQ
   if (log_rate && unit != "run")
     throw InputError("--response log_images_per_second is a run's rate: use it with --unit run");
   const auto database = db::Database::open(path, db::OpenMode::ReadOnly);
-  const auto selection = select_instances(database, query);
+  auto selection = select_instances(database, query);
   const auto& name = selection.experiment;
-  auto samples = database.epoch_samples_of_instances(selection.ids);
+  auto samples = epoch_samples_after_warmup(database, selection, query);
   if (samples.empty())
     throw InputError(fmt::format("{}: no finished epochs for experiment \"{}\" ({})", path, name,
                                  fmt::join(selection.notes, " ")));
@@ -245,6 +245,8 @@ Observations observations_from_database(const std::string& path, const InstanceQ
                                 : fmt::format("instances {}", fmt::join(selection.ids, ", ")));
   for (const auto& note : failure_notes(database.runs_of_instances(selection.ids)))
     data.warnings.push_back(note);
+  for (const auto& note : selection.notes)
+    if (note.starts_with("Warm-up left out")) data.warnings.push_back(note);
   if (!only.empty())
     data.warnings.push_back(fmt::format("only the runs with {}: {} runs with ok epochs left out",
                                         only_text, runs_left_out));

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "plotting/csv_table.hpp"
 #include "plotting/report.hpp"
 
 namespace scalebench::plotting {
@@ -151,6 +152,57 @@ std::vector<std::string> failure_notes(const std::vector<db::RunRecord>& runs) {
                        : "; the table uses the ok runs only"));
   }
   return notes;
+}
+
+std::optional<int> warmup_epochs_of(const db::Database& database,
+                                    const InstanceSelection& selection) {
+  if (selection.ids.empty()) return std::nullopt;
+  const auto record = database.experiment(selection.ids.front());
+  if (!record) return std::nullopt;
+  const auto spec = nlohmann::json::parse(record->spec_json, nullptr, false);
+  if (!spec.is_object() || !spec.contains("warmup_epochs") ||
+      !spec["warmup_epochs"].is_number_integer())
+    return std::nullopt;
+  return std::max(0, spec["warmup_epochs"].get<int>());
+}
+
+std::size_t drop_warmup_epochs(std::vector<db::EpochSample>& samples, int warmup) {
+  if (warmup <= 0) return 0;
+  std::map<std::int64_t, int> epochs_of_run;
+  for (const auto& s : samples) ++epochs_of_run[s.run_id];
+  std::size_t short_runs = 0;
+  for (const auto& [run, count] : epochs_of_run)
+    if (count <= warmup) ++short_runs;
+  std::erase_if(samples, [&](const db::EpochSample& s) {
+    return s.epoch <= warmup && epochs_of_run[s.run_id] > warmup;
+  });
+  return short_runs;
+}
+
+std::vector<db::EpochSample> epoch_samples_after_warmup(const db::Database& database,
+                                                        InstanceSelection& selection,
+                                                        const InstanceQuery& query) {
+  auto samples = database.epoch_samples_of_instances(selection.ids);
+  int warmup = 0;
+  const char* origin = "--skip-epochs";
+  if (query.skip_epochs) {
+    if (*query.skip_epochs < 0)
+      throw InputError(fmt::format("--skip-epochs {}: expected 0 or more", *query.skip_epochs));
+    warmup = *query.skip_epochs;
+  } else {
+    origin = "the experiment file's \"warmup_epochs\"";
+    warmup = warmup_epochs_of(database, selection).value_or(0);
+  }
+  if (warmup == 0) return samples;
+  const std::size_t short_runs = drop_warmup_epochs(samples, warmup);
+  selection.notes.push_back(fmt::format(
+      "Warm-up left out: epoch{} 1{} of each run ({}){}.", warmup > 1 ? "s" : "",
+      warmup > 1 ? fmt::format("-{}", warmup) : "", origin,
+      short_runs == 0
+          ? ""
+          : fmt::format("; {} run{} with {} epoch{} or fewer kept all of them", short_runs,
+                        short_runs > 1 ? "s" : "", warmup, warmup > 1 ? "s" : "")));
+  return samples;
 }
 
 }  // namespace scalebench::plotting

@@ -16,6 +16,9 @@ struct InstanceQuery {
   std::optional<std::string> experiment;  // a name; default: the latest instance's
   std::vector<std::int64_t> instances;    // explicit instance ids (pooled when several)
   bool pool = false;                      // every instance of the name
+  // Warm-up epochs left out of each run (--skip-epochs); default: the experiment file's
+  // "warmup_epochs", else none.
+  std::optional<int> skip_epochs = std::nullopt;
 };
 
 struct InstanceSelection {
@@ -27,6 +30,20 @@ struct InstanceSelection {
 // Throws ReportError: nothing stored, an unknown name or id, instances of different names, or
 // instances whose specs differ (the message names the differing instances and JSON paths).
 InstanceSelection select_instances(const db::Database& database, const InstanceQuery& query);
+
+// The ok runs' epochs of the selected instances without each run's warm-up: its first N epochs,
+// N = query.skip_epochs, else the (first) instance's "warmup_epochs", else 0 (docs/metrics.md,
+// "Warm-up epochs"). A run with N epochs or fewer keeps them all, said in a note; when N > 0 a
+// note says what was left out. Notes go to selection.notes.
+std::vector<db::EpochSample> epoch_samples_after_warmup(const db::Database& database,
+                                                        InstanceSelection& selection,
+                                                        const InstanceQuery& query);
+// The experiment file's "warmup_epochs" of the (first) selected instance, if it has one.
+std::optional<int> warmup_epochs_of(const db::Database& database,
+                                    const InstanceSelection& selection);
+// The rule itself: drops epochs 1..warmup of every run that has more than `warmup` epochs;
+// returns how many runs were too short to drop anything from.
+std::size_t drop_warmup_epochs(std::vector<db::EpochSample>& samples, int warmup);
 
 // Notes on runs that are not ok, per condition and np: conditions none of whose runs are ok would
 // otherwise vanish from a table without a word.

@@ -87,7 +87,7 @@ ReportInput load_input(const db::Database& database, const InstanceQuery& query,
   ReportInput input;
   input.selection = select_instances(database, query);
   const auto& experiment = input.selection.experiment;
-  input.samples = database.epoch_samples_of_instances(input.selection.ids);
+  input.samples = epoch_samples_after_warmup(database, input.selection, query);
   const auto runs = database.runs_of_instances(input.selection.ids);
   input.failures = failure_notes(runs);
   if (input.samples.empty()) {

@@ -68,11 +68,14 @@ struct TrainingData {
   bool overlap_on = false;
   std::string series;
   std::vector<std::string> notes;
+  int skip_epochs = 1;  // the warm-up epochs left out of each run
 };
 
 TrainingData load_training(const db::Database& database, const InstanceSelection& selection,
                            const ScalingPlanOptions& o) {
   TrainingData out;
+  const int skip_epochs = o.skip_epochs.value_or(warmup_epochs_of(database, selection).value_or(1));
+  out.skip_epochs = skip_epochs;
   std::set<std::string> series;
   std::optional<double> parameters, fusion, batch;
   std::size_t skipped_no_epochs = 0;
@@ -113,7 +116,7 @@ TrainingData load_training(const db::Database& database, const InstanceSelection
           "run {} ({} np={}) has no images per epoch: give the experiment's train_images", run.id,
           run.condition, run.np));
     // Epochs at the start are warm-up (allocation, caches), left out when there are more.
-    const auto skip = static_cast<std::size_t>(std::max(0, o.skip_epochs));
+    const auto skip = static_cast<std::size_t>(std::max(0, skip_epochs));
     const std::size_t first = durations.size() > skip ? skip : 0;
     double sum = 0;
     for (std::size_t i = first; i < durations.size(); ++i) sum += durations[i];
@@ -488,7 +491,7 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
     plan.notes.push_back(fmt::format(
         "Step = epoch time / (images per epoch / (np x batch {})), mean over each run's epochs "
         "after the first {}; intervals: {:g}% percentile bootstrap over runs ({} refits{}).",
-        training.batch, o.skip_epochs, 100 * o.level, plan.replicates,
+        training.batch, training.skip_epochs, 100 * o.level, plan.replicates,
         plan.failed_replicates ? fmt::format(", {} resamples refused", plan.failed_replicates)
                                : ""));
     plan.notes.push_back(epochs.weak

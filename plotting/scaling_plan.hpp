@@ -48,7 +48,9 @@ struct ScalingPlanOptions {
   int bootstrap = 1000;
   std::uint64_t seed = 1;
   double level = 0.95;
-  int skip_epochs = 1;  // epochs at the start of each run left out (warm-up), when it has more
+  // Epochs at the start of each run left out (warm-up), when it has more; default: the experiment
+  // file's "warmup_epochs", else 1.
+  std::optional<int> skip_epochs = std::nullopt;
 };
 
 struct PlanValue {

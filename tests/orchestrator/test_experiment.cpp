@@ -462,3 +462,21 @@ TEST_CASE("train_images_per_rank: images per epoch grow with np (weak scaling)")
       doctest::Contains("train_images_per_rank 1000000000000000 x np 8 is more than"),
       ExperimentError);
 }
+
+TEST_CASE("warmup_epochs: a whole number of epochs from 0, kept in the stored spec") {
+  const auto experiment = parse_experiment(
+      R"({"name":"w","warmup_epochs":2,"conditions":[{"name":"a","launcher":"single"}]})",
+      "exp.json");
+  CHECK(experiment.warmup_epochs == 2);
+  CHECK(experiment.spec_json.find("\"warmup_epochs\":2") != std::string::npos);
+  CHECK(parse_experiment(R"({"name":"w","conditions":[{"name":"a","launcher":"single"}]})",
+                         "exp.json")
+            .warmup_epochs == 0);
+  for (const char* bad : {R"("warmup_epochs": -1,)", R"("warmup_epochs": 1.5,)",
+                          R"("warmup_epochs": "1",)", R"("warmup_epochs": 100001,)"})
+    CHECK(error_with(bad, kSingle)
+              .find("field \"warmup_epochs\": expected a whole number of "
+                    "epochs from 0 to 100000") != std::string::npos);
+  // A typo gets "did you mean".
+  CHECK(error_with(R"("warmup_epoch": 1,)", kSingle).find("warmup_epochs") != std::string::npos);
+}
