@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -26,6 +27,17 @@ bool is_separator(std::string_view text) {
   for (char c : text)
     if (c != '-' && c != '=') return false;
   return true;
+}
+
+// "error" in any case (ValueError:, scalebench-train: error:, srun: error:), the words a
+// program uses for the cause of a failure.
+bool mentions_error(std::string_view text) {
+  constexpr std::string_view kWord = "error";
+  const auto lower = [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
+  return std::search(text.begin(), text.end(), kWord.begin(), kWord.end(),
+                     [&](char a, char b) { return lower(a) == b; }) != text.end();
 }
 
 bool is_blank(std::string_view text) {
@@ -80,6 +92,16 @@ void RunAnalyzer::problem(std::string text) {
     analysis_.problems.push_back(std::move(text));
   else
     ++dropped_problems_;
+}
+
+// A stderr paragraph of one rank (or of the launcher) ended: the first that speaks of PMI/PMIx
+// is the reason a direct launch failed (Open MPI under srun without --mpi=pmix).
+void RunAnalyzer::end_paragraph(int rank) {
+  const auto it = paragraphs_.find(rank);
+  if (it == paragraphs_.end()) return;
+  if (pmi_reason_.empty() && it->second.find("PMI") != std::string::npos)
+    pmi_reason_ = it->second.substr(0, 300);
+  paragraphs_.erase(it);
 }
 
 // A rank's line that is not finished yet (no newline of its own so far); bounded per rank.
@@ -165,6 +187,7 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
 
   if (own_stream == Stream::Stderr) {
     if (is_separator(text)) {
+      end_paragraph(rank_key);
       if (!tagged.rank) {
         if (in_block_ && !block_reason_.empty()) block_reason_done_ = true;
         in_block_ = !in_block_;
@@ -174,8 +197,17 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
       last_stderr_ = text.substr(0, 1000);
       if (in_block_ && !tagged.rank && !block_reason_done_ && block_reason_.size() < 300)
         block_reason_ += (block_reason_.empty() ? "" : " ") + text.substr(0, 300);
-    } else if (in_block_ && !block_reason_.empty()) {
-      block_reason_done_ = true;  // the first paragraph of the block is the message
+      if (mentions_error(text))
+        (tagged.rank ? last_rank_error_ : last_error_) = text.substr(0, 1000);
+      if (pmi_reason_.empty() && (paragraphs_.size() < 1000 || paragraphs_.contains(rank_key))) {
+        std::string& paragraph = paragraphs_[rank_key];
+        if (paragraph.size() < 300)
+          paragraph += (paragraph.empty() ? "" : " ") + text.substr(0, 300);
+      }
+    } else {
+      end_paragraph(rank_key);
+      if (in_block_ && !block_reason_.empty())
+        block_reason_done_ = true;  // the first paragraph of the block is the message
     }
   }
 
@@ -255,7 +287,17 @@ RunAnalysis RunAnalyzer::finish(std::optional<double> exit_offset_seconds) {
   RunAnalysis& analysis = analysis_;
   analysis.line_count = seq_;
   if (!analysis.train_images) analysis.train_images = expected_.train_images;
-  if (!last_rank_stderr_.empty())
+  while (!paragraphs_.empty()) end_paragraph(paragraphs_.begin()->first);
+  // The line that names the cause first: MPI's word on the process manager (a direct launch
+  // without PMI support), then the program's own error, then the launcher's; else the last
+  // words of the program, mpirun's message, the last stderr line.
+  if (!pmi_reason_.empty())
+    analysis.failure_reason = pmi_reason_;
+  else if (!last_rank_error_.empty())
+    analysis.failure_reason = last_rank_error_;
+  else if (!last_error_.empty())
+    analysis.failure_reason = last_error_;
+  else if (!last_rank_stderr_.empty())
     analysis.failure_reason = last_rank_stderr_;
   else if (!block_reason_.empty())
     analysis.failure_reason = block_reason_;

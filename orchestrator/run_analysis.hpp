@@ -122,6 +122,11 @@ class RunAnalyzer {
   // paragraph of the launcher's own first `-----` block (mpirun's message), the last stderr line.
   std::string last_rank_stderr_;
   std::string last_stderr_;
+  void end_paragraph(int rank);
+  std::string last_rank_error_;            // the last stderr line of a rank that says "error"
+  std::string last_error_;                 // the same from the launcher (srun: error: ...)
+  std::string pmi_reason_;                 // the first stderr paragraph that speaks of PMI
+  std::map<int, std::string> paragraphs_;  // the stderr paragraph being read, per rank
   std::string block_reason_;
   bool in_block_ = false;
   bool block_reason_done_ = false;

@@ -251,3 +251,50 @@ TEST_CASE("printable_excerpt shows control characters instead of sending them to
   CHECK(printable_excerpt("grüße") == "grüße");
   CHECK(printable_excerpt(std::string(500, 'x'), 10) == std::string(10, 'x') + "…");
 }
+
+TEST_CASE(
+    "the failure reason names the cause: PMI before MPI's abort line, errors before the rest") {
+  // Our trainer under srun without --mpi=pmix (Open MPI 4.1, srun --label): Open MPI's help
+  // message names the cause; its last line ("Local abort before MPI_INIT ...") does not.
+  TagOptions srun;
+  srun.rank_colon_prefix = true;
+  const char* dashes = "--------------------------------------------------------------------------";
+  const std::vector<StampedLine> no_pmix = {
+      at(0.1, std::string("0: ") + dashes, Stream::Stderr),
+      at(0.1, "0: The application appears to have been direct launched using \"srun\",",
+         Stream::Stderr),
+      at(0.1, "0: but OMPI was not built with SLURM's PMI support and therefore cannot",
+         Stream::Stderr),
+      at(0.1, "0: execute. There are several options for building PMI support under",
+         Stream::Stderr),
+      at(0.1, "0: SLURM, depending upon the SLURM version you are using:", Stream::Stderr),
+      at(0.1, "0: ", Stream::Stderr),
+      at(0.1, "0:   version 16.05 or later: you can use SLURM's PMIx support. This",
+         Stream::Stderr),
+      at(0.1, std::string("0: ") + dashes, Stream::Stderr),
+      at(0.1, "0: *** An error occurred in MPI_Init", Stream::Stderr),
+      at(0.1, "0: *** on a NULL communicator", Stream::Stderr),
+      at(0.1,
+         "0: [node:4242] Local abort before MPI_INIT completed completed successfully, but am not "
+         "able to aggregate error messages, and not able to guarantee that all other processes "
+         "were killed!",
+         Stream::Stderr),
+      at(0.2, "srun: error: node: task 0: Exited with exit code 1", Stream::Stderr),
+  };
+  const auto reason = analyze_run(no_pmix, kStart, srun).failure_reason;
+  CHECK(reason.find("The application appears to have been direct launched using \"srun\", but "
+                    "OMPI was not built with SLURM's PMI support") == 0);
+  CHECK(reason.size() <= 300);
+  // Without a PMI paragraph: the program's own error line beats its last words...
+  const std::vector<StampedLine> python = {
+      at(0.1, "[1,0]<stderr>:RuntimeError: NCCL error: unhandled system error"),
+      at(0.1, "[1,0]<stderr>:  (see the log above)"),
+  };
+  CHECK(analyze_run(python, kStart).failure_reason ==
+        "RuntimeError: NCCL error: unhandled system error");
+  // ...and the launcher's error beats its other lines.
+  CHECK(analyze_run({at(0.1, "srun: error: node: task 1: Killed", Stream::Stderr),
+                     at(0.2, "srun: Terminating StepId=12.0", Stream::Stderr)},
+                    kStart)
+            .failure_reason == "srun: error: node: task 1: Killed");
+}
