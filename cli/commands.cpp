@@ -26,6 +26,7 @@
 #include "plotting/report_source.hpp"
 #include "plotting/scaling_plan.hpp"
 #include "plotting/scaling_plan_output.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::cli {
 namespace {
@@ -93,10 +94,11 @@ void print_matrix(std::ostream& out, const orchestrator::Experiment& experiment,
 }
 
 std::string describe_matrix(const orchestrator::Instance& instance) {
-  if (!instance.resumed) return fmt::format("{} runs", instance.pending.size());
-  return fmt::format("resuming instance {}: {} of {} cells already ok, {} to run",
-                     instance.record.id, instance.cells_ok, instance.cells,
-                     instance.pending.size());
+  const auto pending = static_cast<long long>(instance.pending.size());
+  if (!instance.resumed) return util::count_of(pending, "run");
+  return fmt::format("resuming instance {}: {} of {} already ok, {} to run", instance.record.id,
+                     instance.cells_ok,
+                     util::count_of(static_cast<long long>(instance.cells), "cell"), pending);
 }
 
 }  // namespace
@@ -161,8 +163,10 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   const auto outcome =
       orchestrator::run_instance(experiment, instance, executor, *database, &progress, runner);
 
-  fmt::print(out, "scalebench: {} of {} cells ok ({} runs this time, {} ok); results in {}\n",
-             outcome.cells_ok, outcome.cells, outcome.runs, outcome.ok, options.database);
+  fmt::print(out, "scalebench: {} of {} ok ({} this time, {} ok); results in {}\n",
+             outcome.cells_ok, util::count_of(static_cast<long long>(outcome.cells), "cell"),
+             util::count_of(static_cast<long long>(outcome.runs), "run"), outcome.ok,
+             options.database);
   if (!outcome.side_files.empty()) {
     fmt::print(err,
                "scalebench: {} runs could not be written to {} and are in side files (each a "
@@ -187,11 +191,16 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
     return 128 + (signal ? signal : SIGINT);
   }
   if (outcome.cells_ok != outcome.cells) {
-    fmt::print(err,
-               "scalebench: {} cells have no ok run: scalebench query --db {} \"SELECT id, "
-               "condition, np, repetition, attempt, status, error FROM runs WHERE "
-               "experiment_id = {} AND status != 'ok'\"\n",
-               outcome.cells - outcome.cells_ok, options.database, outcome.experiment_id);
+    fmt::print(
+        err,
+        "scalebench: {} no ok run: scalebench query --db {} \"SELECT id, "
+        "condition, np, repetition, attempt, status, error FROM runs WHERE "
+        "experiment_id = {} AND status != 'ok'\"\n",
+        outcome.cells - outcome.cells_ok == 1
+            ? std::string("1 cell has")
+            : util::count_of(static_cast<long long>(outcome.cells - outcome.cells_ok), "cell") +
+                  " have",
+        options.database, outcome.experiment_id);
     return 1;
   }
   return 0;

@@ -16,6 +16,7 @@
 #include "plotting/format.hpp"
 #include "plotting/output_file.hpp"
 #include "plotting/scaling_plan_output.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::plotting {
 namespace {
@@ -394,8 +395,9 @@ std::string factor_scaling_script(const FactorReport& report, const FigureFiles&
   for (const auto& s : series)
     for (const auto* row : s.rows)
       min_runs = std::min(min_runs, row->runs), max_runs = std::max(max_runs, row->runs);
-  const std::string runs_text =
-      min_runs == max_runs ? fmt::format("{}", min_runs) : fmt::format("{}-{}", min_runs, max_runs);
+  const std::string runs_text = min_runs == max_runs
+                                    ? util::count_of(static_cast<long long>(min_runs), "run")
+                                    : fmt::format("{}-{} runs", min_runs, max_runs);
 
   std::string out;
   out += fmt::format("# scalebench scaling figure, experiment {} by {}\n",
@@ -410,7 +412,7 @@ std::string factor_scaling_script(const FactorReport& report, const FigureFiles&
   out += fmt::format("  set output {}.'.'.format\n", gnuplot_string(files.script.stem().string()));
   out += fmt::format("  set multiplot layout 1,3 title {} noenhanced\n",
                      gnuplot_string(fmt::format(
-                         "{} by {}: error bars ±1 SD of the run-to-run spread ({} runs per point)",
+                         "{} by {}: error bars ±1 SD of the run-to-run spread ({} per point)",
                          report.experiment, report.factor, runs_text)));
   out += "  set key below center horizontal maxrows 2 samplen 3 spacing 1.1\n";
 

@@ -8,6 +8,7 @@
 
 #include "plotting/csv_table.hpp"
 #include "plotting/report.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::plotting {
 namespace {
@@ -26,9 +27,10 @@ std::string describe(const db::ExperimentRecord& instance, const std::vector<db:
     ++count;
     if (run.status == db::RunStatus::Ok) ++ok;
   }
-  return fmt::format("instance {} (started {}, {}; {} of {} runs ok{})", instance.id,
-                     instance.started_at, how_it_ended(instance), ok, count,
-                     instance.cells ? fmt::format(", matrix of {} cells", *instance.cells) : "");
+  return fmt::format(
+      "instance {} (started {}, {}; {} of {} runs ok{})", instance.id, instance.started_at,
+      how_it_ended(instance), ok, count,
+      instance.cells ? ", matrix of " + util::count_of(*instance.cells, "cell") : "");
 }
 
 // The JSON paths at which two specs differ (RFC 6902 patch from `a` to `b`), a few of them.

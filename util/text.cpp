@@ -98,4 +98,11 @@ std::optional<std::string> closest_match(std::string_view word,
   return best;
 }
 
+std::string count_of(long long count, std::string_view noun) {
+  std::string out = std::to_string(count) + " ";
+  out += noun;
+  if (count != 1) out += "s";
+  return out;
+}
+
 }  // namespace scalebench::util

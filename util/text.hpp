@@ -23,6 +23,9 @@ bool is_valid_utf8(std::string_view text);
 // "maximal subpart" practice, one replacement per bad byte); valid text comes back unchanged.
 std::string repair_utf8(std::string_view text);
 
+// "1 cell", "2 cells", "0 cells": a count with its noun (a regular English plural, + "s").
+std::string count_of(long long count, std::string_view noun);
+
 // Levenshtein distance.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 // The closest candidate within a distance that still looks like a typo, if any.

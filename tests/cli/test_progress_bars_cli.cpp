@@ -53,7 +53,7 @@ TEST_CASE("Keras 3 and Keras 2 progress bars, alone and with every rank printing
                               "keras2-verbose2-pipe"}) {
     levels += std::string(levels.empty() ? "" : ",") + R"({"name": ")" + fixture +
               R"(", "args": [")" + (data / (std::string(fixture) + ".out")).string() +
-              R"(", "0.03"]})";
+              R"(", "0.06"]})";
   }
   const auto experiment = dir / "bars.json";
   std::ofstream(experiment) << R"({"name": "bars", "timeout_seconds": 60, "train_images": 384,

@@ -60,7 +60,7 @@ TEST_CASE("the factor figure's script: three panels, the ideal lines, one colour
   CHECK(script.find("do for [format in 'svg png pdf']") != std::string::npos);
   CHECK(script.find("set terminal pdfcairo") != std::string::npos);
   CHECK(script.find("set multiplot layout 1,3 title 't2 by model: error bars ±1 SD of the "
-                    "run-to-run spread (1 runs per point)'") != std::string::npos);
+                    "run-to-run spread (1 run per point)'") != std::string::npos);
   CHECK(script.find("set title 'Scaling efficiency (dashed: linear scaling = 100%)'") !=
         std::string::npos);
   CHECK(script.find("100 with lines lc rgb '#404040' dt 2 lw 1.5 title 'linear scaling'") !=

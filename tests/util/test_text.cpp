@@ -52,3 +52,9 @@ TEST_CASE("closest_match suggests a typo's target, never a different word") {
   CHECK(util::edit_distance("kitten", "sitting") == 3);
   CHECK(util::edit_distance("", "abc") == 3);
 }
+
+TEST_CASE("count_of: a count with its noun, singular for one") {
+  CHECK(scalebench::util::count_of(1, "cell") == "1 cell");
+  CHECK(scalebench::util::count_of(0, "cell") == "0 cells");
+  CHECK(scalebench::util::count_of(12, "run") == "12 runs");
+}
