@@ -88,9 +88,15 @@ void print_matrix(std::ostream& out, const orchestrator::Experiment& experiment,
   print_row(header);
   for (const auto& row : rows) print_row(row);
   fmt::print(out, "\n");
-  for (std::size_t i = 0; i < plans.size(); ++i)
-    fmt::print(out, "[{}/{}] {}: {}\n", i + 1, plans.size(), plans[i].condition,
+  // Each run as it would start: its environment (the variables the condition or level set, and
+  // scalebench's own) in front of the command, as a shell would take them.
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    std::string env;
+    for (const auto& [name, value] : plans[i].launch.env)
+      env += name + "=" + orchestrator::shell_join({value}) + " ";
+    fmt::print(out, "[{}/{}] {}: {}{}\n", i + 1, plans.size(), plans[i].condition, env,
                orchestrator::shell_join(plans[i].launch.argv));
+  }
 }
 
 std::string describe_matrix(const orchestrator::Instance& instance) {

@@ -129,6 +129,43 @@ std::string uname_text() {
   return fmt::format("{} {} {}", u.sysname, u.release, u.machine);
 }
 
+// Does any run start our trainer with --backend cuda?
+bool uses_cuda_backend(const std::vector<RunPlan>& plans) {
+  for (const auto& plan : plans) {
+    const auto& argv = plan.launch.argv;
+    for (std::size_t i = 0; i < argv.size(); ++i)
+      if (argv[i] == "--backend=cuda" ||
+          (argv[i] == "--backend" && i + 1 < argv.size() && argv[i + 1] == "cuda"))
+        return true;
+  }
+  return false;
+}
+
+// CUDA's, cuDNN's and NCCL's versions from the toolkit's files, where present.
+void add_cuda_libraries(const ProvenanceSources& sources, std::map<std::string, std::string>& out) {
+  if (const auto version = read_text(sources.cuda_root + "/version.json"); !version.empty()) {
+    const auto json = nlohmann::json::parse(version, nullptr, false);
+    if (!json.is_discarded() && json.contains("cuda") && json["cuda"].contains("version") &&
+        json["cuda"]["version"].is_string())
+      out["cuda"] = json["cuda"]["version"].get<std::string>();
+  }
+  for (const auto* header : {"/include/cudnn_version.h", "/include/cudnn.h"}) {
+    const auto text = read_text(sources.cuda_root + header);
+    const auto major = define_of(text, "CUDNN_MAJOR");
+    if (!major.empty()) {
+      out["cudnn"] =
+          major + "." + define_of(text, "CUDNN_MINOR") + "." + define_of(text, "CUDNN_PATCHLEVEL");
+      break;
+    }
+  }
+  if (const auto text = read_text(sources.cuda_root + "/include/nccl.h"); !text.empty()) {
+    const auto major = define_of(text, "NCCL_MAJOR");
+    if (!major.empty())
+      out["nccl"] =
+          major + "." + define_of(text, "NCCL_MINOR") + "." + define_of(text, "NCCL_PATCH");
+  }
+}
+
 }  // namespace
 
 std::string local_host_name() {
@@ -207,27 +244,9 @@ db::Provenance collect_instance_provenance(const Experiment& experiment,
         executor, {"nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"}, 64);
     if (answer.ok) out["gpus"] = fmt::format("{}", fmt::join(answer.lines, "; "));
   }
-  if (const auto version = read_text(sources.cuda_root + "/version.json"); !version.empty()) {
-    const auto json = nlohmann::json::parse(version, nullptr, false);
-    if (!json.is_discarded() && json.contains("cuda") && json["cuda"].contains("version") &&
-        json["cuda"]["version"].is_string())
-      out["cuda"] = json["cuda"]["version"].get<std::string>();
-  }
-  for (const auto* header : {"/include/cudnn_version.h", "/include/cudnn.h"}) {
-    const auto text = read_text(sources.cuda_root + header);
-    const auto major = define_of(text, "CUDNN_MAJOR");
-    if (!major.empty()) {
-      out["cudnn"] =
-          major + "." + define_of(text, "CUDNN_MINOR") + "." + define_of(text, "CUDNN_PATCHLEVEL");
-      break;
-    }
-  }
-  if (const auto text = read_text(sources.cuda_root + "/include/nccl.h"); !text.empty()) {
-    const auto major = define_of(text, "NCCL_MAJOR");
-    if (!major.empty())
-      out["nccl"] =
-          major + "." + define_of(text, "NCCL_MINOR") + "." + define_of(text, "NCCL_PATCH");
-  }
+  // CUDA's libraries only where a run uses our trainer's cuda backend: CPU runs do not depend on
+  // them, and other programs bring their own (PyTorch's wheels).
+  if (uses_cuda_backend(plans)) add_cuda_libraries(sources, out);
 
   // The commit of the experiment file's repository, "-dirty" when tracked files changed.
   if (!experiment.source_path.empty()) {

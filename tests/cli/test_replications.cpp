@@ -240,6 +240,8 @@ TEST_CASE("a randomized order without a seed gets a drawn one, stored with the i
   const auto db = (dir / "r.db").string();
   const auto dry = test::invoke({"run", experiment.string(), "--dry-run"});
   CHECK(dry.out.find("drawn now, add \"seed\" to keep it") != std::string::npos);
+  // Each run's environment is shown before its command (PYTHONUNBUFFERED is scalebench's own).
+  CHECK(dry.out.find(": PYTHONUNBUFFERED=1 /bin/true") != std::string::npos);
   // /bin/true prints no epochs: the runs are stored as not ok, the instance with its seed.
   const auto run = test::invoke({"run", experiment.string(), "--db", db});
   CHECK(run.status == 1);
