@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "plotting/format.hpp"
@@ -30,7 +31,9 @@ constexpr std::string_view kSingleLauncher = "single";
 constexpr std::string_view kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                          "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
-// The rows of one condition and launcher, sorted by np: one line (or, for "single", one marker).
+// The rows of one condition, launcher and combination of factor levels, sorted by np: one line
+// (or, for "single", one marker). Rows of different levels (vgg16 and inception_v3) are never
+// joined into one line.
 struct Series {
   std::string title;
   bool single = false;
@@ -46,15 +49,17 @@ struct Series {
 
 std::vector<Series> make_series(const ReportTable& table) {
   std::vector<Series> series;
-  std::map<std::pair<std::string, std::string>, std::size_t> index;
+  std::map<std::tuple<std::string, std::string, db::FactorLevels>, std::size_t> index;
   std::map<std::string, std::set<std::string>> launchers_of;
   for (const auto& row : table.rows) launchers_of[row.condition].insert(row.launcher);
   for (const auto& row : table.rows) {
-    auto [it, inserted] = index.try_emplace({row.condition, row.launcher}, series.size());
+    auto [it, inserted] =
+        index.try_emplace({row.condition, row.launcher, row.levels}, series.size());
     if (inserted) {
       Series s;
       s.single = row.launcher == kSingleLauncher;
       s.title = row.condition;
+      for (const auto& [factor, level] : row.levels) s.title += " " + factor + "=" + level;
       if (s.single) {
         if (row.condition.find("single") == std::string::npos) s.title += " (single process)";
       } else if (launchers_of[row.condition].size() > 1) {
@@ -239,7 +244,9 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
   if (throughput_panel) out += "stats data using 4 nooutput name 'rate'\n";
   out += axis.commands;
 
-  out += terminals(1000, 450);
+  // The keys sit below the panels, a row per series: taller for more series (factor levels).
+  const int extra_rows = std::max(0, 2 * static_cast<int>(series.size()) - 6);
+  out += terminals(1000, 450 + 22 * extra_rows);
   out += fmt::format("  set output {}.'.'.format\n", gnuplot_string(files.script.stem().string()));
   out += fmt::format(
       "  set multiplot layout 1,{} title {} noenhanced\n", throughput_panel ? 2 : 1,
@@ -276,9 +283,13 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files) {
     out += "  set yrange [0:rate_max*1.5]\n";
     std::size_t throughput_series = 0;
     for (const auto& s : series) throughput_series += s.any_throughput() ? 1 : 0;
-    // First column the measurements, second column their linear-scaling lines, row by row.
-    out += fmt::format("  set key below center vertical maxrows {} samplen 3 spacing 1.1\n",
-                       throughput_series);
+    // First column the measurements, second column their linear-scaling lines, row by row; with
+    // more than three series (factor levels) two columns no longer fit the panel: one column.
+    if (throughput_series <= 3)
+      out += fmt::format("  set key below center vertical maxrows {} samplen 3 spacing 1.1\n",
+                         throughput_series);
+    else
+      out += "  set key below center horizontal samplen 3 spacing 1.1\n";
     plots.clear();
     std::vector<std::string> ideal_lines;
     for (std::size_t i = 0; i < series.size(); ++i) {

@@ -297,3 +297,29 @@ TEST_CASE("plot_scaling replaces symlinks planted at its file names, never write
   // Nothing left over: 5 victims, 5 files.
   CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 10);
 }
+
+TEST_CASE("plain plot on factor data: one series per level combination, never one zig-zag line") {
+  // Two models at np 1 and 2 under one condition: two lines, each with its own levels in the
+  // title, and a key that keeps all of them.
+  plotting::ReportTable table;
+  table.experiment = "t2";
+  table.confidence = 0.95;
+  table.unit = "run";
+  for (const char* model : {"vgg16", "inception_v3"})
+    for (int np : {1, 2}) {
+      plotting::ReportRow row;
+      row.condition = "hvd";
+      row.launcher = "mpirun";
+      row.np = np;
+      row.label = std::string("hvd model=") + model + " np=" + std::to_string(np);
+      row.levels = {{"model", model}};
+      row.mean_epoch_seconds = std::string(model) == "vgg16" ? 2.0 / np : 0.7 / np;
+      row.images_per_second = 100.0 * np;
+      row.scaling_efficiency = 0.9;
+      table.rows.push_back(row);
+    }
+  const auto data = plotting::scaling_data(table);
+  CHECK(data.find("# index 0: hvd model=vgg16\n") != std::string::npos);
+  CHECK(data.find("# index 1: hvd model=inception_v3\n") != std::string::npos);
+  CHECK(data.find("# index 2") == std::string::npos);
+}
