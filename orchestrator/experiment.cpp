@@ -376,6 +376,23 @@ class Reader {
     for (std::size_t i = 0; i < value_.size(); ++i) out.push_back(at(i).string());
     return out;
   }
+  // A level's "args": literal strings, but one element may be exactly "{args}", the place of the
+  // arguments the experiment and condition give (the level's args then go around them).
+  std::vector<std::string> level_args(bool& has_slot) const {
+    if (!value_.is_array()) fail("an array of strings");
+    std::vector<std::string> out;
+    has_slot = false;
+    for (std::size_t i = 0; i < value_.size(); ++i) {
+      if (value_[i].is_string() && value_[i].get<std::string>() == "{args}") {
+        if (has_slot) at(i).fail("one \"{args}\" at most");
+        has_slot = true;
+        out.emplace_back("{args}");
+        continue;
+      }
+      out.push_back(at(i).literal_string());
+    }
+    return out;
+  }
   std::vector<std::string> literal_strings() const {
     if (!value_.is_array()) fail("an array of strings");
     std::vector<std::string> out;
@@ -569,10 +586,18 @@ FactorLevel parse_level(const Reader& reader, const std::string& factor) {
   } else if (value.is_object()) {
     reader.require_object({"name", "trainer", "args", "launcher_args", "env", "program", "launcher",
                            "command", "train_images", "train_images_per_rank", "line_tags",
-                           "stdout"});
+                           "stdout", "args_replace"});
     reader.require_key("name");
     level.name = reader.at("name").non_empty_string();
-    level.trainer = reader.trainer_args();
+    if (reader.has("trainer")) level.trainer.options = reader.at("trainer").options();
+    if (reader.has("args")) level.trainer.raw = reader.at("args").level_args(level.args_around);
+    if (reader.has("args_replace")) {
+      const auto flag = reader.at("args_replace");
+      if (!flag.value().is_boolean()) flag.fail("true or false");
+      level.args_replace = flag.value().get<bool>();
+      if (level.args_replace && level.args_around)
+        flag.fail("no \"args_replace\" with an \"{args}\" slot in \"args\" (replace or wrap)");
+    }
     if (reader.has("launcher_args"))
       level.launcher_args = reader.at("launcher_args").literal_strings();
     if (reader.has("env")) level.env = reader.at("env").environment();
@@ -918,6 +943,7 @@ ResolvedCell resolve_cell(const Experiment& experiment, const Condition& conditi
   merge_options(options, condition.trainer);
   std::vector<std::string> raw = experiment.trainer.raw;
   raw.insert(raw.end(), condition.trainer.raw.begin(), condition.trainer.raw.end());
+  std::vector<std::string> prefix, suffix;  // a level's args around the others ("{args}")
   cell.where = fmt::format("condition \"{}\"", condition.name);
   if (!cell.condition.train_images) cell.condition.train_images = experiment.train_images;
   if (!cell.condition.stdout_pty) cell.condition.stdout_pty = experiment.stdout_pty;
@@ -925,8 +951,22 @@ ResolvedCell resolve_cell(const Experiment& experiment, const Condition& conditi
     const FactorLevel& level = *levels[f];
     cell.levels.emplace_back(experiment.factors[f].name, level.name);
     cell.where += fmt::format(", {} \"{}\"", experiment.factors[f].name, level.name);
+    if (level.args_replace) {
+      // A script as a level: only its own arguments, not the experiment's and condition's.
+      options.clear();
+      raw.clear();
+      prefix.clear();
+      suffix.clear();
+    }
     merge_options(options, level.trainer);
-    raw.insert(raw.end(), level.trainer.raw.begin(), level.trainer.raw.end());
+    if (level.args_around) {
+      // The level's args around everything so far: before the slot, the rest after it.
+      const auto slot = std::find(level.trainer.raw.begin(), level.trainer.raw.end(), "{args}");
+      prefix.insert(prefix.begin(), level.trainer.raw.begin(), slot);
+      suffix.insert(suffix.end(), slot + 1, level.trainer.raw.end());
+    } else {
+      raw.insert(raw.end(), level.trainer.raw.begin(), level.trainer.raw.end());
+    }
     auto& c = cell.condition;
     c.launcher_args.insert(c.launcher_args.end(), level.launcher_args.begin(),
                            level.launcher_args.end());
@@ -949,9 +989,11 @@ ResolvedCell resolve_cell(const Experiment& experiment, const Condition& conditi
                        .lexically_normal()
                        .string();
   cell.trainer = {cell.program};
+  cell.trainer.insert(cell.trainer.end(), prefix.begin(), prefix.end());
   for (const auto& option : options)
     cell.trainer.insert(cell.trainer.end(), option.argv.begin(), option.argv.end());
   cell.trainer.insert(cell.trainer.end(), raw.begin(), raw.end());
+  cell.trainer.insert(cell.trainer.end(), suffix.begin(), suffix.end());
   return cell;
 }
 

@@ -75,6 +75,10 @@ struct FactorLevel {
   std::optional<ImagesPerEpoch> train_images;  // replaces the condition's
   std::optional<TagOptions> line_tags;         // replaces the condition's
   std::optional<bool> stdout_pty;              // replaces the condition's
+  // "args_replace": the level's trainer options and args are the only ones (a script as a
+  // level); "{args}" in "args": the level's args go around the others (args_around).
+  bool args_replace = false;
+  bool args_around = false;
 };
 
 struct Factor {

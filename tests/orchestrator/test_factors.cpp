@@ -285,3 +285,40 @@ TEST_CASE("factors_json lists the factors and levels in order, for the instance 
             R"({"name":"x","conditions":[{"name":"s","launcher":"single"}]})", "exp.json")) ==
         "[]");
 }
+
+TEST_CASE("a level's args: appended, around the others with {args}, or replacing them") {
+  const auto experiment = parse_experiment(R"({"name": "s", "trainer": {"epochs": 2},
+    "args": ["--x", "1"],
+    "factors": {"script": [
+      {"name": "ours"},
+      {"name": "wrapped", "program": "/usr/bin/python3", "args": ["-u", "run.py", "{args}", "--y"]},
+      {"name": "alone", "program": "/usr/bin/python3", "args_replace": true,
+       "args": ["alone.py", "--steps", "5"]}]},
+    "conditions": [{"name": "a", "launcher": "single", "args": ["--c"]}]})",
+                                           "exp.json");
+  const auto plans = expand_matrix(experiment, {"/opt/t", false});
+  REQUIRE(plans.size() == 3);
+  const auto argv = [&](const char* level) {
+    for (const auto& plan : plans)
+      if (plan.levels.at(0).second == level) return plan.launch.argv;
+    FAIL("no plan for " << level);
+    return std::vector<std::string>{};
+  };
+  CHECK(argv("ours") == std::vector<std::string>{"/opt/t", "--epochs", "2", "--x", "1", "--c"});
+  CHECK(argv("wrapped") == std::vector<std::string>{"/usr/bin/python3", "-u", "run.py", "--epochs",
+                                                    "2", "--x", "1", "--c", "--y"});
+  CHECK(argv("alone") == std::vector<std::string>{"/usr/bin/python3", "alone.py", "--steps", "5"});
+  // Other placeholders stay refused, and one slot at most.
+  const auto error = [](const std::string& args) {
+    try {
+      parse_experiment(R"({"name": "s", "factors": {"f": [{"name": "l", "args": )" + args +
+                           R"(}]}, "conditions": [{"name": "a", "launcher": "single"}]})",
+                       "exp.json");
+    } catch (const ExperimentError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error(R"(["{np}"])").find("no placeholder") != std::string::npos);
+  CHECK(error(R"(["{args}", "{args}"])").find("one \"{args}\" at most") != std::string::npos);
+}
