@@ -325,7 +325,11 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
     if (row.mean_epoch_seconds > 0) {
       row.speedup_vs_base = table.rows[base].mean_epoch_seconds / row.mean_epoch_seconds;
       if (i != base && estimates[i] && estimates[base] && table.rows[base].mean_epoch_seconds > 0) {
-        const auto ratio = stats::ratio_interval(*estimates[base], *estimates[i], table.confidence);
+        // Nested: one contrast of the fitted model with its own Satterthwaite d.f. (lmerTest's
+        // contest); runs: two independent means, Welch's d.f.
+        const auto ratio =
+            nested_fit ? stats::nested_ratio_interval(*nested_fit, base, i, table.confidence)
+                       : stats::ratio_interval(*estimates[base], *estimates[i], table.confidence);
         row.speedup_ci_lower = ratio.ci.lower;
         row.speedup_ci_upper = ratio.ci.upper;
       }

@@ -10,6 +10,8 @@
 #include <limits>
 #include <numeric>
 
+#include "stats/group_descriptives.hpp"
+
 namespace scalebench::stats {
 namespace {
 
@@ -460,6 +462,30 @@ std::vector<TukeyPair> nested_tukey(const NestedAnova& fit, double confidence,
   for (std::size_t a = 0; a < k; ++a)
     for (std::size_t b = a + 1; b < k; ++b) pairs.push_back(pair(a, b));
   return pairs;
+}
+
+// Delta method on the log ratio (as ratio_interval), its d.f. by Satterthwaite for the contrast
+// (Kuznetsova et al. 2017): R's lmerTest::contest1D(m, L), L the gradient of log(m_a / m_b).
+RatioInterval nested_ratio_interval(const NestedAnova& fit, std::size_t numerator,
+                                    std::size_t denominator, double confidence) {
+  const std::size_t k = fit.means.size();
+  if (numerator >= k || denominator >= k || numerator == denominator)
+    throw StatsError("a ratio of two different groups of the fit");
+  if (!(confidence > 0 && confidence < 1)) throw StatsError("confidence must lie in (0, 1)");
+  const double a = fit.means[numerator], b = fit.means[denominator];
+  if (!(a > 0) || !(b > 0)) throw StatsError("a ratio interval needs positive means");
+  std::vector<double> weights(k, 0.0);
+  weights[numerator] = 1 / a;
+  weights[denominator] = -1 / b;
+  const NestedEstimate log_scale = nested_contrast(fit, weights);
+  RatioInterval out;
+  out.ratio = a / b;
+  out.df = log_scale.df;
+  const double half = students_t_quantile((1 + confidence) / 2, out.df) * log_scale.se;
+  out.ci = {std::exp(std::log(out.ratio) - half), std::exp(std::log(out.ratio) + half)};
+  const double t = std::abs(std::log(out.ratio)) / log_scale.se;
+  out.p = 2 * boost::math::cdf(boost::math::complement(boost::math::students_t(out.df), t));
+  return out;
 }
 
 }  // namespace scalebench::stats

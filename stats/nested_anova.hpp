@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "stats/error.hpp"
+#include "stats/ratio_interval.hpp"
 #include "stats/tukey.hpp"
 
 namespace scalebench::stats {
@@ -55,6 +56,16 @@ NestedAnova nested_anova(const NestedData& groups);
 // sum_i weights[i] x mean_i with its Satterthwaite d.f. (lmerTest::contest1D). Throws StatsError
 // when weights has the wrong length or is all zero.
 NestedEstimate nested_contrast(const NestedAnova& fit, const std::vector<double>& weights);
+
+// The ratio of two group means, means[numerator] / means[denominator] (a speed-up of epoch
+// times), with its interval on the log scale: the delta method's contrast
+// weights[numerator] = 1 / mean, weights[denominator] = -1 / mean through nested_contrast, so the
+// standard error and the one Satterthwaite d.f. come from the fitted model (lmerTest::contest1D
+// of that contrast; adding the two means' d.f. as Welch does counts the shared variance
+// parameters twice). p tests ratio = 1 with the same t. Throws StatsError for a mean <= 0, equal
+// indices, an index out of range or a confidence outside (0, 1).
+RatioInterval nested_ratio_interval(const NestedAnova& fit, std::size_t numerator,
+                                    std::size_t denominator, double confidence = 0.95);
 
 // Pairs of group means with Tukey's studentized range on each pair's Satterthwaite d.f. (as
 // emmeans with lmer.df = "satterthwaite" and adjust = "tukey"): q = sqrt(2) |t|, p = P(Q > q),
