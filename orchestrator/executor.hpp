@@ -33,6 +33,9 @@ struct StampedLine {
   Stream stream = Stream::Stdout;
   std::string text;           // raw bytes without the newline
   bool unterminated = false;  // the process ended without writing the final newline
+  // Steady clock when the line's first byte arrived (a progress bar's line begins long before
+  // its newline); 0: as monotonic_ns.
+  std::int64_t first_byte_ns = 0;
 };
 
 struct ProcessOutcome {

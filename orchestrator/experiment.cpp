@@ -334,6 +334,53 @@ class Reader {
     }
     return options;
   }
+  // "line_forms": a preset's name, or {"preset", "epoch_start", "epoch_base", "epoch_end",
+  // "total_epochs", "metrics": {"loss": ...}} (orchestrator/line_forms.hpp).
+  std::shared_ptr<const LineForms> line_forms() const {
+    const auto names = fmt::format("{}", fmt::join(kLineFormNames, ", "));
+    if (value_.is_string()) {
+      try {
+        return line_forms_named(string());
+      } catch (const std::invalid_argument&) {
+        fail(fmt::format("one of {} or an object of patterns", names));
+      }
+    }
+    if (!value_.is_object()) fail(fmt::format("one of {} or an object of patterns", names));
+    require_object({"preset", "epoch_start", "epoch_base", "epoch_end", "total_epochs", "metrics"});
+    std::shared_ptr<const LineForms> base;
+    if (has("preset")) base = at("preset").line_forms();
+    LineFormPatterns patterns;
+    if (has("epoch_start")) patterns.epoch_start = at("epoch_start").non_empty_string();
+    if (has("epoch_end")) patterns.epoch_end = at("epoch_end").non_empty_string();
+    if (has("epoch_base")) {
+      const auto& v = at("epoch_base").value();
+      if (!v.is_number_integer() || (v.get<long long>() != 0 && v.get<long long>() != 1))
+        at("epoch_base").fail("0 or 1 (the number the program gives its first epoch)");
+      patterns.epoch_base = static_cast<int>(v.get<long long>());
+    }
+    if (has("total_epochs")) patterns.total_epochs = at("total_epochs").int_in_range(1'000'000);
+    if (has("metrics")) {
+      const auto metrics = at("metrics");
+      if (!metrics.value().is_object()) metrics.fail("an object of metric patterns");
+      metrics.require_object({kMetricNames[0].data(), kMetricNames[1].data(),
+                              kMetricNames[2].data(), kMetricNames[3].data()});
+      for (const auto& [name, value] : metrics.value().items())
+        patterns.metrics.emplace_back(name, metrics.at(name).non_empty_string());
+    }
+    try {
+      return line_forms_from_patterns(base.get(), patterns);
+    } catch (const std::invalid_argument& error) {
+      const std::string what = error.what();
+      const auto colon = what.find(':');
+      const std::string field = what.substr(0, colon);
+      const std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
+      const auto dot = field.find('.');
+      if (dot != std::string::npos && has(field.substr(0, dot)))
+        at(field.substr(0, dot)).at(field.substr(dot + 1)).fail(reason);
+      if (has(field)) at(field).fail(reason);
+      fail(what);
+    }
+  }
   // "stdout": "pipe" (the default) or "pty".
   bool stdout_pty() const {
     if (!value_.is_string() || (string() != "pipe" && string() != "pty"))
@@ -515,7 +562,7 @@ std::vector<std::string> command_template(const Reader& command) {
 Condition parse_condition(const Reader& reader, const std::optional<std::vector<int>>& default_np) {
   reader.require_object({"name", "launcher", "np", "trainer", "args", "launcher_args", "command",
                          "env", "oversubscribe", "train_images", "train_images_per_rank", "program",
-                         "line_tags", "stdout"});
+                         "line_tags", "stdout", "line_forms"});
   reader.require_key("name");
   reader.require_key("launcher");
   Condition condition;
@@ -540,6 +587,7 @@ Condition parse_condition(const Reader& reader, const std::optional<std::vector<
   if (reader.has("oversubscribe")) condition.oversubscribe = reader.at("oversubscribe").boolean();
   condition.train_images = reader.images_per_epoch();
   if (reader.has("line_tags")) condition.line_tags = reader.at("line_tags").line_tags();
+  if (reader.has("line_forms")) condition.line_forms = reader.at("line_forms").line_forms();
   if (reader.has("stdout")) condition.stdout_pty = reader.at("stdout").stdout_pty();
   if (reader.has("program")) {
     condition.program = reader.at("program").literal_string();
@@ -586,7 +634,7 @@ FactorLevel parse_level(const Reader& reader, const std::string& factor) {
   } else if (value.is_object()) {
     reader.require_object({"name", "trainer", "args", "launcher_args", "env", "program", "launcher",
                            "command", "train_images", "train_images_per_rank", "line_tags",
-                           "stdout", "args_replace"});
+                           "stdout", "args_replace", "line_forms"});
     reader.require_key("name");
     level.name = reader.at("name").non_empty_string();
     if (reader.has("trainer")) level.trainer.options = reader.at("trainer").options();
@@ -608,6 +656,7 @@ FactorLevel parse_level(const Reader& reader, const std::string& factor) {
     if (reader.has("launcher")) level.launcher = parse_launcher(reader.at("launcher"));
     level.train_images = reader.images_per_epoch();
     if (reader.has("line_tags")) level.line_tags = reader.at("line_tags").line_tags();
+    if (reader.has("line_forms")) level.line_forms = reader.at("line_forms").line_forms();
     if (reader.has("stdout")) level.stdout_pty = reader.at("stdout").stdout_pty();
     if (reader.has("command")) {
       if (level.launcher && *level.launcher != Launcher::Command)
@@ -834,7 +883,8 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
   const Reader root(path, document, "");
   root.require_object({"name", "description", "repetitions", "timeout_seconds", "program",
                        "trainer", "args", "np", "conditions", "factors", "exclude", "order", "seed",
-                       "train_images", "train_images_per_rank", "stdout", "warmup_epochs"});
+                       "train_images", "train_images_per_rank", "stdout", "warmup_epochs",
+                       "line_forms"});
   root.require_key("name");
   root.require_key("conditions");
 
@@ -856,6 +906,7 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
   experiment.trainer = root.trainer_args();
   experiment.train_images = root.images_per_epoch();
   if (root.has("stdout")) experiment.stdout_pty = root.at("stdout").stdout_pty();
+  if (root.has("line_forms")) experiment.line_forms = root.at("line_forms").line_forms();
   if (root.has("warmup_epochs")) {
     const auto warmup = root.at("warmup_epochs");
     const auto& value = warmup.value();
@@ -975,6 +1026,7 @@ ResolvedCell resolve_cell(const Experiment& experiment, const Condition& conditi
     if (level.launcher) c.launcher = *level.launcher;
     if (level.train_images) c.train_images = level.train_images;
     if (level.line_tags) c.line_tags = level.line_tags;
+    if (level.line_forms) c.line_forms = level.line_forms;
     if (level.stdout_pty) c.stdout_pty = level.stdout_pty;
     if (!level.command.empty()) {
       c.command = level.command;
@@ -1213,6 +1265,7 @@ RunPlan make_plan(const Experiment& experiment, const ResolvedCell& cell, int np
     plan.launch.timeout =
         std::chrono::milliseconds(std::llround(*experiment.timeout_seconds * 1000.0));
   if (condition.line_tags) plan.tags = *condition.line_tags;
+  plan.line_forms = condition.line_forms ? *condition.line_forms : experiment.line_forms;
   auto& argv = plan.launch.argv;
   switch (condition.launcher) {
     case Launcher::Single:

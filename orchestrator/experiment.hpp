@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "orchestrator/executor.hpp"
+#include "orchestrator/line_forms.hpp"
 #include "util/error.hpp"
 
 namespace scalebench::orchestrator {
@@ -58,7 +60,9 @@ struct Condition {
   std::optional<ImagesPerEpoch> train_images;  // for programs without a header
   std::optional<std::string> program;          // replaces the experiment's program
   std::optional<TagOptions> line_tags;         // the launcher's tag form ("line_tags")
-  std::optional<bool> stdout_pty;              // "stdout": "pty" (true) or "pipe" (false)
+  // How the program marks epochs ("line_forms"); absent: the experiment's, else Keras's.
+  std::optional<std::shared_ptr<const LineForms>> line_forms;
+  std::optional<bool> stdout_pty;  // "stdout": "pty" (true) or "pipe" (false)
 };
 
 // One level of a factor: a name, and what it changes in a run. A level refines the condition it
@@ -72,9 +76,10 @@ struct FactorLevel {
   std::optional<std::string> program;
   std::optional<Launcher> launcher;
   std::vector<std::string> command;  // non-empty: replaces the condition's command template
-  std::optional<ImagesPerEpoch> train_images;  // replaces the condition's
-  std::optional<TagOptions> line_tags;         // replaces the condition's
-  std::optional<bool> stdout_pty;              // replaces the condition's
+  std::optional<ImagesPerEpoch> train_images;                  // replaces the condition's
+  std::optional<TagOptions> line_tags;                         // replaces the condition's
+  std::optional<std::shared_ptr<const LineForms>> line_forms;  // replaces the condition's
+  std::optional<bool> stdout_pty;                              // replaces the condition's
   // "args_replace": the level's trainer options and args are the only ones (a script as a
   // level); "{args}" in "args": the level's args go around the others (args_around).
   bool args_replace = false;
@@ -117,6 +122,7 @@ struct Experiment {
   // level's value replaces it); the trainer's own header wins when there is one.
   std::optional<ImagesPerEpoch> train_images;
   bool stdout_pty = false;  // "stdout": "pty": every run's stdout through a pseudo-terminal
+  std::shared_ptr<const LineForms> line_forms = nullptr;  // "line_forms"; nullptr: Keras's
   // "warmup_epochs": epochs at the start of each run that report, stats, plot, compare and model
   // leave out (their --skip-epochs overrides it); stored in the spec, read back from there.
   int warmup_epochs = 0;
@@ -167,6 +173,7 @@ struct RunPlan {
   LaunchSpec launch;
   TagOptions tags;
   std::optional<long long> train_images;  // from the file, when the program prints no header
+  std::shared_ptr<const LineForms> line_forms = nullptr;  // nullptr: Keras's `Epoch y/z`
 };
 
 struct ExpandOptions {

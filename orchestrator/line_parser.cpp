@@ -1,6 +1,7 @@
 #include "orchestrator/line_parser.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -111,12 +112,13 @@ std::string_view stream_name(Stream stream) {
   return stream == Stream::Stdout ? "stdout" : "stderr";
 }
 
-TagPattern::TagPattern(const std::string& pattern) : text_(pattern) {
-  // std::regex has no named groups: find `(?<rank>`, count the capturing groups before it, and
-  // make it a plain group.
+NamedRegex compile_named_regex(const std::string& pattern,
+                               const std::vector<std::string_view>& names) {
+  // std::regex has no named groups: find each `(?<name>`, count the capturing groups before it,
+  // and make it a plain group.
+  NamedRegex out;
   std::string plain;
   std::size_t groups = 0;
-  int found = 0;
   bool in_class = false;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     const char c = pattern[i];
@@ -135,31 +137,44 @@ TagPattern::TagPattern(const std::string& pattern) : text_(pattern) {
       plain += c;
       continue;
     }
-    if (c == '(' && pattern.compare(i, 8, "(?<rank>") == 0) {
-      ++found;
-      rank_group_ = ++groups;
+    if (c == '(' && pattern.compare(i, 3, "(?<") == 0) {
+      const auto close = pattern.find('>', i + 3);
+      const auto name =
+          close == std::string::npos ? std::string() : pattern.substr(i + 3, close - i - 3);
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        throw std::invalid_argument(
+            names.size() == 1
+                ? fmt::format("the only named group is (?<{}>...)", names.front())
+                : fmt::format("the named groups are (?<{}>...)", fmt::join(names, ">...), (?<")));
+      if (out.groups.contains(name))
+        throw std::invalid_argument(fmt::format("more than one (?<{}>...) group", name));
+      out.groups[name] = ++groups;
       plain += '(';
-      i += 7;
+      i = close;
       continue;
     }
-    if (c == '(' && pattern.compare(i, 3, "(?<") == 0)
-      throw std::invalid_argument("the only named group is (?<rank>...)");
     // libstdc++ builds one automaton state per repeated copy: ((a{1000}){1000}){1000} would
-    // exhaust memory while the file is read. A tag prefix never needs counted repetition.
+    // exhaust memory while the file is read. A line form never needs counted repetition.
     if (c == '{')
       throw std::invalid_argument(
           "no counted repetition {n,m} (write \\{ for a literal brace; use + or * instead)");
     if (c == '(' && (i + 1 >= pattern.size() || pattern[i + 1] != '?')) ++groups;
     plain += c;
   }
-  if (found != 1)
-    throw std::invalid_argument(found == 0 ? "no (?<rank>...) group for the rank"
-                                           : "more than one (?<rank>...) group");
   try {
-    regex_ = std::regex(plain, std::regex::ECMAScript);
+    out.regex = std::regex(plain, std::regex::ECMAScript);
   } catch (const std::regex_error& error) {
     throw std::invalid_argument(fmt::format("not a valid regular expression: {}", error.what()));
   }
+  return out;
+}
+
+TagPattern::TagPattern(const std::string& pattern) : text_(pattern) {
+  NamedRegex compiled = compile_named_regex(pattern, {"rank"});
+  if (!compiled.groups.contains("rank"))
+    throw std::invalid_argument("no (?<rank>...) group for the rank");
+  regex_ = std::move(compiled.regex);
+  rank_group_ = compiled.groups.at("rank");
 }
 
 std::optional<std::pair<int, std::size_t>> TagPattern::match(std::string_view line) const {
@@ -559,13 +574,22 @@ std::string LineSplitter::take() {
 }
 
 void LineSplitter::feed(std::string_view chunk, std::vector<std::string>& out) {
+  feed(chunk, out, nullptr, 0);
+}
+
+void LineSplitter::feed(std::string_view chunk, std::vector<std::string>& out,
+                        std::vector<std::int64_t>* started, std::int64_t now) {
   while (!chunk.empty()) {
+    // A line's first byte arrived now unless an earlier chunk began it.
+    if (pending_.empty() && dropped_ == 0) pending_since_ = now;
     const auto newline = chunk.find('\n');
     if (newline == std::string_view::npos) {
       append(chunk);
+      if (pending_.empty() && dropped_ == 0) pending_since_ = now;
       return;
     }
     append(chunk.substr(0, newline));
+    if (started) started->push_back(pending_since_);
     out.push_back(take());
     chunk.remove_prefix(newline + 1);
   }

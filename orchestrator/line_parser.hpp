@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 // GCC 12 reports -Wmaybe-uninitialized inside libstdc++'s regex automaton (the std::function
@@ -18,6 +20,16 @@ namespace scalebench::orchestrator {
 
 enum class Stream { Stdout, Stderr };
 std::string_view stream_name(Stream stream);
+
+// A regular expression (ECMAScript) with named groups `(?<name>...)`, which std::regex lacks:
+// each becomes a plain group, and its number is kept by name. Throws std::invalid_argument with
+// the reason: not a valid regex, a name not in `names`, a name twice, counted repetition.
+struct NamedRegex {
+  std::regex regex;
+  std::map<std::string, std::size_t> groups;  // name -> capture group number
+};
+NamedRegex compile_named_regex(const std::string& pattern,
+                               const std::vector<std::string_view>& names);
 
 // A user's tag form: a regular expression (ECMAScript) with one group `(?<rank>...)` of digits,
 // matched at the start of a line; the payload is what follows the match.
@@ -162,6 +174,12 @@ class LineSplitter {
   explicit LineSplitter(std::size_t max_line_bytes) : max_line_bytes_(max_line_bytes) {}
   // Appends the complete lines contained in `chunk` (without '\n') to `out`.
   void feed(std::string_view chunk, std::vector<std::string>& out);
+  // The same, and for each line the `now` of the chunk that brought its first byte to `started`
+  // (a progress bar's line begins long before its newline).
+  void feed(std::string_view chunk, std::vector<std::string>& out,
+            std::vector<std::int64_t>* started, std::int64_t now);
+  // When the unterminated rest began (the `now` of its first chunk).
+  std::int64_t pending_since() const { return pending_since_; }
   // The unterminated rest at end of stream, if any.
   std::optional<std::string> finish();
 
@@ -171,6 +189,7 @@ class LineSplitter {
   std::size_t max_line_bytes_ = kMaxLineBytes;
   std::string pending_;
   std::size_t dropped_ = 0;
+  std::int64_t pending_since_ = 0;
 };
 
 }  // namespace scalebench::orchestrator

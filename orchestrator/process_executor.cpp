@@ -437,6 +437,7 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
   };
 
   std::vector<std::string> lines;
+  std::vector<std::int64_t> started;  // when each line's first byte arrived
   std::function<void(PipeReader&)> read_more = [&](PipeReader& reader) {
     reader.pipe.async_read_some(
         asio::buffer(reader.buffer), [&](const boost::system::error_code& error, std::size_t n) {
@@ -445,12 +446,15 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
           const auto mono = exited ? exit_mono : monotonic_now_ns();
           const auto wall = exited ? exit_wall : wall_now_ns();
           lines.clear();
-          reader.splitter.feed(std::string_view(reader.buffer.data(), n), lines);
-          for (auto& text : lines) on_line(StampedLine{mono, wall, reader.stream, std::move(text)});
+          started.clear();
+          reader.splitter.feed(std::string_view(reader.buffer.data(), n), lines, &started, mono);
+          for (std::size_t i = 0; i < lines.size(); ++i)
+            on_line(StampedLine{mono, wall, reader.stream, std::move(lines[i]), false, started[i]});
           if (error) {
             reader.open = false;
+            const auto since = reader.splitter.pending_since();
             if (auto rest = reader.splitter.finish())
-              on_line(StampedLine{mono, wall, reader.stream, std::move(*rest), true});
+              on_line(StampedLine{mono, wall, reader.stream, std::move(*rest), true, since});
             boost::system::error_code ignored;
             reader.pipe.close(ignored);
             after_pipe_closed();

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "orchestrator/line_forms.hpp"
 #include "util/terminal.hpp"
 
 namespace scalebench::orchestrator {
@@ -94,6 +95,74 @@ void RunAnalyzer::problem(std::string text) {
     ++dropped_problems_;
 }
 
+// `Epoch y/z` (or a line form's start) from a rank at `at`: the epoch's first arrival starts it.
+void RunAnalyzer::on_marker(const EpochMarker& marker, std::int64_t seq, double at, int rank_key) {
+  if (analysis_.total_epochs == 0) analysis_.total_epochs = marker.total;
+  if (marker.total != analysis_.total_epochs && marker.total != 0) {
+    problem(fmt::format("line {}: `Epoch {}/{}` disagrees with {} epochs", seq, marker.epoch,
+                        marker.total, analysis_.total_epochs));
+  } else if (epoch_start_.contains(marker.epoch)) {
+    // The same epoch from another rank, or printed again: the first arrival counts.
+    note_rank_start(marker.epoch, rank_key, at);
+  } else if (marker.epoch < max_started_epoch_) {
+    problem(marker.total > 0
+                ? fmt::format("line {}: `Epoch {}/{}` arrived after `Epoch {}/{}` (out of order)",
+                              seq, marker.epoch, marker.total, max_started_epoch_, marker.total)
+                : fmt::format("line {}: epoch {} began after epoch {} (out of order)", seq,
+                              marker.epoch, max_started_epoch_));
+  } else if (analysis_.total_epochs > 0 && marker.epoch > analysis_.total_epochs) {
+    problem(fmt::format("line {}: epoch {} of {}", seq, marker.epoch, analysis_.total_epochs));
+  } else if (epoch_start_.size() >= kMaxTrackedEpochs) {
+    if (!epoch_limit_reported_)
+      problem(fmt::format("line {}: more than {} epochs; the rest are not measured", seq,
+                          kMaxTrackedEpochs));
+    epoch_limit_reported_ = true;
+  } else {
+    epoch_start_[marker.epoch] = at;
+    note_rank_start(marker.epoch, rank_key, at);
+    max_started_epoch_ = marker.epoch;
+    if (last_marker_at_) longest_marker_gap_ = std::max(longest_marker_gap_, at - *last_marker_at_);
+    last_marker_at_ = at;
+  }
+}
+
+// A line form's metrics (the latest of the rank's lines) go to the epoch the rank is in.
+void RunAnalyzer::attach_form_metrics(int rank_key) {
+  const auto metrics = form_metrics_.find(rank_key);
+  if (metrics == form_metrics_.end() || !current_epoch_.contains(rank_key)) return;
+  set_metrics(epoch_end_[current_epoch_[rank_key]], metrics->second);
+  form_metrics_.erase(metrics);
+}
+
+void RunAnalyzer::set_metrics(EpochEnd& values,
+                              const std::vector<std::pair<std::string, double>>& metrics) {
+  for (const auto& [name, value] : metrics) {
+    if (name == "loss") values.loss = value;
+    if (name == "accuracy") values.accuracy = value;
+    if (name == "test_accuracy") values.test_accuracy = value;
+    if (name == "images_per_second") values.images_per_second = value;
+  }
+}
+
+// For a run without `Epoch y/z`: the first line a preset would take for an epoch's start or end.
+std::optional<std::string> RunAnalyzer::hint_for(std::string_view text) const {
+  static const auto presets = [] {
+    std::vector<std::shared_ptr<const LineForms>> out;
+    for (const auto name : kLineFormNames)
+      if (auto forms = line_forms_named(name)) out.push_back(std::move(forms));
+    return out;
+  }();
+  for (const auto& forms : presets) {
+    const FormMatch match = match_line_forms(*forms, text);
+    if (match.start || match.ends)
+      return fmt::format(
+          "`{}` looks like an epoch marker: try \"line_forms\": \"{}\" "
+          "(docs/measuring-your-script.md)",
+          printable_excerpt(text, 60), forms->name);
+  }
+  return std::nullopt;
+}
+
 // A stderr paragraph of one rank (or of the launcher) ended: the first that speaks of PMI/PMIx
 // is the reason a direct launch failed (Open MPI under srun without --mpi=pmix).
 void RunAnalyzer::end_paragraph(int rank) {
@@ -131,6 +200,11 @@ void RunAnalyzer::note_rank_start(int epoch, int rank, double at) {
 db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
   const std::int64_t seq = seq_++;
   const double offset = static_cast<double>(stamped.monotonic_ns - start_ns_) * 1e-9;
+  // A line that starts an epoch marks it from its first byte: a progress bar's line (Lightning's
+  // `Epoch 1: ...`) begins when the epoch does and ends with the epoch's training.
+  const double began = stamped.first_byte_ns > 0 && stamped.first_byte_ns <= stamped.monotonic_ns
+                           ? static_cast<double>(stamped.first_byte_ns - start_ns_) * 1e-9
+                           : offset;
   const auto tagged = parse_tagged_line(stamped.text, tags_);
   db::LineRecord record;
   record.seq = seq;
@@ -211,37 +285,55 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
     }
   }
 
-  if (const auto marker = parse_epoch_marker(text)) {
-    if (analysis_.total_epochs == 0) analysis_.total_epochs = marker->total;
-    if (marker->total != analysis_.total_epochs) {
-      problem(fmt::format("line {}: `Epoch {}/{}` disagrees with {} epochs", seq, marker->epoch,
-                          marker->total, analysis_.total_epochs));
-    } else if (epoch_start_.contains(marker->epoch)) {
-      // The same epoch from another rank, or printed again: the first arrival counts.
-      note_rank_start(marker->epoch, rank_key, offset);
-    } else if (marker->epoch < max_started_epoch_) {
-      problem(fmt::format("line {}: `Epoch {}/{}` arrived after `Epoch {}/{}` (out of order)", seq,
-                          marker->epoch, marker->total, max_started_epoch_, marker->total));
-    } else if (epoch_start_.size() >= kMaxTrackedEpochs) {
-      if (!epoch_limit_reported_)
-        problem(fmt::format("line {}: more than {} epochs; the rest are not measured", seq,
-                            kMaxTrackedEpochs));
-      epoch_limit_reported_ = true;
-    } else {
-      epoch_start_[marker->epoch] = offset;
-      note_rank_start(marker->epoch, rank_key, offset);
-      max_started_epoch_ = marker->epoch;
-      if (last_marker_at_)
-        longest_marker_gap_ = std::max(longest_marker_gap_, offset - *last_marker_at_);
-      last_marker_at_ = offset;
+  // What the line says about epochs: Keras's form by default, or the experiment's line_forms.
+  std::optional<EpochMarker> marker;
+  std::optional<EpochEnd> end;
+  std::optional<double> marker_at;  // when the epoch began, if not at this line (ends only)
+  if (expected_.line_forms) {
+    const FormMatch match = match_line_forms(*expected_.line_forms, text);
+    marker = match.start;
+    if (match.ends) {
+      end = EpochEnd{};
+      const int epoch = match.end_epoch.value_or(0) > 0
+                            ? *match.end_epoch
+                            : (current_epoch_.contains(rank_key) ? current_epoch_[rank_key] : 0);
+      // A form with ends only: the epoch began where the previous one ended (or at the start).
+      if (!expected_.line_forms->epoch_start && epoch > 0 && !epoch_start_.contains(epoch)) {
+        const auto previous = epoch_end_line_at_.find(epoch - 1);
+        marker = EpochMarker{epoch, expected_.line_forms->total_epochs.value_or(0)};
+        marker_at = previous == epoch_end_line_at_.end() ? 0.0 : previous->second.begin()->second;
+      }
     }
-  } else if (const auto end = parse_epoch_end(text); end && current_epoch_.contains(rank_key)) {
+    if (!match.metrics.empty()) form_metrics_[rank_key] = match.metrics;  // latest per rank
+    if (!match.previous_epoch_metrics.empty()) {
+      // On a line that starts a new epoch they are the previous epoch's; on a repeated start
+      // line of the same epoch (the bar's last redraw), its own.
+      const bool starts_new = match.start && !epoch_start_.contains(match.start->epoch);
+      auto& target = form_metrics_[rank_key];
+      if (starts_new && match.start->epoch > 1)
+        set_metrics(epoch_end_[match.start->epoch - 1], match.previous_epoch_metrics);
+      else if (!starts_new)
+        target.insert(target.end(), match.previous_epoch_metrics.begin(),
+                      match.previous_epoch_metrics.end());
+      if (target.empty()) form_metrics_.erase(rank_key);
+    }
+  } else if ((marker = parse_epoch_marker(text))) {
+  } else {
+    end = parse_epoch_end(text);
+    if (!end && !form_hint_ && seq < 10'000 && max_started_epoch_ == 0) form_hint_ = hint_for(text);
+  }
+  // (A line put together from several ranks' chunks began with another rank's: its arrival.)
+  if (marker) on_marker(*marker, seq, marker_at.value_or(reassembled ? offset : began), rank_key);
+  if (expected_.line_forms) attach_form_metrics(rank_key);
+  if (end && current_epoch_.contains(rank_key)) {
     // A rank's end line ends that rank's epoch, never another's (every rank may print).
     const int epoch = current_epoch_[rank_key];
-    epoch_end_.try_emplace(epoch, *end);
+    if (!expected_.line_forms) epoch_end_.try_emplace(epoch, *end);
     if (rank_entries_ < kMaxRankEntries &&
         epoch_end_line_at_[epoch].try_emplace(rank_key, offset).second)
       ++rank_entries_;
+  }
+  if (marker || end) {
   } else if (const auto header = parse_trainer_header(text); header) {
     if (!analysis_.train_images) analysis_.train_images = to_long(header->get("train_images"));
     if (!analysis_.hosts) analysis_.hosts = header->get("hosts");
@@ -304,6 +396,9 @@ RunAnalysis RunAnalyzer::finish(std::optional<double> exit_offset_seconds) {
   else
     analysis.failure_reason = last_stderr_;
 
+  // A line form that does not say how many epochs: as many as began.
+  if (analysis.total_epochs == 0 && expected_.line_forms && !epoch_start_.empty())
+    analysis.total_epochs = epoch_start_.rbegin()->first;
   if (!epoch_start_.empty() && epoch_start_.begin()->first == 1)
     analysis.startup_seconds = epoch_start_.begin()->second;
   bool last_epoch_unended = false;
@@ -371,8 +466,11 @@ RunAnalysis RunAnalyzer::finish(std::optional<double> exit_offset_seconds) {
         problem("no `# Avg bus bandwidth` line, so the benchmark did not finish");
       if (wrong > 0) problem(fmt::format("{} wrong elements in the allreduce results", wrong));
     }
-  } else if (analysis.total_epochs == 0) {
-    problem("no `Epoch y/z` line");
+  } else if (analysis.total_epochs == 0 && (epoch_start_.empty() || !expected_.line_forms)) {
+    problem(expected_.line_forms
+                ? fmt::format("no line of the \"{}\" line form began an epoch",
+                              expected_.line_forms->name)
+                : "no `Epoch y/z` line" + (form_hint_ ? "; " + *form_hint_ : std::string()));
   } else {
     // Missing epochs as ranges: `Epoch 1/100000000` alone must not make 10^8 messages.
     int expected = 1;

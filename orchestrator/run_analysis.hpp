@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,9 +17,12 @@ namespace scalebench::orchestrator {
 // people's trainers"): a trainer that reports another np ran as something else (N independent
 // np=1 trainings under a foreign MPI), and a program without a header line needs its images per
 // epoch from the experiment file.
+struct LineForms;
 struct RunExpectations {
   std::optional<int> np;                  // the np the run was launched for
   std::optional<long long> train_images;  // images per epoch (all ranks) when no header says
+  // How the program marks epochs when not as Keras does ("line_forms"; orchestrator/line_forms).
+  std::shared_ptr<const LineForms> line_forms = nullptr;
 };
 
 // Below this longest gap between consecutive `Epoch` markers the epochs are taken to have
@@ -91,6 +95,13 @@ class RunAnalyzer {
   TagOptions tags_;
   RunExpectations expected_;
   void note_rank_start(int epoch, int rank, double at);
+  void on_marker(const EpochMarker& marker, std::int64_t seq, double at, int rank_key);
+  void attach_form_metrics(int rank_key);
+  static void set_metrics(EpochEnd& values,
+                          const std::vector<std::pair<std::string, double>>& metrics);
+  std::optional<std::string> hint_for(std::string_view text) const;
+  std::optional<std::string> form_hint_;  // a preset that would have found epochs
+  std::map<int, std::vector<std::pair<std::string, double>>> form_metrics_;  // per rank
   void hold_partial(int rank, Stream stream, std::string_view text);
   std::string take_partial(int rank, Stream stream);
   std::map<std::pair<int, Stream>, std::string> partial_lines_;  // per rank and stream

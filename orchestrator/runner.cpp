@@ -206,7 +206,7 @@ ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance,
       // start is known only when execute returns, and the offsets are shifted to it then.
       std::optional<RunAnalyzer> analyzer;
       std::int64_t base_ns = 0;
-      const RunExpectations expected{plan.np, plan.train_images};
+      const RunExpectations expected{plan.np, plan.train_images, plan.line_forms};
       int reported_epoch = 0;
       const auto outcome = executor.execute(plan.launch, [&](StampedLine&& line) {
         if (!analyzer) analyzer.emplace(base_ns = line.monotonic_ns, plan.tags, expected);

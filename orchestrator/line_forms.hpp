@@ -1,0 +1,66 @@
+// How a program marks its epochs when it does not print Keras's `Epoch y/z` (issue 22, item 3):
+// patterns for an epoch's start, its end and its metrics, as presets for the forms people use or
+// written in the experiment file ("line_forms"). docs/measuring-your-script.md.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "orchestrator/line_parser.hpp"
+
+namespace scalebench::orchestrator {
+
+struct LineForms {
+  std::string name;  // the preset's, or "custom"
+  // `(?<epoch>\d+)` and optionally `(?<total>\d+)`: the line that starts an epoch. Absent: epochs
+  // are marked by their ends only (epoch y starts where y - 1 ended, epoch 1 at the start).
+  std::optional<NamedRegex> epoch_start;
+  int epoch_base = 1;  // the number the program gives its first epoch (0 for Lightning)
+  // The line that ends an epoch (optionally `(?<epoch>\d+)`, else the rank's current epoch).
+  std::optional<NamedRegex> epoch_end;
+  std::optional<int> total_epochs;  // when no line says it
+  struct Metric {
+    std::string name;    // loss, accuracy, test_accuracy, images_per_second
+    NamedRegex pattern;  // `(?<value>...)`, optionally `(?<of>...)`: the value is value / of
+    // On a line that starts a new epoch the value is the previous epoch's (Lightning's bar keeps
+    // the last validation's val_loss in its postfix while the next epoch trains).
+    bool previous_epoch_on_start = false;
+  };
+  std::vector<Metric> metrics;
+};
+
+// What one line says under a form. Only the first kMatchWindow bytes are matched (libstdc++'s
+// regex recurses per character).
+struct FormMatch {
+  std::optional<EpochMarker> start;  // epoch 1-based; total 0 when unknown
+  std::optional<int> end_epoch;      // 1-based; 0 for "the rank's current epoch"
+  bool ends = false;
+  std::vector<std::pair<std::string, double>> metrics;
+  std::vector<std::pair<std::string, double>> previous_epoch_metrics;  // see Metric
+};
+inline constexpr std::size_t kMatchWindow = 1024;
+FormMatch match_line_forms(const LineForms& forms, std::string_view text);
+
+// The presets: pytorch-examples, lightning, hf-trainer ("keras", the default, is no LineForms).
+inline constexpr std::string_view kLineFormNames[] = {"keras", "pytorch-examples", "lightning",
+                                                      "hf-trainer"};
+// Throws std::invalid_argument for an unknown name; nullptr for "keras".
+std::shared_ptr<const LineForms> line_forms_named(std::string_view name);
+
+// A form built from patterns (what "line_forms": {...} gives), on top of `base` (a preset or
+// nothing). Throws std::invalid_argument naming the field: "epoch_start", "epoch_end",
+// "metrics.NAME", with the reason.
+struct LineFormPatterns {
+  std::optional<std::string> epoch_start, epoch_end;
+  std::optional<int> epoch_base, total_epochs;
+  std::vector<std::pair<std::string, std::string>> metrics;
+};
+std::shared_ptr<const LineForms> line_forms_from_patterns(const LineForms* base,
+                                                          const LineFormPatterns& patterns);
+inline constexpr std::string_view kMetricNames[] = {"loss", "accuracy", "test_accuracy",
+                                                    "images_per_second"};
+
+}  // namespace scalebench::orchestrator

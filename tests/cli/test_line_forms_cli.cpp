@@ -1,0 +1,79 @@
+// Any epoch marker, measured for real (issue 22, acceptance): scripts printing pytorch/examples'
+// mnist/main.py form, Lightning's progress bar and Hugging Face Trainer's log dicts
+// (tests/data/orchestrator/forms), run unedited by `scalebench run` with their presets: every run
+// ok, every epoch within 20 ms of the script's own clock, the test accuracy stored.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "cli/cli_support.hpp"
+#include "db/database.hpp"
+#include "test_support.hpp"
+
+using namespace scalebench;
+
+namespace {
+
+std::map<int, double> script_clock(const db::Database& database, std::int64_t run_id) {
+  std::map<int, double> clock;
+  for (const auto& line : database.lines(run_id)) {
+    int epoch = 0;
+    double seconds = 0;
+    if (std::sscanf(line.text.c_str(), "CLOCK epoch=%d seconds=%lf", &epoch, &seconds) == 2)
+      clock[epoch] = seconds;
+  }
+  return clock;
+}
+
+}  // namespace
+
+TEST_CASE("pytorch-examples, lightning and hf-trainer forms measured with their presets") {
+  SCALEBENCH_SKIP_IF(std::system("test -x /usr/bin/python3") == 0
+                         ? std::nullopt
+                         : std::optional<std::string>("needs /usr/bin/python3"));
+  test::TempDir dir;
+  const auto forms = test::data_dir() / "orchestrator" / "forms";
+  const auto experiment = dir / "forms.json";
+  std::ofstream(experiment) << R"({"name": "forms", "timeout_seconds": 60, "train_images": 640,
+    "program": "/usr/bin/python3",
+    "factors": {"script": [
+      {"name": "pytorch-examples", "line_forms": "pytorch-examples", "args": [")"
+                            << (forms / "pytorch_examples_fake.py").string() << R"("]},
+      {"name": "lightning", "line_forms": "lightning", "args": [")"
+                            << (forms / "lightning_fake.py").string() << R"("]},
+      {"name": "hf-trainer", "line_forms": "hf-trainer", "args": [")"
+                            << (forms / "hf_trainer_fake.py").string() << R"("]}]},
+    "conditions": [{"name": "single", "launcher": "single"}]})";
+  const auto db_path = (dir / "r.db").string();
+  const auto run = test::invoke({"run", experiment.string(), "--db", db_path});
+  INFO(run.out);
+  INFO(run.err);
+  CHECK(run.status == 0);
+  const auto database = db::Database::open(db_path, db::OpenMode::ReadOnly);
+  const auto runs = database.runs("forms");
+  REQUIRE(runs.size() == 3);
+  for (const auto& r : runs) {
+    const std::string form = r.factors.at(0).second;
+    INFO(form << ": " << r.error);
+    CHECK(r.status == db::RunStatus::Ok);
+    const auto epochs = database.epochs(r.id);
+    const auto clock = script_clock(database, r.id);
+    REQUIRE(epochs.size() == 3);
+    REQUIRE(clock.size() == 3);
+    for (const auto& epoch : epochs) {
+      INFO("epoch " << epoch.epoch << " " << epoch.end_rule.value_or("-"));
+      REQUIRE(epoch.duration_seconds);
+      // Hugging Face's first epoch starts with the process (its start-up): the rule of that form.
+      if (!(form == "hf-trainer" && epoch.epoch == 1))
+        CHECK(std::abs(*epoch.duration_seconds - clock.at(epoch.epoch)) <= 0.020);
+      CHECK(epoch.test_accuracy);
+      CHECK(epoch.loss);
+    }
+  }
+}
