@@ -150,6 +150,12 @@ std::shared_ptr<const LineForms> line_forms_named(std::string_view name) {
     p.metrics = {{"loss", R"(train_loss(?:_epoch)?=(?<value>)" + kNumber + ")"},
                  {"accuracy", R"(train_acc(?:uracy)?(?:_epoch)?=(?<value>)" + kNumber + ")"},
                  {"test_accuracy", R"(val_acc(?:uracy)?=(?<value>)" + kNumber + ")"}};
+  } else if (name == "tqdm") {
+    // A tqdm bar described `Epoch N` or `Epoch N/M` (1-based; {"preset": "tqdm", "epoch_base":
+    // 0} for 0-based): `Epoch 1/3:  40%|####      | 2/5 [00:01<00:01, 1.9it/s, loss=0.5]`.
+    p.epoch_start = R"(^[Ee]poch (?<epoch>\d+)(?:/(?<total>\d+))?:? *\d+%\|)";
+    p.metrics = {{"loss", R"([ ,]loss=(?<value>)" + kNumber + ")"},
+                 {"accuracy", R"([ ,]acc(?:uracy)?=(?<value>)" + kNumber + ")"}};
   } else if (name == "hf-trainer") {
     // Hugging Face Trainer's log dicts: `{'loss': 0.51, 'learning_rate': 5e-05, 'epoch': 1.0}`,
     // `{'eval_loss': 0.4, 'eval_accuracy': 0.86, ..., 'epoch': 1.0}`: an epoch ends at its first

@@ -44,9 +44,10 @@ struct FormMatch {
 inline constexpr std::size_t kMatchWindow = 1024;
 FormMatch match_line_forms(const LineForms& forms, std::string_view text);
 
-// The presets: pytorch-examples, lightning, hf-trainer ("keras", the default, is no LineForms).
+// The presets: pytorch-examples, lightning, hf-trainer, tqdm ("keras", the default, is no
+// LineForms).
 inline constexpr std::string_view kLineFormNames[] = {"keras", "pytorch-examples", "lightning",
-                                                      "hf-trainer"};
+                                                      "hf-trainer", "tqdm"};
 // Throws std::invalid_argument for an unknown name; nullptr for "keras".
 std::shared_ptr<const LineForms> line_forms_named(std::string_view name);
 

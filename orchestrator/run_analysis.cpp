@@ -152,6 +152,16 @@ std::optional<std::string> RunAnalyzer::hint_for(std::string_view text) const {
       if (auto forms = line_forms_named(name)) out.push_back(std::move(forms));
     return out;
   }();
+  // A launcher's prefix the run was not told of ("line_tags") hides `Epoch y/z` behind it.
+  for (const auto name : kLineTagNames) {
+    if (name == "openmpi") continue;
+    const auto tagged = parse_tagged_line(text, tag_options_named(name));
+    if (tagged.rank && parse_epoch_marker(tagged.payload))
+      return fmt::format(
+          "`{}` has a launcher's prefix: try \"line_tags\": \"{}\" "
+          "(docs/launchers.md)",
+          printable_excerpt(text, 60), name);
+  }
   for (const auto& forms : presets) {
     const FormMatch match = match_line_forms(*forms, text);
     if (match.start || match.ends)

@@ -164,3 +164,23 @@ TEST_CASE("line forms: patterns of one's own, refusals naming the field, the hin
                                 "2.305122` looks like an epoch marker: try \"line_forms\": "
                                 "\"pytorch-examples\"") == 0);
 }
+
+TEST_CASE("line forms: a tqdm bar, and the hint for a launcher's prefix") {
+  // tests/data/orchestrator/progress/tqdm-lightning-style-pipe.err's form, 1-based here.
+  const std::vector<StampedLine> lines = {
+      at(0.10,
+         "\rEpoch 1:   0%|          | 0/6 [00:00<?, ?it/s]"
+         "\rEpoch 1: 100%|##########| 6/6 [00:00<00:00, 19.80it/s, loss=0.514]"),
+      at(0.52, "\rEpoch 2: 100%|##########| 6/6 [00:00<00:00, 19.79it/s, loss=0.340]"),
+  };
+  const auto analysis = analyze(lines, "tqdm", 0.9);
+  CHECK(analysis.problems.empty());
+  REQUIRE(analysis.epochs.size() == 2);
+  CHECK(*analysis.epochs[0].duration_seconds == doctest::Approx(0.42));
+  CHECK(*analysis.epochs[1].loss == doctest::Approx(0.34));
+  // torchrun --tee output read without "line_tags": torchrun.
+  const auto missed = analyze_run({at(0.1, "[default0]:Epoch 1/2")}, kStart, {}, {}, 0.5);
+  REQUIRE_FALSE(missed.problems.empty());
+  CHECK(missed.problems[0].find("has a launcher's prefix: try \"line_tags\": \"torchrun\"") !=
+        std::string::npos);
+}
