@@ -346,6 +346,17 @@ ReportTable build_report(std::string experiment, const std::vector<db::EpochSamp
     table.notes.push_back(fmt::format("No standard deviation for groups with one {}: {}.",
                                       table.unit == "epoch" ? "epoch" : "run", join(single_epoch)));
   }
+  // An interval of an epoch time that reaches below zero is marked: the quantity is positive, so
+  // the interval says the data cannot place the mean (the usual cause: 2 runs, next note).
+  std::vector<std::string> below_zero;
+  for (const auto& row : table.rows)
+    if (row.mean_ci_lower && *row.mean_ci_lower < 0) below_zero.push_back(row.label);
+  if (!below_zero.empty())
+    table.notes.push_back(fmt::format(
+        "Intervals reaching below 0: {}: an epoch time is positive, so these intervals only say "
+        "that the runs cannot place the mean; read the speed-up's interval (log scale, always "
+        "positive) instead, and repeat the runs.",
+        join(below_zero)));
   // Two runs give a t interval on 1 d.f. (t = 12.7): wide, and for an epoch time it may reach
   // below zero. Say so rather than let the interval pass for a measurement.
   if (!two_runs.empty()) {

@@ -13,25 +13,11 @@
 #include <string>
 
 #include "cli/cli_support.hpp"
+#include "cli/script_clock.hpp"
 #include "db/database.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
-
-namespace {
-
-std::map<int, double> script_clock(const db::Database& database, std::int64_t run_id) {
-  std::map<int, double> clock;
-  for (const auto& line : database.lines(run_id)) {
-    int epoch = 0;
-    double seconds = 0;
-    if (std::sscanf(line.text.c_str(), "CLOCK epoch=%d seconds=%lf", &epoch, &seconds) == 2)
-      clock[epoch] = seconds;
-  }
-  return clock;
-}
-
-}  // namespace
 
 TEST_CASE("pytorch-examples, lightning and hf-trainer forms measured with their presets") {
   SCALEBENCH_SKIP_IF(std::system("test -x /usr/bin/python3") == 0
@@ -63,7 +49,7 @@ TEST_CASE("pytorch-examples, lightning and hf-trainer forms measured with their 
     INFO(form << ": " << r.error);
     CHECK(r.status == db::RunStatus::Ok);
     const auto epochs = database.epochs(r.id);
-    const auto clock = script_clock(database, r.id);
+    const auto clock = test::script_clock(database, r.id);
     REQUIRE(epochs.size() == 3);
     REQUIRE(clock.size() == 3);
     for (const auto& epoch : epochs) {

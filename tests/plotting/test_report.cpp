@@ -117,6 +117,17 @@ TEST_CASE("unit run (the default): one mean per run, its SD, t interval and ANOV
   CHECK(has_note(table, "groups with one run: single, mpirun np=2, mpirun np=4"));
   // Two runs: an interval on 1 d.f., said to say almost nothing (issue 22).
   CHECK(has_note(table, "Groups with 2 runs: mpirun np=1: their intervals rest on 1 degree"));
+  CHECK_FALSE(has_note(table, "Intervals reaching below 0"));
+  // Two runs far apart: the interval of a positive quantity reaches below 0, and is marked.
+  std::vector<db::EpochSample> spread;
+  add_run(spread, 1, "mpirun", "mpirun", 1, {1, 1});
+  add_run(spread, 2, "mpirun", "mpirun", 1, {3, 3});
+  add_run(spread, 3, "mpirun", "mpirun", 2, {1, 1});
+  add_run(spread, 4, "mpirun", "mpirun", 2, {1.1, 1.1});
+  const auto wide = build_report("exp", spread);
+  REQUIRE(wide.rows[0].mean_ci_lower);
+  CHECK(*wide.rows[0].mean_ci_lower < 0);  // 2 -/+ 12.7 x 1
+  CHECK(has_note(wide, "Intervals reaching below 0: mpirun np=1: an epoch time is positive"));
   // Five runs in four groups: d.f. (3, 1).
   REQUIRE(table.anova);
   CHECK(table.anova->df_between == 3);

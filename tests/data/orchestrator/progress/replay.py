@@ -4,7 +4,9 @@ redraws (the pieces between carriage returns) one FRAME_SECONDS apart on a fixed
 that epochs take a known time, and the script's own epoch clock on stderr:
     CLOCK epoch=N seconds=S
 from writing `Epoch N/z` to writing `Epoch N+1/z`, the last epoch to the end of the line after
-its marker (its end-of-epoch line): what scalebench's epoch time measures.
+its marker (its end-of-epoch line): what scalebench's epoch time measures; and
+    WALL epoch=N begin=T end=T
+the same instants on the wall clock, which ranks on one machine share.
 
 Under mpirun (OMPI_COMM_WORLD_SIZE set) every rank replays and prints, as a training script
 without a rank-0 guard does; the ranks start together on the next whole half second of the wall
@@ -36,7 +38,9 @@ def wait_tick():
 
 
 starts = {}
+walls = {}  # epoch -> wall-clock time this rank began it (ranks share the machine's clock)
 last_end = None
+last_end_wall = None
 after_marker = None
 lines = data.split(b"\n")
 if lines and lines[-1] == b"":
@@ -46,6 +50,7 @@ for line in lines:
     if m:
         epoch = int(m.group(1))
         starts[epoch] = time.perf_counter()
+        walls[epoch] = time.time()
         after_marker = epoch
         out.write(line + b"\n")
         out.flush()
@@ -62,6 +67,7 @@ for line in lines:
     out.flush()
     if after_marker is not None and after_marker == max(starts):
         last_end = time.perf_counter()
+        last_end_wall = time.time()
     after_marker = None
     wait_tick()
 
@@ -69,4 +75,8 @@ epochs = sorted(starts)
 for i, epoch in enumerate(epochs):
     end = starts[epochs[i + 1]] if i + 1 < len(epochs) else last_end
     sys.stderr.write("CLOCK epoch=%d seconds=%.6f\n" % (epoch, end - starts[epoch]))
+    # Wall-clock begin and end of this rank's epoch: with several ranks the run's epoch is from
+    # the first rank's begin to the next epoch's first begin (the last: to the last rank's end).
+    end_wall = walls[epochs[i + 1]] if i + 1 < len(epochs) else last_end_wall
+    sys.stderr.write("WALL epoch=%d begin=%.6f end=%.6f\n" % (epoch, walls[epoch], end_wall))
 sys.stderr.flush()
