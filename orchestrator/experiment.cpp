@@ -369,16 +369,15 @@ class Reader {
     }
     try {
       return line_forms_from_patterns(base.get(), patterns);
-    } catch (const std::invalid_argument& error) {
-      const std::string what = error.what();
-      const auto colon = what.find(':');
-      const std::string field = what.substr(0, colon);
-      const std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
-      const auto dot = field.find('.');
-      if (dot != std::string::npos && has(field.substr(0, dot)))
-        at(field.substr(0, dot)).at(field.substr(dot + 1)).fail(reason);
-      if (has(field)) at(field).fail(reason);
-      fail(what);
+    } catch (const LineFormError& error) {
+      // The field's own path in the file when it is there (a preset's field is not).
+      if (!error.field.empty() && has(error.field[0])) {
+        const Reader field = at(error.field[0]);
+        if (error.field.size() > 1 && field.has(error.field[1]))
+          field.at(error.field[1]).fail(error.what());
+        field.fail(error.what());
+      }
+      fail(error.what());
     }
   }
   // "stdout": "pipe" (the default) or "pty".

@@ -41,20 +41,20 @@ std::optional<double> number(const std::optional<std::string>& text) {
   return value;
 }
 
-NamedRegex compile(const std::string& field, const std::string& pattern,
+NamedRegex compile(const std::vector<std::string>& field, const std::string& pattern,
                    const std::vector<std::string_view>& names,
                    const std::vector<std::string_view>& required) {
   if (pattern.empty() || pattern.size() > 1000)
-    throw std::invalid_argument(field + ": a pattern of 1 to 1000 characters");
+    throw LineFormError(field, "a pattern of 1 to 1000 characters");
   NamedRegex compiled;
   try {
     compiled = compile_named_regex(pattern, names);
   } catch (const std::invalid_argument& error) {
-    throw std::invalid_argument(field + ": " + error.what());
+    throw LineFormError(field, error.what());
   }
   for (const auto name : required)
     if (!compiled.groups.contains(std::string(name)))
-      throw std::invalid_argument(fmt::format("{}: no (?<{}>...) group", field, name));
+      throw LineFormError(field, fmt::format("no (?<{}>...) group", name));
   return compiled;
 }
 
@@ -78,8 +78,8 @@ FormMatch match_line_forms(const LineForms& forms, std::string_view text) {
     if (const auto found = search(*forms.epoch_start, text)) {
       const auto epoch = whole(group(*forms.epoch_start, *found, "epoch"));
       const auto total = whole(group(*forms.epoch_start, *found, "total"));
-      const long long first = *epoch + 1 - forms.epoch_base;  // 1-based
-      if (epoch && first >= 1 && first <= 1'000'000'000) {
+      const long long first = epoch ? *epoch + 1 - forms.epoch_base : 0;  // 1-based
+      if (first >= 1 && first <= 1'000'000'000) {
         const int known_total = total ? static_cast<int>(*total) : forms.total_epochs.value_or(0);
         if (known_total == 0 || first <= known_total)
           out.start = EpochMarker{static_cast<int>(first), known_total};
@@ -102,31 +102,29 @@ std::shared_ptr<const LineForms> line_forms_from_patterns(const LineForms* base,
   forms->name = "custom";
   if (patterns.epoch_base) {
     if (*patterns.epoch_base != 0 && *patterns.epoch_base != 1)
-      throw std::invalid_argument("epoch_base: 0 or 1");
+      throw LineFormError({"epoch_base"}, "0 or 1");
     forms->epoch_base = *patterns.epoch_base;
   }
   if (patterns.total_epochs) {
     if (*patterns.total_epochs < 1 || *patterns.total_epochs > 1'000'000)
-      throw std::invalid_argument("total_epochs: a whole number from 1 to 1000000");
+      throw LineFormError({"total_epochs"}, "a whole number from 1 to 1000000");
     forms->total_epochs = patterns.total_epochs;
   }
   if (patterns.epoch_start)
     forms->epoch_start =
-        compile("epoch_start", *patterns.epoch_start, {"epoch", "total"}, {"epoch"});
+        compile({"epoch_start"}, *patterns.epoch_start, {"epoch", "total"}, {"epoch"});
   if (patterns.epoch_end)
-    forms->epoch_end = compile("epoch_end", *patterns.epoch_end, {"epoch"}, {});
+    forms->epoch_end = compile({"epoch_end"}, *patterns.epoch_end, {"epoch"}, {});
   for (const auto& [name, pattern] : patterns.metrics) {
     if (std::find(std::begin(kMetricNames), std::end(kMetricNames), name) == std::end(kMetricNames))
-      throw std::invalid_argument(
-          fmt::format("metrics.{}: not a metric (loss, accuracy, "
-                      "test_accuracy, images_per_second)",
-                      name));
+      throw LineFormError({"metrics", name},
+                          "not a metric (loss, accuracy, test_accuracy, images_per_second)");
     std::erase_if(forms->metrics, [&](const LineForms::Metric& m) { return m.name == name; });
     forms->metrics.push_back(
-        {name, compile("metrics." + name, pattern, {"value", "of"}, {"value"})});
+        {name, compile({"metrics", name}, pattern, {"value", "of"}, {"value"})});
   }
   if (!forms->epoch_start && !forms->epoch_end)
-    throw std::invalid_argument("epoch_start or epoch_end: a form needs one of them");
+    throw LineFormError({}, "\"epoch_start\" or \"epoch_end\": a form needs one of them");
   return forms;
 }
 

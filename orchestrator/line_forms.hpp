@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,9 +52,16 @@ inline constexpr std::string_view kLineFormNames[] = {"keras", "pytorch-examples
 // Throws std::invalid_argument for an unknown name; nullptr for "keras".
 std::shared_ptr<const LineForms> line_forms_named(std::string_view name);
 
+// What is wrong with a form's field: `field` is "epoch_start", "epoch_end", "epoch_base",
+// "total_epochs", {"metrics", NAME}, or empty for the form as a whole.
+struct LineFormError : std::invalid_argument {
+  LineFormError(std::vector<std::string> field_path, const std::string& reason)
+      : std::invalid_argument(reason), field(std::move(field_path)) {}
+  std::vector<std::string> field;
+};
+
 // A form built from patterns (what "line_forms": {...} gives), on top of `base` (a preset or
-// nothing). Throws std::invalid_argument naming the field: "epoch_start", "epoch_end",
-// "metrics.NAME", with the reason.
+// nothing). Throws LineFormError.
 struct LineFormPatterns {
   std::optional<std::string> epoch_start, epoch_end;
   std::optional<int> epoch_base, total_epochs;

@@ -585,7 +585,6 @@ void LineSplitter::feed(std::string_view chunk, std::vector<std::string>& out,
     const auto newline = chunk.find('\n');
     if (newline == std::string_view::npos) {
       append(chunk);
-      if (pending_.empty() && dropped_ == 0) pending_since_ = now;
       return;
     }
     append(chunk.substr(0, newline));

@@ -207,144 +207,113 @@ void RunAnalyzer::note_rank_start(int epoch, int rank, double at) {
     ++rank_entries_;
 }
 
-db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
-  const std::int64_t seq = seq_++;
-  const double offset = static_cast<double>(stamped.monotonic_ns - start_ns_) * 1e-9;
-  // A line that starts an epoch marks it from its first byte: a progress bar's line (Lightning's
-  // `Epoch 1: ...`) begins when the epoch does and ends with the epoch's training.
-  const double began = stamped.first_byte_ns > 0 && stamped.first_byte_ns <= stamped.monotonic_ns
-                           ? static_cast<double>(stamped.first_byte_ns - start_ns_) * 1e-9
-                           : offset;
-  const auto tagged = parse_tagged_line(stamped.text, tags_);
-  db::LineRecord record;
-  record.seq = seq;
-  record.offset_seconds = offset;
-  const Stream stream = tagged.tag_stream.value_or(stamped.stream);
-  record.stream = std::string(stream_name(stream));
-  record.rank = tagged.rank;
-  if (tagged.worker_pid && worker_index_.size() < 100'000) {
-    // Ray names workers by pid: they are numbered in order of first appearance.
-    const auto [it, inserted] =
-        worker_index_.try_emplace(*tagged.worker_pid, static_cast<int>(worker_index_.size()));
-    record.rank = it->second;
-  }
-  // A launcher tag in the middle of the payload is a chunk boundary, not text (Open MPI tags
-  // every chunk it reads: `[1,0]<stdout>:Epoch 2/3[1,0]<stdout>:` under python -u).
-  // The common line has no `]<std` at all: no copy for it on this path (every line comes here).
-  record.text = tagged.payload.find("]<std") == std::string_view::npos
-                    ? sanitize_utf8(tagged.payload)
-                    : sanitize_utf8(remove_embedded_tags(tagged.payload));
-  // What is analysed is each rank's own line: under mpirun, ranks that write partial lines
-  // interleave within one physical line (see split_tagged_chunks), and a rank's line ends with
-  // the physical line that carries its newline. Lines are read as a terminal shows them
-  // (progress bars redraw with \r and \b, in colour). The stored text stays as it arrived.
-  std::optional<int> rank = record.rank;
-  Stream own_stream = stream;
-  std::string own_line;
-  bool reassembled = false;
-  if (tagged.rank && tagged.payload.find("]<std") != std::string_view::npos) {
+// Each rank's own line: under mpirun, ranks that write partial lines interleave within one
+// physical line (see split_tagged_chunks), and a rank's line ends with the physical line that
+// carries its newline. `text` is set only when the line was put together from chunks.
+RunAnalyzer::RankLine RunAnalyzer::rank_line(const TaggedLine& tagged, Stream stream) {
+  RankLine out{tagged.rank, stream, std::nullopt};
+  if (!tagged.rank) return out;
+  if (tagged.payload.find("]<std") != std::string_view::npos) {
     const auto chunks = split_tagged_chunks(tagged.payload);
-    for (std::size_t i = 0; i < chunks.size(); ++i) {
-      const int r = chunks[i].rank.value_or(*tagged.rank);
-      const Stream st = chunks[i].stream.value_or(stream);
-      if (i + 1 < chunks.size()) {
-        hold_partial(r, st, chunks[i].text);
-      } else {
-        own_line = take_partial(r, st) + std::string(chunks[i].text);
-        rank = r;
-        own_stream = st;
-      }
-    }
-    reassembled = true;
-  } else if (tagged.rank && !partial_lines_.empty()) {
-    own_line = take_partial(*tagged.rank, stream) + std::string(tagged.payload);
-    reassembled = true;
+    for (std::size_t i = 0; i + 1 < chunks.size(); ++i)
+      hold_partial(chunks[i].rank.value_or(*tagged.rank), chunks[i].stream.value_or(stream),
+                   chunks[i].text);
+    const auto& last = chunks.back();
+    out.rank = last.rank.value_or(*tagged.rank);
+    out.stream = last.stream.value_or(stream);
+    out.text = sanitize_utf8(take_partial(*out.rank, out.stream) + std::string(last.text));
+  } else if (!partial_lines_.empty()) {
+    out.text = sanitize_utf8(take_partial(*tagged.rank, stream) + std::string(tagged.payload));
   }
-  if (reassembled) own_line = sanitize_utf8(own_line);
-  const std::string& line_text = reassembled ? own_line : record.text;
-  std::string shown;
-  const bool redrawn = util::needs_terminal_view(line_text);
-  if (redrawn) shown = util::terminal_view(line_text);
-  const std::string& text = redrawn ? shown : line_text;
-  last_line_at_ = offset;
-  const int rank_key = rank.value_or(kUntagged);
+  return out;
+}
 
-  if (own_stream == Stream::Stderr) {
-    if (is_separator(text)) {
-      end_paragraph(rank_key);
-      if (!tagged.rank) {
-        if (in_block_ && !block_reason_.empty()) block_reason_done_ = true;
-        in_block_ = !in_block_;
-      }
-    } else if (!is_blank(text)) {
-      if (tagged.rank) last_rank_stderr_ = text.substr(0, 1000);
-      last_stderr_ = text.substr(0, 1000);
-      if (in_block_ && !tagged.rank && !block_reason_done_ && block_reason_.size() < 300)
-        block_reason_ += (block_reason_.empty() ? "" : " ") + text.substr(0, 300);
-      if (mentions_error(text))
-        (tagged.rank ? last_rank_error_ : last_error_) = text.substr(0, 1000);
-      if (pmi_reason_.empty() && (paragraphs_.size() < 1000 || paragraphs_.contains(rank_key))) {
-        std::string& paragraph = paragraphs_[rank_key];
-        if (paragraph.size() < 300)
-          paragraph += (paragraph.empty() ? "" : " ") + text.substr(0, 300);
-      }
-    } else {
-      end_paragraph(rank_key);
-      if (in_block_ && !block_reason_.empty())
-        block_reason_done_ = true;  // the first paragraph of the block is the message
+// What a stderr line says about why a run failed (see finish).
+void RunAnalyzer::note_stderr(const std::string& text, bool rank_tagged, int rank_key) {
+  if (is_separator(text)) {
+    end_paragraph(rank_key);
+    if (!rank_tagged) {
+      if (in_block_ && !block_reason_.empty()) block_reason_done_ = true;
+      in_block_ = !in_block_;
     }
-  }
-
-  // What the line says about epochs: Keras's form by default, or the experiment's line_forms.
-  std::optional<EpochMarker> marker;
-  std::optional<EpochEnd> end;
-  std::optional<double> marker_at;  // when the epoch began, if not at this line (ends only)
-  if (expected_.line_forms) {
-    const FormMatch match = match_line_forms(*expected_.line_forms, text);
-    marker = match.start;
-    if (match.ends) {
-      end = EpochEnd{};
-      const int epoch = match.end_epoch.value_or(0) > 0
-                            ? *match.end_epoch
-                            : (current_epoch_.contains(rank_key) ? current_epoch_[rank_key] : 0);
-      // A form with ends only: the epoch began where the previous one ended (or at the start).
-      if (!expected_.line_forms->epoch_start && epoch > 0 && !epoch_start_.contains(epoch)) {
-        const auto previous = epoch_end_line_at_.find(epoch - 1);
-        marker = EpochMarker{epoch, expected_.line_forms->total_epochs.value_or(0)};
-        marker_at = previous == epoch_end_line_at_.end() ? 0.0 : previous->second.begin()->second;
-      }
+  } else if (!is_blank(text)) {
+    if (rank_tagged) last_rank_stderr_ = text.substr(0, 1000);
+    last_stderr_ = text.substr(0, 1000);
+    if (in_block_ && !rank_tagged && !block_reason_done_ && block_reason_.size() < 300)
+      block_reason_ += (block_reason_.empty() ? "" : " ") + text.substr(0, 300);
+    if (mentions_error(text)) (rank_tagged ? last_rank_error_ : last_error_) = text.substr(0, 1000);
+    if (pmi_reason_.empty() && (paragraphs_.size() < 1000 || paragraphs_.contains(rank_key))) {
+      std::string& paragraph = paragraphs_[rank_key];
+      if (paragraph.size() < 300) paragraph += (paragraph.empty() ? "" : " ") + text.substr(0, 300);
     }
-    if (!match.metrics.empty()) form_metrics_[rank_key] = match.metrics;  // latest per rank
-    if (!match.previous_epoch_metrics.empty()) {
-      // On a line that starts a new epoch they are the previous epoch's; on a repeated start
-      // line of the same epoch (the bar's last redraw), its own.
-      const bool starts_new = match.start && !epoch_start_.contains(match.start->epoch);
-      auto& target = form_metrics_[rank_key];
-      if (starts_new && match.start->epoch > 1)
-        set_metrics(epoch_end_[match.start->epoch - 1], match.previous_epoch_metrics);
-      else if (!starts_new)
-        target.insert(target.end(), match.previous_epoch_metrics.begin(),
-                      match.previous_epoch_metrics.end());
-      if (target.empty()) form_metrics_.erase(rank_key);
-    }
-  } else if ((marker = parse_epoch_marker(text))) {
   } else {
-    end = parse_epoch_end(text);
-    if (!end && !form_hint_ && seq < 10'000 && max_started_epoch_ == 0) form_hint_ = hint_for(text);
+    end_paragraph(rank_key);
+    if (in_block_ && !block_reason_.empty())
+      block_reason_done_ = true;  // the first paragraph of the block is the message
   }
-  // (A line put together from several ranks' chunks began with another rank's: its arrival.)
-  if (marker) on_marker(*marker, seq, marker_at.value_or(reassembled ? offset : began), rank_key);
+}
+
+// What a line says about epochs under the experiment's line_forms; its metrics are kept for the
+// rank's epoch.
+RunAnalyzer::EpochLine RunAnalyzer::read_form_line(const std::string& text, int rank_key) {
+  const LineForms& forms = *expected_.line_forms;
+  const FormMatch match = match_line_forms(forms, text);
+  EpochLine out{match.start, std::nullopt, std::nullopt};
+  if (match.ends) {
+    out.end = EpochEnd{};
+    const int epoch = match.end_epoch.value_or(0) > 0
+                          ? *match.end_epoch
+                          : (current_epoch_.contains(rank_key) ? current_epoch_[rank_key] : 0);
+    // A form with ends only: the epoch began where the previous one ended (or at the start).
+    if (!forms.epoch_start && epoch > 0 && !epoch_start_.contains(epoch)) {
+      const auto previous = epoch_end_line_at_.find(epoch - 1);
+      out.marker = EpochMarker{epoch, forms.total_epochs.value_or(0)};
+      out.marker_at = previous == epoch_end_line_at_.end() ? 0.0 : previous->second.begin()->second;
+    }
+  }
+  if (!match.metrics.empty()) form_metrics_[rank_key] = match.metrics;  // latest per rank
+  if (!match.previous_epoch_metrics.empty()) {
+    // On a line that starts a new epoch they are the previous epoch's; on a repeated start line
+    // of the same epoch (the bar's last redraw), its own.
+    const bool starts_new = match.start && !epoch_start_.contains(match.start->epoch);
+    if (starts_new && match.start->epoch > 1)
+      set_metrics(epoch_end_[match.start->epoch - 1], match.previous_epoch_metrics);
+    else if (!starts_new)
+      form_metrics_[rank_key].insert(form_metrics_[rank_key].end(),
+                                     match.previous_epoch_metrics.begin(),
+                                     match.previous_epoch_metrics.end());
+  }
+  return out;
+}
+
+// Starts and ends of epochs; true when the line was one. `began`: when the line's first byte
+// arrived, which dates a start.
+bool RunAnalyzer::read_epoch_line(const std::string& text, std::int64_t seq, double offset,
+                                  double began, int rank_key) {
+  EpochLine line;
+  if (expected_.line_forms) {
+    line = read_form_line(text, rank_key);
+  } else if (!(line.marker = parse_epoch_marker(text))) {
+    line.end = parse_epoch_end(text);
+    if (!line.end && !form_hint_ && !analysis_.benchmark && seq < 10'000 && max_started_epoch_ == 0)
+      form_hint_ = hint_for(text);
+  }
+  if (line.marker) on_marker(*line.marker, seq, line.marker_at.value_or(began), rank_key);
   if (expected_.line_forms) attach_form_metrics(rank_key);
-  if (end && current_epoch_.contains(rank_key)) {
+  if (line.end && current_epoch_.contains(rank_key)) {
     // A rank's end line ends that rank's epoch, never another's (every rank may print).
     const int epoch = current_epoch_[rank_key];
-    if (!expected_.line_forms) epoch_end_.try_emplace(epoch, *end);
+    if (!expected_.line_forms) epoch_end_.try_emplace(epoch, *line.end);
     if (rank_entries_ < kMaxRankEntries &&
         epoch_end_line_at_[epoch].try_emplace(rank_key, offset).second)
       ++rank_entries_;
   }
-  if (marker || end) {
-  } else if (const auto header = parse_trainer_header(text); header) {
+  return line.marker || line.end;
+}
+
+// Our trainer's header and last line, and the allreduce benchmark's lines.
+void RunAnalyzer::read_trainer_line(const std::string& text, std::int64_t seq, double offset) {
+  if (const auto header = parse_trainer_header(text); header) {
     if (!analysis_.train_images) analysis_.train_images = to_long(header->get("train_images"));
     if (!analysis_.hosts) analysis_.hosts = header->get("hosts");
     check_np(header->get("np"), seq);
@@ -382,6 +351,49 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
       analysis_.benchmark_done = true;
     }
   }
+}
+
+db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
+  const std::int64_t seq = seq_++;
+  const double offset = static_cast<double>(stamped.monotonic_ns - start_ns_) * 1e-9;
+  const auto tagged = parse_tagged_line(stamped.text, tags_);
+  db::LineRecord record;
+  record.seq = seq;
+  record.offset_seconds = offset;
+  const Stream stream = tagged.tag_stream.value_or(stamped.stream);
+  record.stream = std::string(stream_name(stream));
+  record.rank = tagged.rank;
+  if (tagged.worker_pid && worker_index_.size() < 100'000) {
+    // Ray names workers by pid: they are numbered in order of first appearance.
+    const auto [it, inserted] =
+        worker_index_.try_emplace(*tagged.worker_pid, static_cast<int>(worker_index_.size()));
+    record.rank = it->second;
+  }
+  // A launcher tag in the middle of the payload is a chunk boundary, not text (Open MPI tags
+  // every chunk it reads: `[1,0]<stdout>:Epoch 2/3[1,0]<stdout>:` under python -u).
+  // The common line has no `]<std` at all: no copy for it on this path (every line comes here).
+  record.text = tagged.payload.find("]<std") == std::string_view::npos
+                    ? sanitize_utf8(tagged.payload)
+                    : sanitize_utf8(remove_embedded_tags(tagged.payload));
+  // What is analysed is each rank's own line, as a terminal shows it (progress bars redraw with
+  // \r and \b, in colour); the stored text stays as it arrived.
+  RankLine own = rank_line(tagged, stream);
+  if (!tagged.rank) own.rank = record.rank;  // Ray's workers
+  const std::string& line_text = own.text ? *own.text : record.text;
+  const bool redrawn = util::needs_terminal_view(line_text);
+  const std::string shown = redrawn ? util::terminal_view(line_text) : std::string();
+  const std::string& text = redrawn ? shown : line_text;
+  last_line_at_ = offset;
+  const int rank_key = own.rank.value_or(kUntagged);
+  if (own.stream == Stream::Stderr) note_stderr(text, tagged.rank.has_value(), rank_key);
+  // A line that starts an epoch marks it from its first byte: a progress bar's line (Lightning's
+  // `Epoch 1: ...`) begins when the epoch does and ends with the epoch's training. A line put
+  // together from several ranks' chunks began with another rank's: its arrival then.
+  const double began =
+      !own.text && stamped.first_byte_ns > 0 && stamped.first_byte_ns <= stamped.monotonic_ns
+          ? static_cast<double>(stamped.first_byte_ns - start_ns_) * 1e-9
+          : offset;
+  if (!read_epoch_line(text, seq, offset, began, rank_key)) read_trainer_line(text, seq, offset);
   return record;
 }
 

@@ -94,6 +94,22 @@ class RunAnalyzer {
   std::int64_t start_ns_;
   TagOptions tags_;
   RunExpectations expected_;
+  struct RankLine {
+    std::optional<int> rank;
+    Stream stream = Stream::Stdout;
+    std::optional<std::string> text;  // set when put together from chunks
+  };
+  struct EpochLine {
+    std::optional<EpochMarker> marker;
+    std::optional<EpochEnd> end;
+    std::optional<double> marker_at;  // when the epoch began, if not at this line (ends only)
+  };
+  RankLine rank_line(const TaggedLine& tagged, Stream stream);
+  void note_stderr(const std::string& text, bool rank_tagged, int rank_key);
+  EpochLine read_form_line(const std::string& text, int rank_key);
+  bool read_epoch_line(const std::string& text, std::int64_t seq, double offset, double began,
+                       int rank_key);
+  void read_trainer_line(const std::string& text, std::int64_t seq, double offset);
   void note_rank_start(int epoch, int rank, double at);
   void on_marker(const EpochMarker& marker, std::int64_t seq, double at, int rank_key);
   void attach_form_metrics(int rank_key);

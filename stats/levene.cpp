@@ -27,15 +27,8 @@ LeveneTest absolute_deviation_anova(const std::vector<std::vector<double>>& grou
   // The test compares the spread of z between groups with its spread within them. Without the
   // latter it is undefined, not significant: two observations per group always have equal |x - c|
   // (R's car::leveneTest then prints F = 4.5e30, p = 1.6e-61 from rounding).
-  double within = 0, total = 0, grand = 0, count = 0;
-  for (const auto& z : deviations)
-    for (double v : z) grand += v, ++count;
-  grand /= count;
-  for (const auto& z : deviations) {
-    const double m = mean(z);
-    for (double v : z) within += (v - m) * (v - m), total += (v - grand) * (v - grand);
-  }
-  if (within <= 1e-12 * total || total == 0) {
+  const OneWayAnova a = one_way_anova(deviations);
+  if (a.ss_within <= 1e-12 * (a.ss_within + a.ss_between) || a.ss_within + a.ss_between == 0) {
     bool pairs = true;
     for (const auto& g : groups) pairs = pairs && g.size() <= 2;
     throw StatsError(pairs ? "undefined: with at most 2 observations per group, |x - centre| is "
@@ -43,7 +36,6 @@ LeveneTest absolute_deviation_anova(const std::vector<std::vector<double>>& grou
                              "against (3 or more per group are needed)"
                            : "undefined: |x - centre| does not vary within any group");
   }
-  const OneWayAnova a = one_way_anova(deviations);
   return {a.f, a.df_between, a.df_within, a.p};
 }
 

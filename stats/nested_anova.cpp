@@ -10,8 +10,6 @@
 #include <limits>
 #include <numeric>
 
-#include "stats/group_descriptives.hpp"
-
 namespace scalebench::stats {
 namespace {
 
@@ -478,14 +476,7 @@ RatioInterval nested_ratio_interval(const NestedAnova& fit, std::size_t numerato
   weights[numerator] = 1 / a;
   weights[denominator] = -1 / b;
   const NestedEstimate log_scale = nested_contrast(fit, weights);
-  RatioInterval out;
-  out.ratio = a / b;
-  out.df = log_scale.df;
-  const double half = students_t_quantile((1 + confidence) / 2, out.df) * log_scale.se;
-  out.ci = {std::exp(std::log(out.ratio) - half), std::exp(std::log(out.ratio) + half)};
-  const double t = std::abs(std::log(out.ratio)) / log_scale.se;
-  out.p = 2 * boost::math::cdf(boost::math::complement(boost::math::students_t(out.df), t));
-  return out;
+  return log_scale_interval(a / b, log_scale.se, log_scale.df, confidence);
 }
 
 }  // namespace scalebench::stats

@@ -36,17 +36,26 @@ RatioInterval ratio_interval(const MeanWithError& numerator, const MeanWithError
   if (a > 0) denominator_df += a * a / numerator.df;
   if (b > 0) denominator_df += b * b / denominator.df;
   out.df = variance * variance / denominator_df;
-  const double tail = (1 + confidence) / 2;
-  const double t = students_t_quantile(tail, out.df);
-  const double half = t * std::sqrt(variance);
-  const double log_ratio = std::log(numerator.mean) - std::log(denominator.mean);
+  return log_scale_interval(out.ratio, std::sqrt(variance), out.df, confidence);
+}
+
+RatioInterval log_scale_interval(double ratio, double se_log, double df, double confidence) {
+  if (!(confidence > 0 && confidence < 1))
+    throw StatsError(fmt::format("confidence {} is not in (0, 1)", confidence));
+  if (!(ratio > 0) || !(se_log > 0) || !(df > 0))
+    throw StatsError("a log-scale interval needs a positive ratio, standard error and d.f.");
+  RatioInterval out;
+  out.ratio = ratio;
+  out.df = df;
+  const double half = students_t_quantile((1 + confidence) / 2, df) * se_log;
+  const double log_ratio = std::log(ratio);
   out.ci = {std::exp(log_ratio - half), std::exp(log_ratio + half)};
   // The same statistic tests ratio = 1, so the interval excludes 1 exactly when p < 1 - confidence.
-  const double statistic = std::abs(log_ratio) / std::sqrt(variance);
-  out.p = std::isinf(out.df)
-              ? 2 * boost::math::cdf(boost::math::complement(boost::math::normal(), statistic))
-              : 2 * boost::math::cdf(
-                        boost::math::complement(boost::math::students_t(out.df), statistic));
+  const double statistic = std::abs(log_ratio) / se_log;
+  out.p =
+      std::isinf(df)
+          ? 2 * boost::math::cdf(boost::math::complement(boost::math::normal(), statistic))
+          : 2 * boost::math::cdf(boost::math::complement(boost::math::students_t(df), statistic));
   return out;
 }
 

@@ -32,4 +32,10 @@ struct RatioInterval {
 RatioInterval ratio_interval(const MeanWithError& numerator, const MeanWithError& denominator,
                              double confidence = 0.95);
 
+// log(ratio) -/+ t_{(1+confidence)/2, df} x se_log, exponentiated, with the two-sided p of
+// ratio = 1 from the same t: the interval of a log-scale estimate whose standard error and d.f.
+// come from elsewhere (ratio_interval's Welch terms, a mixed model's contrast). Throws StatsError
+// for a ratio, se_log or df <= 0, or a confidence outside (0, 1).
+RatioInterval log_scale_interval(double ratio, double se_log, double df, double confidence);
+
 }  // namespace scalebench::stats

@@ -25,12 +25,9 @@ for f in scalebench scalebench-train tests/test_cuda; do
   strip -o "$bundle/bin/$f" "$build/$f"
 done
 cp "$build"/tests/test_cuda_*.cmake "$bundle/ctest/"
-packages=(
-  libdnnl2 ocl-icd-libopencl1 libfmt9 libsqlite3-0 libboost-filesystem1.74.0
-  openmpi-bin openmpi-common libopenmpi3 libpmix2 libhwloc15 libevent-core-2.1-7
-  libevent-pthreads-2.1-7 libfabric1 libucx0 libibverbs1 librdmacm1 libnl-3-200
-  libnl-route-3-200 libnuma1 libmunge2 libpsm-infinipath1 libpsm2-2 dataset-fashion-mnist
-)
+# shellcheck source=scripts/gpu/packages.sh
+source scripts/gpu/packages.sh
+packages=("${runtime_packages[@]}" dataset-fashion-mnist)
 (cd "$bundle/debs" && apt-get download "${packages[@]}" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
 bytes=$(du -cb "$bundle" | tail -1 | cut -f1)
 echo "device-bundle: $((bytes / 1048576)) MiB in $bundle"

@@ -13,18 +13,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=.device-debs
-packages=(
-  # build: headers, CMake package files, static parts
-  libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libfmt-dev nlohmann-json3-dev libcli11-dev
-  doctest-dev libopenmpi-dev libsqlite3-dev libboost1.74-dev libboost-filesystem1.74-dev
-  zlib1g-dev
-  # run: the shared libraries scalebench's programs and Open MPI's mpirun, orted and plugins
-  # load (`ldd` of each, mapped to packages with dpkg -S), minus those the image has
-  libdnnl2 ocl-icd-libopencl1 libfmt9 libsqlite3-0 libboost-filesystem1.74.0
-  openmpi-bin openmpi-common libopenmpi3 libpmix2 libhwloc15 libevent-core-2.1-7
-  libevent-pthreads-2.1-7 libfabric1 libucx0 libibverbs1 librdmacm1 libnl-3-200
-  libnl-route-3-200 libnuma1 libmunge2 libpsm-infinipath1 libpsm2-2
-)
+# shellcheck source=scripts/gpu/packages.sh
+source scripts/gpu/packages.sh
+packages=("${build_packages[@]}" "${runtime_packages[@]}")
 if [ "${FASHION_MNIST:-1}" != 0 ]; then packages+=(dataset-fashion-mnist); fi
 rm -rf "$dir"
 mkdir -p "$dir"

@@ -144,7 +144,7 @@ TEST_CASE("nested ANOVA: no run-to-run variation is a singular fit that equals t
 
 TEST_CASE("nested speed-up interval equals lmerTest's contest of the log-ratio contrast") {
   // The d.f. of one contrast of the model (6 on the quickstart set), where adding the two means'
-  // d.f. (Welch) gave 12 and bounds 0.5-3.6% too narrow.
+  // d.f. (Welch) gave 12: intervals too narrow (the issue reported 0.5-3.6% on its data).
   const auto sets = read_sets();
   int checked = 0;
   for (const auto& [name, set] : sets) {
