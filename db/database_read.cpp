@@ -1,0 +1,347 @@
+// Reading the results database: experiments, runs, epochs, lines and the analyses' samples.
+// Writing and the schema are db/database.cpp.
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "db/database.hpp"
+#include "db/sqlite_statement.hpp"
+
+namespace scalebench::db {
+
+using namespace detail;
+
+namespace {
+
+// ---- row readers -------------------------------------------------------------------------------
+
+constexpr const char* kRunColumns =
+    "id, experiment_id, experiment, condition, launcher, np, repetition, command_line, status, "
+    "exit_code, signal, error, started_at, ended_at, wall_seconds, startup_seconds, "
+    "train_images, images_per_second, attempt, env_json, "
+    "(SELECT json_group_array(json_array(factor, level)) FROM (SELECT factor, level FROM "
+    "run_factors AS f WHERE f.run_id = runs.id AND f.factor NOT IN ('condition', 'launcher', "
+    "'np') ORDER BY f.factor)), test_accuracy";
+
+// The factors column of a run query: [[factor, level], ...].
+FactorLevels parse_factor_levels(const std::string& json_text, const std::string& path) {
+  FactorLevels out;
+  try {
+    for (const auto& pair : nlohmann::json::parse(json_text))
+      out.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
+  } catch (const nlohmann::json::exception& error) {
+    throw DatabaseError(
+        fmt::format("{}: run_factors holds an unreadable level: {}", path, error.what()));
+  }
+  return out;
+}
+
+RunRecord read_run(const Statement& st, const std::string& path) {
+  RunRecord r;
+  r.id = st.int64(0);
+  r.experiment_id = st.int64(1);
+  r.experiment = st.text(2);
+  r.condition = st.text(3);
+  r.launcher = st.text(4);
+  r.np = st.integer(5);
+  r.repetition = st.integer(6);
+  r.command_line = st.text(7);
+  r.status = parse_run_status(st.text(8));
+  r.exit_code = st.optional_int(9);
+  r.signal = st.optional_int(10);
+  r.error = st.text(11);
+  r.started_at = st.text(12);
+  r.ended_at = st.text(13);
+  r.wall_seconds = st.real(14);
+  r.startup_seconds = st.optional_real(15);
+  r.train_images = st.optional_int64(16);
+  r.images_per_second = st.optional_real(17);
+  r.attempt = st.integer(18);
+  r.env_json = st.text(19);
+  r.factors = parse_factor_levels(st.text(20), path);
+  r.test_accuracy = st.optional_real(21);
+  return r;
+}
+
+std::string placeholders_json(const std::vector<std::int64_t>& ids) {
+  return fmt::format("[{}]", fmt::join(ids, ","));
+}
+
+}  // namespace
+
+// ---- reading -----------------------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kExperimentColumns =
+    "id, name, source_path, spec_json, started_at, host, cpu_count, scalebench_version, "
+    "spec_hash, cells, ended_at, end_reason, factors_json, run_order, order_seed";
+
+ExperimentRecord read_experiment(const Statement& st) {
+  ExperimentRecord e;
+  e.id = st.int64(0);
+  e.name = st.text(1);
+  e.source_path = st.text(2);
+  e.spec_json = st.text(3);
+  e.started_at = st.text(4);
+  e.host = st.text(5);
+  e.cpu_count = st.integer(6);
+  e.scalebench_version = st.text(7);
+  e.spec_hash = st.text(8);
+  e.cells = st.optional_int64(9);
+  if (!st.is_null(10)) e.ended_at = st.text(10);
+  if (!st.is_null(11)) e.end_reason = st.text(11);
+  e.factors_json = st.text(12);
+  e.run_order = st.text(13);
+  e.order_seed = st.optional_int64(14);
+  return e;
+}
+
+}  // namespace
+
+std::vector<ExperimentRecord> Database::experiments() const {
+  Statement st(handle_, path_,
+               fmt::format("SELECT {} FROM experiments ORDER BY id", kExperimentColumns),
+               "read experiments");
+  std::vector<ExperimentRecord> out;
+  while (st.step()) out.push_back(read_experiment(st));
+  return out;
+}
+
+std::optional<ExperimentRecord> Database::experiment(std::int64_t id) const {
+  Statement st(handle_, path_,
+               fmt::format("SELECT {} FROM experiments WHERE id = ?1", kExperimentColumns),
+               "read an experiment instance");
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  return read_experiment(st);
+}
+
+std::vector<ExperimentRecord> Database::instances(const std::string& name) const {
+  Statement st(
+      handle_, path_,
+      fmt::format("SELECT {} FROM experiments WHERE name = ?1 ORDER BY id", kExperimentColumns),
+      "read experiment instances");
+  st.bind(1, name);
+  std::vector<ExperimentRecord> out;
+  while (st.step()) out.push_back(read_experiment(st));
+  return out;
+}
+
+std::optional<ExperimentRecord> Database::latest_instance(
+    const std::optional<std::string>& name) const {
+  Statement st(handle_, path_,
+               fmt::format("SELECT {} FROM experiments {} ORDER BY id DESC LIMIT 1",
+                           kExperimentColumns, name ? "WHERE name = ?1" : ""),
+               "read the latest experiment instance");
+  if (name) st.bind(1, *name);
+  if (!st.step()) return std::nullopt;
+  return read_experiment(st);
+}
+
+std::optional<ExperimentRecord> Database::latest_instance_of_spec(const std::string& hash) const {
+  Statement st(
+      handle_, path_,
+      fmt::format("SELECT {} FROM experiments WHERE spec_hash = ?1 ORDER BY id DESC LIMIT 1",
+                  kExperimentColumns),
+      "read the latest instance of a spec");
+  st.bind(1, hash);
+  if (!st.step()) return std::nullopt;
+  return read_experiment(st);
+}
+
+std::vector<RunRecord> Database::runs_of_instances(const std::vector<std::int64_t>& ids) const {
+  Statement st(handle_, path_,
+               fmt::format("SELECT {} FROM runs WHERE experiment_id IN (SELECT value FROM "
+                           "json_each(?1)) ORDER BY id",
+                           kRunColumns),
+               "read runs");
+  st.bind(1, placeholders_json(ids));
+  std::vector<RunRecord> out;
+  while (st.step()) out.push_back(read_run(st, path_));
+  return out;
+}
+
+std::vector<RunRecord> Database::runs(const std::optional<std::string>& experiment) const {
+  const std::string sql =
+      experiment ? fmt::format("SELECT {} FROM runs WHERE experiment = ?1 ORDER BY id", kRunColumns)
+                 : fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns);
+  Statement st(handle_, path_, sql, "read runs");
+  if (experiment) st.bind(1, *experiment);
+  std::vector<RunRecord> out;
+  while (st.step()) out.push_back(read_run(st, path_));
+  return out;
+}
+
+std::vector<EpochRecord> Database::epochs(std::int64_t run_id) const {
+  Statement st(
+      handle_, path_,
+      "SELECT run_id, epoch, total_epochs, start_offset_seconds, duration_seconds, "
+      "trainer_seconds, loss, accuracy, end_rule, test_accuracy FROM epochs WHERE run_id = ?1 "
+      "ORDER BY epoch",
+      "read epochs");
+  st.bind(1, run_id);
+  std::vector<EpochRecord> out;
+  while (st.step()) {
+    EpochRecord e;
+    e.run_id = st.int64(0);
+    e.epoch = st.integer(1);
+    e.total_epochs = st.integer(2);
+    e.start_offset_seconds = st.real(3);
+    e.duration_seconds = st.optional_real(4);
+    e.trainer_seconds = st.optional_real(5);
+    e.loss = st.optional_real(6);
+    e.accuracy = st.optional_real(7);
+    if (!st.is_null(8)) e.end_rule = st.text(8);
+    e.test_accuracy = st.optional_real(9);
+    out.push_back(e);
+  }
+  return out;
+}
+
+Provenance Database::provenance(std::int64_t run_id) const {
+  Statement st(handle_, path_,
+               "SELECT key, value FROM run_provenance WHERE run_id = ?1 ORDER BY key",
+               "read a run's provenance");
+  st.bind(1, run_id);
+  Provenance out;
+  while (st.step()) out.emplace_back(st.text(0), st.text(1));
+  return out;
+}
+
+Provenance Database::instance_provenance(std::int64_t experiment_id) const {
+  Statement st(handle_, path_,
+               "SELECT key, value FROM provenance WHERE experiment_id = ?1 AND run_id IS NULL "
+               "ORDER BY key",
+               "read an instance's provenance");
+  st.bind(1, experiment_id);
+  Provenance out;
+  while (st.step()) out.emplace_back(st.text(0), st.text(1));
+  return out;
+}
+
+std::vector<LineRecord> Database::lines(std::int64_t run_id) const {
+  Statement st(handle_, path_,
+               "SELECT run_id, seq, offset_seconds, stream, rank, text FROM lines "
+               "WHERE run_id = ?1 ORDER BY seq",
+               "read output lines");
+  st.bind(1, run_id);
+  std::vector<LineRecord> out;
+  while (st.step()) {
+    LineRecord l;
+    l.run_id = st.int64(0);
+    l.seq = st.int64(1);
+    l.offset_seconds = st.real(2);
+    l.stream = st.text(3);
+    l.rank = st.optional_int(4);
+    l.text = st.text(5);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+std::vector<AllreduceRecord> Database::allreduce_results(std::int64_t run_id) const {
+  Statement st(handle_, path_,
+               "SELECT run_id, seq, transport, bytes, count, type, redop, time_us, algbw_gbs, "
+               "busbw_gbs, wrong FROM allreduce_results WHERE run_id = ?1 ORDER BY seq",
+               "read allreduce results");
+  st.bind(1, run_id);
+  std::vector<AllreduceRecord> out;
+  while (st.step()) {
+    AllreduceRecord a;
+    a.run_id = st.int64(0);
+    a.seq = st.int64(1);
+    a.transport = st.text(2);
+    a.bytes = static_cast<long long>(st.int64(3));
+    a.count = static_cast<long long>(st.int64(4));
+    a.type = st.text(5);
+    a.redop = st.text(6);
+    a.time_us = st.real(7);
+    a.algbw_gbs = st.real(8);
+    a.busbw_gbs = st.real(9);
+    a.wrong = static_cast<long long>(st.int64(10));
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::optional<std::string> Database::trainer_header(std::int64_t run_id) const {
+  // The header is among a run's first lines; seq order finds the first one without a scan of
+  // the rest (the primary key is (run_id, seq)).
+  Statement st(handle_, path_,
+               "SELECT text FROM lines WHERE run_id = ?1 AND stream = 'stdout' AND "
+               "substr(text, 1, 17) = 'scalebench-train ' ORDER BY seq LIMIT 1",
+               "read the trainer header");
+  st.bind(1, run_id);
+  if (!st.step()) return std::nullopt;
+  return st.text(0);
+}
+
+namespace {
+
+std::vector<EpochSample> read_epoch_samples(Statement& st, const std::string& path) {
+  std::vector<EpochSample> out;
+  while (st.step()) {
+    EpochSample s;
+    s.run_id = st.int64(0);
+    s.experiment = st.text(1);
+    s.condition = st.text(2);
+    s.launcher = st.text(3);
+    s.np = st.integer(4);
+    s.repetition = st.integer(5);
+    s.epoch = st.integer(6);
+    s.duration_seconds = st.real(7);
+    s.trainer_seconds = st.optional_real(8);
+    s.train_images = st.optional_int64(9);
+    s.experiment_id = st.int64(10);
+    s.factors = parse_factor_levels(st.text(11), path);
+    if (!st.is_null(12)) s.end_rule = st.text(12);
+    s.run_test_accuracy = st.optional_real(13);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+constexpr const char* kEpochSampleQuery =
+    "SELECT r.id, r.experiment, r.condition, r.launcher, r.np, r.repetition, e.epoch, "
+    "e.duration_seconds, e.trainer_seconds, r.train_images, r.experiment_id, "
+    "(SELECT json_group_array(json_array(factor, level)) FROM (SELECT factor, level FROM "
+    "run_factors AS f WHERE f.run_id = r.id AND f.factor NOT IN ('condition', 'launcher', "
+    "'np') ORDER BY f.factor)), e.end_rule, r.test_accuracy "
+    "FROM epochs AS e JOIN runs AS r ON r.id = e.run_id "
+    "WHERE r.status = 'ok' AND e.duration_seconds IS NOT NULL{} "
+    "ORDER BY r.id, e.epoch";
+
+}  // namespace
+
+std::vector<EpochSample> Database::epoch_samples(
+    const std::optional<std::string>& experiment) const {
+  Statement st(
+      handle_, path_,
+      fmt::format(fmt::runtime(kEpochSampleQuery), experiment ? " AND r.experiment = ?1" : ""),
+      "read epoch samples");
+  if (experiment) st.bind(1, *experiment);
+  return read_epoch_samples(st, path_);
+}
+
+std::vector<EpochSample> Database::epoch_samples_of_instances(
+    const std::vector<std::int64_t>& ids) const {
+  Statement st(handle_, path_,
+               fmt::format(fmt::runtime(kEpochSampleQuery),
+                           " AND r.experiment_id IN (SELECT value FROM json_each(?1))"),
+               "read epoch samples");
+  st.bind(1, placeholders_json(ids));
+  return read_epoch_samples(st, path_);
+}
+
+std::optional<std::string> Database::latest_experiment() const {
+  Statement st(handle_, path_, "SELECT name FROM experiments ORDER BY id DESC LIMIT 1",
+               "read the latest experiment");
+  if (!st.step()) return std::nullopt;
+  return st.text(0);
+}
+
+}  // namespace scalebench::db

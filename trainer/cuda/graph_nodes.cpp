@@ -1,0 +1,87 @@
+// The graph's nodes that are not layers: the residual add, the channel concat, and the
+// accumulation of a second gradient share (trainer/cuda/layers.hpp).
+#include <fmt/format.h>
+
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "trainer/cuda/layers.hpp"
+#include "trainer/errors.hpp"
+
+namespace scalebench::trainer::cuda {
+namespace {
+
+const float kOne = 1.0f;
+const float kZero = 0.0f;
+
+}  // namespace
+
+DeviceAdd::DeviceAdd(Context& context, const Shape& a, const Shape& b)
+    : context_(context), shape_(a), desc_(a) {
+  if (a != b) {
+    throw std::invalid_argument(
+        fmt::format("add: the inputs' shapes differ ({} and {})", a.str(), b.str()));
+  }
+}
+
+DeviceAdd::AddDesc::AddDesc() {
+  SB_CHECK(cudnnCreateOpTensorDescriptor(&handle_));
+  SB_CHECK(cudnnSetOpTensorDescriptor(handle_, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT,
+                                      CUDNN_NOT_PROPAGATE_NAN));
+}
+
+void DeviceAdd::forward(const float* a, const float* b, float* dst) {
+  SB_CHECK(cudnnOpTensor(context_.cudnn(), add_.get(), &kOne, desc_.get(), a, &kOne, desc_.get(), b,
+                         &kZero, desc_.get(), dst));
+}
+
+void DeviceAdd::backward(const float* dy, float* d_input) {
+  SB_CHECK(cudaMemcpyAsync(d_input, dy, shape_.count() * sizeof(float), cudaMemcpyDeviceToDevice,
+                           context_.stream()));
+}
+
+DeviceConcat::DeviceConcat(Context& context, const std::vector<Shape>& inputs)
+    : context_(context), inputs_(inputs) {
+  if (inputs.empty()) throw std::invalid_argument("concat needs at least one input");
+  shape_ = inputs[0];
+  shape_.c = 0;
+  for (const Shape& s : inputs) {
+    if (s.n != shape_.n || s.h != shape_.h || s.w != shape_.w) {
+      throw std::invalid_argument(fmt::format("concat: input {} does not match {}x?x{}x{}", s.str(),
+                                              shape_.n, shape_.h, shape_.w));
+    }
+    offsets_.push_back(static_cast<std::size_t>(shape_.c));
+    shape_.c += s.c;
+  }
+}
+
+void DeviceConcat::forward(const std::vector<const float*>& inputs, float* dst) {
+  const std::size_t plane = static_cast<std::size_t>(shape_.h) * static_cast<std::size_t>(shape_.w);
+  const std::size_t dst_pitch = static_cast<std::size_t>(shape_.c) * plane * sizeof(float);
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    // One row per image: input k's C_k·H·W floats go to channel offset k of the output row.
+    const std::size_t width = static_cast<std::size_t>(inputs_[k].c) * plane * sizeof(float);
+    SB_CHECK(cudaMemcpy2DAsync(dst + offsets_[k] * plane, dst_pitch, inputs[k], width, width,
+                               static_cast<std::size_t>(shape_.n), cudaMemcpyDeviceToDevice,
+                               context_.stream()));
+  }
+}
+
+void DeviceConcat::backward(const float* dy, std::size_t k, float* d_input) {
+  const std::size_t plane = static_cast<std::size_t>(shape_.h) * static_cast<std::size_t>(shape_.w);
+  const std::size_t dy_pitch = static_cast<std::size_t>(shape_.c) * plane * sizeof(float);
+  const std::size_t width = static_cast<std::size_t>(inputs_[k].c) * plane * sizeof(float);
+  SB_CHECK(cudaMemcpy2DAsync(d_input, width, dy + offsets_[k] * plane, dy_pitch, width,
+                             static_cast<std::size_t>(shape_.n), cudaMemcpyDeviceToDevice,
+                             context_.stream()));
+}
+
+void accumulate(Context& context, float* a, const float* b, std::size_t n) {
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw BackendError(fmt::format("backend cuda: cannot add {} floats in one cublasSaxpy", n));
+  }
+  SB_CHECK(cublasSaxpy(context.cublas(), static_cast<int>(n), &kOne, b, 1, a, 1));
+}
+
+}  // namespace scalebench::trainer::cuda
