@@ -79,11 +79,25 @@ constexpr int kTwins = 2;
 
 double bound(double tolerance, double floor) { return std::max(tolerance, kFloorFactor * floor); }
 
+// Where the CPU's own twins differ from it by half the value's size or more, rounding alone
+// decides the value (a chaotic regime: bf16 ResNet-50 at batch 4 after one momentum step, on an
+// H100 2026-11-26, had a conv gradient whose twin differed by 102% and an evaluation loss of
+// 1e21 whose twin's was 1e24): no bound derived from it means anything, so such a value is
+// counted as skipped, not compared. The test still requires the first step's loss and a fifth of
+// its other values to be compared (Tally below).
+constexpr double kChaotic = 0.5;
+
+// How many checks were made and how many were skipped as chaotic, for one training step.
+struct Tally {
+  int compared = 0, skipped = 0;
+  bool loss_compared = false;
+};
+
 // Compares each layer's slice of two flat buffers, naming the node that differs; `twins` are the
 // perturbed CPU networks' buffers (the floor).
 void check_per_node(const model::Graph& layout, std::span<const float> expected,
                     std::span<const float> actual, const std::vector<std::span<const float>>& twins,
-                    const char* what, double tolerance) {
+                    const char* what, double tolerance, Tally& tally) {
   std::size_t offset = 0;
   const auto& nodes = layout.nodes();
   for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -97,14 +111,19 @@ void check_per_node(const model::Graph& layout, std::span<const float> expected,
                        relative_difference(expected.subspan(offset, n), twin.subspan(offset, n)));
     INFO(what << " of node " << i << " (" << model::op_name(nodes[i].op)
               << "): relative difference " << d << ", CPU floor " << floor);
-    CHECK(d <= bound(tolerance, floor));
     offset += n;
+    if (floor >= kChaotic) {
+      ++tally.skipped;
+      continue;
+    }
+    ++tally.compared;
+    CHECK(d <= bound(tolerance, floor));
   }
 }
 
 // A loss sum and accuracy count against the CPU's, with the twins' distances as the floor.
 void check_stats(const BatchStats& expected, const BatchStats& actual,
-                 const std::vector<BatchStats>& twins, double tolerance) {
+                 const std::vector<BatchStats>& twins, double tolerance, Tally& tally) {
   double floor = 0, correct_floor = 0;
   for (const BatchStats& twin : twins) {
     floor = std::max(floor, std::abs(twin.loss_sum - expected.loss_sum));
@@ -114,6 +133,12 @@ void check_stats(const BatchStats& expected, const BatchStats& actual,
   INFO("loss " << actual.loss_sum << " vs the CPU's " << expected.loss_sum << " (floor " << floor
                << ")");
   const double loss_tolerance = tolerance * std::max(1.0, std::abs(expected.loss_sum));
+  if (floor >= kChaotic * std::max(1.0, std::abs(expected.loss_sum))) {
+    ++tally.skipped;
+    return;
+  }
+  ++tally.compared;
+  tally.loss_compared = true;
   CHECK(std::abs(actual.loss_sum - expected.loss_sum) <= bound(loss_tolerance, floor));
   // A near-tie may flip one image; more only where rounding flips more on the CPU itself. Where
   // rounding alone moves the loss past the tolerance the network is chaotic (ResNet-50's
@@ -193,26 +218,29 @@ void compare_networks(const model::ModelDescription& description, std::uint32_t 
     REQUIRE(std::equal(p.begin(), p.end(), initial.begin()));  // same seed, same layout
   }
   const std::size_t image = elements(cpu_net.input_shape());
+  std::vector<Tally> tallies(3);  // step 0, step 1, then the running statistics and evaluation
   for (int step = 0; step < 2; ++step) {
     CAPTURE(step);
+    Tally& tally = tallies[static_cast<std::size_t>(step)];
     const Batch b = random_batch(batch, image, classes, 100 + static_cast<std::uint32_t>(step));
     const BatchStats expected = cpu_net.train_batch(b.images, b.labels, batch);
     const auto floor =
         twin_stats([&](cpu::Network& twin) { return twin.train_batch(b.images, b.labels, batch); });
     const BatchStats actual = gpu.train_batch(b.images, b.labels, batch);
-    check_stats(expected, actual, floor, tol.loss);
+    check_stats(expected, actual, floor, tol.loss, tally);
     check_per_node(layout, cpu_net.gradients(), gpu.gradients(), twin_spans([](cpu::Network& t) {
                      return std::span<const float>(t.gradients());
                    }),
-                   "gradient", tol.gradients);
+                   "gradient", tol.gradients, tally);
     cpu_net.optimizer_step();
     for (const auto& twin : twins) twin->optimizer_step();
     gpu.optimizer_step();
     check_per_node(layout, cpu_net.parameters(), gpu.parameters(), twin_spans([](cpu::Network& t) {
                      return std::span<const float>(t.parameters());
                    }),
-                   "parameter", tol.parameters);
+                   "parameter", tol.parameters, tally);
   }
+  Tally& after = tallies[2];
   // Batch norm's running statistics after two training steps, then inference with them.
   for (std::size_t i = 0; i < cpu_net.nodes().size(); ++i) {
     auto* bn = dynamic_cast<cpu::BatchNorm*>(cpu_net.nodes()[i].layer.get());
@@ -227,6 +255,11 @@ void compare_networks(const model::ModelDescription& description, std::uint32_t 
       var_floor =
           std::max(var_floor, relative_difference(bn->running_var(), twin_bn->running_var()));
     }
+    if (mean_floor >= kChaotic || var_floor >= kChaotic) {
+      ++after.skipped;
+      continue;
+    }
+    ++after.compared;
     CHECK(mean_difference(bn->running_mean(), gpu.running_mean(i), bn->running_var()) <=
           bound(tol.running_stats, mean_floor));
     CHECK(relative_difference(bn->running_var(), gpu.running_var(i)) <=
@@ -238,7 +271,18 @@ void compare_networks(const model::ModelDescription& description, std::uint32_t 
   const auto floor =
       twin_stats([&](cpu::Network& twin) { return twin.evaluate(e.images, e.labels, eval_batch); });
   const BatchStats actual = gpu.evaluate(e.images, e.labels, eval_batch);
-  check_stats(expected, actual, floor, tol.loss);
+  check_stats(expected, actual, floor, tol.loss, after);
+  MESSAGE("compared/skipped as chaotic: step 0 "
+          << tallies[0].compared << "/" << tallies[0].skipped << ", step 1 " << tallies[1].compared
+          << "/" << tallies[1].skipped << ", running statistics and evaluation " << after.compared
+          << "/" << after.skipped);
+  // Not vacuous: the first step's loss (every layer's forward) is compared, and at least a fifth
+  // of its other values. Deep networks at batch 2-4 leave most of them to rounding: their last
+  // batch norms normalize over 2-4 values (1x1 maps), so the gradients behind them are chaotic
+  // (an H100, 2026-11-26: step 0 compared 56 of 215 values for bf16 ResNet-50, 139 of 379 for
+  // Inception v3; the other models more than half).
+  CHECK(tallies[0].loss_compared);
+  CHECK(tallies[0].compared * 4 >= tallies[0].skipped);
 }
 
 OptimizerOptions sgd(double lr = 0.1) {
