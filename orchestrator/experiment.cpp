@@ -54,6 +54,7 @@ class Reader {
     return Reader(file_, value_.at(index), fmt::format("{}[{}]", where_, index));
   }
   const json& value() const { return value_; }
+  const std::string& path() const { return where_; }
 
   void require_object(const std::vector<std::string>& known_keys) const {
     if (!value_.is_object()) fail("an object");
@@ -396,15 +397,16 @@ Condition parse_condition(const Reader& reader, const std::optional<std::vector<
   return condition;
 }
 
+std::string lower_case(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 bool is_reserved_factor_name(std::string_view name) {
   // SQLite compares column names without case: "NP" would collide with np in a view.
-  const auto lower = [](std::string_view text) {
-    std::string out(text);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-  };
   for (const auto reserved : kReservedFactorNames)
-    if (lower(reserved) == lower(name)) return true;
+    if (lower_case(reserved) == lower_case(name)) return true;
   return false;
 }
 
@@ -483,6 +485,14 @@ std::vector<Factor> parse_factors(const Reader& reader) {
       reader.fail_key(name,
                       "a factor name that is not a column of every run (condition, launcher and "
                       "np are built in: use conditions and \"np\" for them)");
+    // SQLite compares column names without case: "Model" and "model" would be one column of
+    // the epoch_levels view, and its answers wrong.
+    for (const auto& earlier : factors)
+      if (lower_case(earlier.name) == lower_case(name))
+        reader.fail_key(
+            name, fmt::format("a factor name that differs from \"{}\" (field \"{}\") "
+                              "in more than case (SQLite column names ignore case)",
+                              earlier.name, shown_path(path_step(reader.path(), earlier.name))));
     const auto levels = reader.at(name);
     if (!levels.value().is_array() || levels.value().empty())
       levels.fail("a non-empty array of levels");

@@ -102,8 +102,26 @@ void RunAnalyzer::on_marker(const EpochMarker& marker, std::int64_t seq, double 
     problem(fmt::format("line {}: `Epoch {}/{}` disagrees with {} epochs", seq, marker.epoch,
                         marker.total, analysis_.total_epochs));
   } else if (epoch_start_.contains(marker.epoch)) {
-    // The same epoch from another rank, or printed again: the first arrival counts.
+    // The same epoch from another rank: the first arrival counts. The same epoch started again
+    // by one rank (a restarted loop, two trainings in one output) would make the epoch span
+    // both copies: a problem. Untagged lines of np > 1 ranks cannot be told apart: there, more
+    // starts than ranks is the problem. A line form's start is a bar redrawn: not counted.
     note_rank_start(marker.epoch, rank_key, at);
+    if (!expected_.line_forms && rank_entries_ < kMaxRankEntries) {
+      const int starts = ++rank_start_count_[{marker.epoch, rank_key}];
+      const int allowed = rank_key == kUntagged ? std::max(1, expected_.np.value_or(1)) : 1;
+      if (starts == allowed + 1) {
+        const auto shown = marker.total > 0
+                               ? fmt::format("`Epoch {}/{}`", marker.epoch, marker.total)
+                               : fmt::format("epoch {}", marker.epoch);
+        problem(rank_key == kUntagged
+                    ? fmt::format("line {}: {} started again (the same epoch started twice)", seq,
+                                  shown)
+                    : fmt::format("line {}: {} started again by rank {} (the same epoch started "
+                                  "twice)",
+                                  seq, shown, rank_key));
+      }
+    }
   } else if (marker.epoch < max_started_epoch_) {
     problem(marker.total > 0
                 ? fmt::format("line {}: `Epoch {}/{}` arrived after `Epoch {}/{}` (out of order)",
@@ -120,6 +138,8 @@ void RunAnalyzer::on_marker(const EpochMarker& marker, std::int64_t seq, double 
   } else {
     epoch_start_[marker.epoch] = at;
     note_rank_start(marker.epoch, rank_key, at);
+    if (!expected_.line_forms && rank_entries_ < kMaxRankEntries)
+      ++rank_start_count_[{marker.epoch, rank_key}];
     max_started_epoch_ = marker.epoch;
     if (last_marker_at_) longest_marker_gap_ = std::max(longest_marker_gap_, at - *last_marker_at_);
     last_marker_at_ = at;

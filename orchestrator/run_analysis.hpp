@@ -129,6 +129,7 @@ class RunAnalyzer {
   // line, and the first `Epoch y/z` marker. Bounded together by kMaxRankEntries.
   std::map<int, std::map<int, double>> epoch_end_line_at_;
   std::map<int, std::map<int, double>> rank_start_at_;
+  std::map<std::pair<int, int>, int> rank_start_count_;  // (epoch, rank key) -> starts seen
   std::size_t rank_entries_ = 0;
   static constexpr std::size_t kMaxRankEntries = 1'000'000;
   std::optional<double> last_marker_at_;
