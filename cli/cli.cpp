@@ -4,6 +4,8 @@
 #include <fmt/ostream.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
 #include <functional>
 #include <ostream>
 
@@ -338,14 +340,26 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return 2;
   }
 
+  int status = 0;
   try {
-    return action();
+    status = action();
   } catch (const std::exception& error) {
     // Every typed error derives from scalebench::Error (util/error.hpp); the standard library's
     // own (a filesystem error, say) read the same: one line, exit 1, never std::terminate.
     fmt::print(err, "scalebench: error: {}\n", error.what());
-    return 1;
+    status = 1;
   }
+  // A table that never reached its reader is a failure (`report > /dev/full`): the stream
+  // stays failed after the first lost write, and the final flush reports what was buffered.
+  errno = 0;
+  out.flush();
+  if (out.fail()) {
+    const int lost = errno;
+    fmt::print(err, "scalebench {}: error: cannot write to standard output{}\n", args[0],
+               lost != 0 ? fmt::format(": {}", std::strerror(lost)) : std::string());
+    return status != 0 ? status : 1;
+  }
+  return status;
 }
 
 }  // namespace scalebench::cli

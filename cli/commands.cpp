@@ -215,7 +215,10 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
 int report_command(const ReportCommand& options, std::ostream& out, std::ostream&) {
   const auto exporter = plotting::make_exporter(options.format);  // fail fast on a bad format
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
-  if (options.output) plotting::refuse_database_output(*options.output, options.database);
+  if (options.output) {  // before any work
+    plotting::refuse_database_output(*options.output, options.database);
+    plotting::check_output_target(*options.output);
+  }
   const plotting::InstanceQuery query{options.experiment, options.instances, options.pool,
                                       options.skip_epochs};
   // The HTML page embeds the figure: rendered into a private directory, read back as SVG. Without

@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "db/database.hpp"
+#include "plotting/figure.hpp"
 #include "plotting/output_file.hpp"
 #include "plotting/report.hpp"
 #include "plotting/scaling_plan_output.hpp"
@@ -99,6 +100,9 @@ int model_command(const ModelCommand& options, std::ostream& out, std::ostream&)
   const auto result = plotting::build_scaling_plan(database ? &*database : nullptr, plan);
   std::optional<std::string> svg;
   if (options.plot_prefix) {
+    const auto planned = plotting::figure_files(*options.plot_prefix);
+    for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
+      plotting::refuse_database_output(file, options.database);
     const auto files = plotting::plot_scaling_plan(result, *options.plot_prefix);
     fmt::print(out, "figure: {}\n", files.svg.string());
     if (options.format == "html") {

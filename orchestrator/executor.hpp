@@ -66,9 +66,14 @@ class Executor {
 // is noticed when it happens (pidfd; polling where the kernel has none). Each run gets its own
 // environment and its own process group. On timeout or stop the group gets SIGTERM, then SIGKILL
 // after the grace period; when the process exits, whatever is left of its group gets SIGKILL, and
-// the pipes are drained of what is already there. If the orchestrator dies (even by kill -9) the
+// the pipes are drained of what is already there. During a run the orchestrator is a child
+// subreaper (PR_SET_CHILD_SUBREAPER): a descendant that leaves the group (setsid, setpgid) and
+// loses its parent is reparented to it, gets the group's signals (SIGTERM at a timeout or stop,
+// SIGKILL at the end) and is reaped before execute() returns, its own descendants likewise.
+// If the orchestrator dies (even by kill -9) the
 // group is killed too: PR_SET_PDEATHSIG for the process itself, and a small per-run reaper process
-// that kills the group when its pipe from the orchestrator closes (mpirun's ranks included).
+// that kills the group when its pipe from the orchestrator closes (mpirun's ranks included); a
+// descendant that left the group is not found then (it is reparented to init).
 // Call execute() from the main thread: PR_SET_PDEATHSIG follows the thread that forked.
 class ProcessExecutor final : public Executor {
  public:

@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 // Boost 1.74's asio uses std::exchange without including <utility>: keep this order.
 // clang-format off
 #include <utility>
@@ -217,12 +219,94 @@ pid_t wait_for(pid_t pid, int* status) {
   }
 }
 
+// The processes whose parent is `parent`, from /proc/<pid>/stat (the per-task "children" files
+// need CONFIG_PROC_CHILDREN, which not every kernel has).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> found;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return found;
+  std::array<char, 512> buffer{};
+  while (const dirent* entry = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(entry->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    std::array<char, 64> path{};
+    std::snprintf(path.data(), path.size(), "/proc/%ld/stat", pid);
+    const int fd = ::open(path.data(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    const ssize_t got = ::read(fd, buffer.data(), buffer.size() - 1);
+    ::close(fd);
+    if (got <= 0) continue;
+    const std::string_view stat(buffer.data(), static_cast<std::size_t>(got));
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so from the last ')'.
+    const auto paren = stat.rfind(')');
+    if (paren == std::string_view::npos || paren + 4 >= stat.size()) continue;
+    const std::string rest(stat.substr(paren + 4));  // past ") S "
+    if (std::strtol(rest.c_str(), nullptr, 10) == parent) found.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(proc);
+  return found;
+}
+
+// Makes the orchestrator a child subreaper for one run: a descendant of the run that leaves the
+// process group (setsid, setpgid) and whose parent dies is reparented to us instead of init, so
+// that it can still be found and killed when the run ends. Children the orchestrator had before
+// the run are not the run's and are left alone; the previous setting comes back at the end.
+class Subreaper {
+ public:
+  Subreaper() {
+    int previous = 0;
+    if (::prctl(PR_GET_CHILD_SUBREAPER, &previous, 0, 0, 0) == 0) previous_ = previous;
+    active_ = ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+    if (active_)
+      for (const pid_t pid : children_of(::getpid())) before_.insert(pid);
+  }
+  ~Subreaper() {
+    if (active_ && previous_ == 0) ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+  }
+  Subreaper(const Subreaper&) = delete;
+  Subreaper& operator=(const Subreaper&) = delete;
+
+  // Sends `signal` to the run's descendants that were reparented to us (and to their groups,
+  // when they lead one), except the run's own process and its reaper. Returns those it found.
+  std::vector<pid_t> signal_escaped(int signal, pid_t process = 0, pid_t reaper = 0) const {
+    std::vector<pid_t> escaped;
+    if (!active_) return escaped;
+    for (const pid_t pid : children_of(::getpid())) {
+      if (pid == process || pid == reaper || before_.contains(pid)) continue;
+      if (::getpgid(pid) == pid) ::kill(-pid, signal);
+      ::kill(pid, signal);
+      escaped.push_back(pid);
+    }
+    return escaped;
+  }
+
+  // Kills and reaps every descendant of the run reparented to us, round after round: reaping one
+  // reparents its own children to us, which the next round finds. Called once the run's process
+  // and the reaper are reaped, so that only escaped descendants are left among our children.
+  void kill_escaped() const {
+    for (int round = 0; round < 10000; ++round) {
+      const auto escaped = signal_escaped(SIGKILL);
+      if (escaped.empty()) return;
+      for (const pid_t pid : escaped) {
+        int status = 0;
+        wait_for(pid, &status);
+      }
+    }
+  }
+
+ private:
+  bool active_ = false;
+  int previous_ = 0;
+  std::set<pid_t> before_;
+};
+
 // The launched process, its group and its reaper; the destructor kills and reaps both, also
 // when a line callback throws.
 class RunningChild {
  public:
-  RunningChild(pid_t pid, pid_t reaper, UniqueFd reaper_pipe)
-      : pid_(pid), reaper_(reaper), reaper_pipe_(std::move(reaper_pipe)) {}
+  RunningChild(pid_t pid, pid_t reaper, UniqueFd reaper_pipe, const Subreaper& subreaper)
+      : pid_(pid), reaper_(reaper), reaper_pipe_(std::move(reaper_pipe)), subreaper_(subreaper) {}
   RunningChild(const RunningChild&) = delete;
   RunningChild& operator=(const RunningChild&) = delete;
   ~RunningChild() {
@@ -231,7 +315,8 @@ class RunningChild {
   pid_t pid() const { return pid_; }
 
   // Kills what is left of the group (the zombie leader keeps its id reserved until reaped), lets
-  // the reaper go and reaps it, then reaps the process: its wait status.
+  // the reaper go and reaps it, then reaps the process, then kills and reaps the descendants that
+  // left the group (reparented to us): the process's wait status.
   int finish() {
     ::kill(-pid_, SIGKILL);
     reaper_pipe_.reset();
@@ -240,6 +325,7 @@ class RunningChild {
     status = 0;
     wait_for(pid_, &status);
     pid_ = -1;
+    subreaper_.kill_escaped();
     return status;
   }
 
@@ -247,6 +333,7 @@ class RunningChild {
   pid_t pid_;
   pid_t reaper_;
   UniqueFd reaper_pipe_;
+  const Subreaper& subreaper_;
 };
 
 struct PipeReader {
@@ -363,6 +450,7 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
       null_fd.get(),        out_pipe.write.get(), err_pipe.write.get(), status_pipe.write.get(),
       go_pipe.read.get(),   go_pipe.write.get()};
 
+  const Subreaper subreaper;  // before the fork: every descendant of the run is ours to find
   const pid_t pid = ::fork();
   if (pid < 0) {
     outcome.launch_error = "cannot start " + program_text + ": " + errno_text(errno);
@@ -382,7 +470,7 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
   if (reaper_pid == 0) reaper(reaper_pipe.read.get(), pid);
   const int reaper_errno = errno;
   reaper_pipe.read.reset();
-  RunningChild child(pid, reaper_pid, std::move(reaper_pipe.write));
+  RunningChild child(pid, reaper_pid, std::move(reaper_pipe.write), subreaper);
   if (reaper_pid < 0) {
     outcome.launch_error =
         "cannot start the reaper for " + program_text + ": " + errno_text(reaper_errno);
@@ -470,6 +558,8 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
     outcome.timed_out = timed_out;
     outcome.interrupted = !timed_out;
     ::kill(-pid, SIGTERM);
+    subreaper.signal_escaped(SIGTERM, pid,
+                             reaper_pid);  // those that left the group: the same grace
     term_sent = true;
     grace.expires_after(kill_grace_);
     grace.async_wait([&](const boost::system::error_code& error) {
@@ -497,8 +587,10 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
     exit_mono = monotonic_now_ns();
     exit_wall = wall_now_ns();
     // Children that outlive it (a background `sleep`, ranks left behind) go now; killed, they
-    // close their ends of the pipes, which ends the reads below once drained.
+    // close their ends of the pipes, which ends the reads below once drained. So do those that
+    // left the group and were reparented to us by now (the rest go in child.finish()).
     ::kill(-pid, SIGKILL);
+    subreaper.signal_escaped(SIGKILL, pid, reaper_pid);
     deadline.cancel();
     grace.cancel();
     exit_poll.cancel();

@@ -485,6 +485,9 @@ FigureFiles render(const std::string& data,
                    const std::function<std::string(const FigureFiles&)>& script,
                    const fs::path& output_prefix) {
   const FigureFiles files = figure_files(output_prefix);
+  // All five checked first: none is written when one is refused.
+  for (const fs::path& file : {files.data, files.script, files.svg, files.png, files.pdf})
+    check_output_target(file);
   const fs::path directory = fs::absolute(files.script).parent_path();
   std::error_code error;
   fs::create_directories(directory, error);

@@ -40,7 +40,69 @@ class Fd {
   int fd_;
 };
 
+// What lstat found at a path, in words, for what the rule refuses.
+const char* kind_of(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// True when the regular file at `path` begins with SQLite's 16-byte header.
+bool is_sqlite_database(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  Fd file(fd);
+  char header[16] = {};
+  ssize_t n = 0;
+  do {
+    n = ::read(file.get(), header, sizeof header);
+  } while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(sizeof header) &&
+         std::memcmp(header, "SQLite format 3\0", sizeof header) == 0;
+}
+
 }  // namespace
+
+void check_output_target(const fs::path& target) {
+  struct stat st {};
+  if (::lstat(target.c_str(), &st) != 0) {
+    if (errno == ENOENT) return;  // absent: created
+    throw ReportError(
+        fmt::format("{}: cannot check the output path: {}", target.string(), errno_text()));
+  }
+  if (S_ISLNK(st.st_mode)) {
+    std::error_code error;
+    const fs::path to = fs::read_symlink(target, error);
+    throw ReportError(fmt::format(
+        "{}: refusing to write there: it is a symbolic link{}; scalebench neither follows nor "
+        "replaces links: give the real path{}",
+        target.string(), error ? std::string() : " to " + to.string(),
+        target == "/dev/stdout" ? " (or leave out -o to write to standard output)" : ""));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw ReportError(
+        fmt::format("{}: refusing to write there: it is {}, not a regular file; choose a file path",
+                    target.string(), kind_of(st.st_mode)));
+  }
+  if (is_sqlite_database(target)) {
+    throw ReportError(fmt::format(
+        "{}: refusing to write there: it is a SQLite database; choose another output path",
+        target.string()));
+  }
+  const std::string name = target.string();
+  for (const std::string_view suffix : {"-wal", "-shm", "-journal"}) {
+    if (name.size() > suffix.size() && name.ends_with(suffix) &&
+        is_sqlite_database(name.substr(0, name.size() - suffix.size()))) {
+      throw ReportError(
+          fmt::format("{}: refusing to write there: it is the {} file of the SQLite database {}",
+                      target.string(), suffix, name.substr(0, name.size() - suffix.size())));
+    }
+  }
+}
 
 std::string safe_file_name(std::string_view name) {
   std::string out;
@@ -55,10 +117,7 @@ std::string safe_file_name(std::string_view name) {
 }
 
 void write_file_replacing(const fs::path& target, std::string_view content) {
-  std::error_code error;
-  if (fs::is_directory(fs::symlink_status(target, error))) {
-    throw ReportError(fmt::format("{}: is a directory", target.string()));
-  }
+  check_output_target(target);
   const fs::path directory = directory_of(target);
   std::random_device entropy;
   fs::path temp;
@@ -93,10 +152,7 @@ void write_file_replacing(const fs::path& target, std::string_view content) {
 }
 
 void replace_file(const fs::path& from, const fs::path& to) {
-  std::error_code error;
-  if (fs::is_directory(fs::symlink_status(to, error))) {
-    throw ReportError(fmt::format("{}: is a directory", to.string()));
-  }
+  check_output_target(to);
   if (::rename(from.c_str(), to.c_str()) != 0) {
     throw ReportError(
         fmt::format("{}: cannot replace it with {}: {}", to.string(), from.string(), errno_text()));

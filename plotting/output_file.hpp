@@ -15,12 +15,19 @@ inline constexpr std::size_t kMaxFileNameStem = 100;
 // "."), an empty name becomes "unnamed", and it is cut to kMaxFileNameStem bytes.
 std::string safe_file_name(std::string_view name);
 
+// The one rule for every file a command writes (docs/report.md, "Where the files go"): `target` must be absent
+// or a regular file that is not a SQLite database (nor the -wal, -shm or -journal file of one).
+// A symbolic link is refused, never followed and never replaced (`-o /dev/stdout` would
+// otherwise replace the system's link); so are directories, devices, FIFOs and sockets. Throws
+// ReportError naming the path and what is there.
+void check_output_target(const std::filesystem::path& target);
+
 // Writes `content` to a new file created beside `target` (O_CREAT|O_EXCL|O_NOFOLLOW), then
-// renames it over `target`: a symlink planted at `target` is replaced, never followed, and a
-// reader never sees half a file. Throws ReportError naming `target`.
+// renames it over `target` (checked by check_output_target first): a reader never sees half a
+// file. Throws ReportError naming `target`.
 void write_file_replacing(const std::filesystem::path& target, std::string_view content);
 
-// Renames `from` over `to` (same filesystem); a symlink at `to` is replaced, not followed.
+// Renames `from` over `to` (same filesystem), `to` checked by check_output_target first.
 void replace_file(const std::filesystem::path& from, const std::filesystem::path& to);
 
 // Throws ReportError when writing `output` would overwrite the SQLite database at `database`:

@@ -2,12 +2,18 @@
 // `report` and `plot` in cli/commands.cpp: names from the database, the database itself as the
 // output, planted symlinks, `-o dir/`, missing databases.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "cli/cli.hpp"
 #include "cli_support.hpp"
@@ -162,18 +168,69 @@ TEST_CASE("report -o the database itself (or a name for it) is refused, the data
   CHECK(read_file(gp_db) == gp_before);
 }
 
-TEST_CASE("report -o replaces a symlink planted at the output instead of writing through it") {
+TEST_CASE("report -o refuses a symlink, a FIFO and a device, and model --plot a database") {
   test::TempDir dir;
   const auto path = dir / "r.db";
   make_database(path, "demo");
   const auto victim = dir / "victim";
   std::ofstream(victim) << "precious";
   fs::create_symlink(victim, dir / "table.md");
-  const auto result = invoke({"report", "--db", path.string(), "-o", (dir / "table.md").string()});
-  CHECK(result.status == 0);
+  REQUIRE(::mkfifo((dir / "fifo.md").c_str(), 0600) == 0);
+  // The system's own /dev/full and /dev/stdout are not written at (a regression would replace
+  // them): a device node made here stands for them where the test runs as root.
+  std::vector<std::pair<fs::path, std::string>> cases{{dir / "table.md", "a symbolic link"},
+                                                      {dir / "fifo.md", "a FIFO"}};
+  if (::geteuid() == 0 && ::mknod((dir / "full").c_str(), S_IFCHR | 0600, makedev(1, 7)) == 0)
+    cases.emplace_back(dir / "full", "a character device");
+  for (const auto& [output, what] : cases) {
+    CAPTURE(output);
+    const auto result = invoke({"report", "--db", path.string(), "-o", output.string()});
+    CHECK(result.status == 1);
+    CHECK(result.err.find(output.string() + ": refusing to write there: it is " + what) !=
+          std::string::npos);
+  }
   CHECK(read_file(victim) == "precious");
-  CHECK_FALSE(fs::is_symlink(fs::symlink_status(dir / "table.md")));
-  CHECK(read_file(dir / "table.md").find("single") != std::string::npos);
+  CHECK(fs::is_symlink(fs::symlink_status(dir / "table.md")));
+  CHECK(fs::is_fifo(fs::symlink_status(dir / "fifo.md")));
+  if (cases.size() == 3) CHECK(fs::is_character_file(fs::symlink_status(dir / "full")));
+
+  // model --plot PREFIX where PREFIX.dat is a database (not the one read: model's presets need
+  // none): refused before any file is written, the database intact.
+  const auto other = dir / "h.dat";
+  fs::copy_file(path, other);
+  const std::string before = read_file(other);
+  const auto model = invoke({"model", "--images-per-second", "100", "--network", "10gbe", "--parameters",
+                             "1000000", "--batch-size", "32", "--plot", (dir / "h").string()});
+  CHECK(model.status == 1);
+  CHECK(model.err.find("h.dat: refusing to write there: it is a SQLite database") !=
+        std::string::npos);
+  CHECK(read_file(other) == before);
+  CHECK_FALSE(fs::exists(dir / "h.gp"));
+}
+
+TEST_CASE("a write error on standard output is an error: report, query, model > /dev/full") {
+  if (!fs::is_character_file(fs::status("/dev/full"))) {
+    MESSAGE("no /dev/full here");
+    return;
+  }
+  test::TempDir dir;
+  const auto path = dir / "r.db";
+  make_database(path, "demo");
+  for (const std::string& command :
+       {"report --db " + test::shell_quoted(path.string()),
+        "report --format html --db " + test::shell_quoted(path.string()),
+        "query --db " + test::shell_quoted(path.string()) + " 'SELECT 1'",
+        std::string("model --list-networks")}) {
+    CAPTURE(command);
+    const std::string line = test::shell_quoted((test::binary_dir() / "scalebench").string()) +
+                             " " + command + " >/dev/full 2>" +
+                             test::shell_quoted((dir / "err").string());
+    const int status = std::system(line.c_str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+    CHECK(read_file(dir / "err").find("cannot write to standard output") !=
+          std::string::npos);
+  }
 }
 
 // ---- plot's file names ------------------------------------------------------------------------

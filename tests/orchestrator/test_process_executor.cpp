@@ -318,3 +318,136 @@ TEST_CASE("stdout through a pseudo-terminal: a terminal to the program, bytes un
   REQUIRE(piped.lines.size() == 1);
   CHECK(piped.lines[0].text == "out is a pipe");
 }
+
+namespace {
+
+// Live processes (zombies excepted) whose argv holds `marker`; with `sleeps`, only `sleep`s.
+std::vector<pid_t> processes_with(const std::string& marker, bool sleeps = false) {
+  std::vector<pid_t> found;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const auto name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = std::stoi(name);
+    if (pid == ::getpid() || !process_alive(pid)) continue;
+    auto cmdline = test::read_proc_text(entry.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(marker) != std::string::npos && (!sleeps || cmdline.starts_with("sleep ")))
+      found.push_back(pid);
+  }
+  return found;
+}
+
+// A duration for `sleep` that no other process uses, and, on destruction, SIGKILL for every
+// process still sleeping it: a case that fails leaves nothing behind.
+struct MarkedSleeps {
+  std::string seconds;
+  MarkedSleeps() {
+    static int count = 0;
+    seconds = "300." + std::to_string(::getpid()) + std::to_string(++count) + "7";
+  }
+  ~MarkedSleeps() {
+    for (int round = 0; round < 50; ++round) {
+      const auto left = processes_with(seconds);
+      if (left.empty()) break;
+      for (const pid_t pid : left) ::kill(pid, SIGKILL);
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  MarkedSleeps(const MarkedSleeps&) = delete;
+  MarkedSleeps& operator=(const MarkedSleeps&) = delete;
+};
+
+// Descendants that leave the run's process group in every way a shell makes easy: a session of
+// their own (setsid), a double fork whose middle process exits at once (setsid -f, and a
+// subshell in a subshell with setsid), a session leader with a child of its own, and Python's
+// os.setsid after a fork. $S (the marked duration) is in their argv, not in the shell's.
+const char* const kEscapingScript =
+    "setsid sleep \"$S\" & "
+    "setsid -f sleep \"$S\"; "
+    "( (exec setsid sleep \"$S\") & ); "
+    "setsid sh -c 'sleep \"$S\" & wait' & "
+    "python3 -c 'import os, sys\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0: os.execvp(\"sleep\", [\"sleep\", sys.argv[1]])\n' \"$S\"; "
+    "echo started; ";
+constexpr std::size_t kEscaping = 5;  // sleeps started by kEscapingScript
+
+// Waits until `count` processes sleep the marked duration (or 5 s went by): how many there are.
+std::size_t wait_for_marked(const std::string& seconds, std::size_t count) {
+  const auto until = std::chrono::steady_clock::now() + 5s;
+  auto found = processes_with(seconds, true).size();
+  while (found < count && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(10ms);
+    found = processes_with(seconds, true).size();
+  }
+  return found;
+}
+
+struct EscapeResult {
+  ProcessOutcome outcome;
+  std::size_t seen = 0;  // marked sleeps alive while the run went on
+};
+
+EscapeResult run_escaping(const MarkedSleeps& marked, const std::string& rest,
+                          std::optional<std::chrono::milliseconds> timeout, bool stop = false) {
+  EscapeResult result;
+  ProcessExecutor executor(300ms);
+  result.outcome = executor.execute(
+      LaunchSpec{
+          {"sh", "-c", std::string(kEscapingScript) + rest}, {{"S", marked.seconds}}, timeout},
+      [&](StampedLine&& line) {
+        if (line.text != "started") return;
+        result.seen = wait_for_marked(marked.seconds, kEscaping);
+        if (stop) request_interrupt();
+      });
+  clear_interrupt();
+  return result;
+}
+
+// No child of ours is left, not even a zombie.
+bool no_children_left() {
+  int status = 0;
+  return ::waitpid(-1, &status, WNOHANG) == -1 && errno == ECHILD;
+}
+
+std::optional<std::string> why_no_setsid_or_python() {
+  if (std::system("command -v setsid >/dev/null 2>&1 && setsid -f true >/dev/null 2>&1 && "
+                  "command -v python3 >/dev/null 2>&1") != 0)
+    return "needs setsid (util-linux, with -f) and python3";
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("descendants that left the process group (setsid, double fork) end with the run") {
+  SCALEBENCH_SKIP_IF(why_no_setsid_or_python());
+  const MarkedSleeps marked;
+  const auto result = run_escaping(marked, "sleep 0.2", std::nullopt);
+  CHECK(result.outcome.exit_code == 0);
+  CHECK(result.seen == kEscaping);  // they did run
+  CHECK(processes_with(marked.seconds).empty());
+  CHECK(no_children_left());  // the orphans reparented to us are reaped
+}
+
+TEST_CASE("descendants that left the process group end with a run that times out") {
+  SCALEBENCH_SKIP_IF(why_no_setsid_or_python());
+  const MarkedSleeps marked;
+  const auto result = run_escaping(marked, "sleep 30", 1500ms);
+  CHECK(result.outcome.timed_out);
+  CHECK(result.seen == kEscaping);
+  CHECK(processes_with(marked.seconds).empty());
+  CHECK(no_children_left());
+}
+
+TEST_CASE("descendants that left the process group end with a run that is interrupted") {
+  SCALEBENCH_SKIP_IF(why_no_setsid_or_python());
+  clear_interrupt();
+  const MarkedSleeps marked;
+  const auto result = run_escaping(marked, "sleep 30", std::nullopt, true);
+  CHECK(result.outcome.interrupted);
+  CHECK(result.seen == kEscaping);
+  CHECK(processes_with(marked.seconds).empty());
+  CHECK(no_children_left());
+}

@@ -1,6 +1,8 @@
-// Tests for plotting/output_file.cpp: file names from database names, writes that replace a
-// planted symlink instead of following it, and never over the database.
+// Tests for plotting/output_file.cpp: file names from database names, and the one rule for
+// every output: absent or a regular file that is no database; links, devices, FIFOs refused.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -42,37 +44,80 @@ TEST_CASE("safe_file_name: one harmless path component, never empty, never hidde
   CHECK(plotting::safe_file_name(std::string(300, 'x')).size() == plotting::kMaxFileNameStem);
 }
 
-TEST_CASE("write_file_replacing replaces a planted symlink instead of writing through it") {
+TEST_CASE("write_file_replacing refuses a symlink at the target, leaving it and its target") {
   test::TempDir dir;
   const fs::path victim = dir / "victim.txt";
   std::ofstream(victim) << "precious";
   const fs::path target = dir / "report.md";
   fs::create_symlink(victim, target);
 
-  plotting::write_file_replacing(target, "| table |\n");
+  CHECK_THROWS_WITH_AS(plotting::write_file_replacing(target, "| table |\n"),
+                       doctest::Contains(("report.md: refusing to write there: it is a symbolic "
+                                          "link to " +
+                                          victim.string())
+                                             .c_str()),
+                       plotting::ReportError);
   CHECK(read_file(victim) == "precious");
-  CHECK_FALSE(fs::is_symlink(fs::symlink_status(target)));
-  CHECK(read_file(target) == "| table |\n");
+  CHECK(fs::is_symlink(fs::symlink_status(target)));
   CHECK(entries_in(dir.path()) == 2);  // no temporary file left behind
 
-  // A dangling symlink (to a file the attacker wants created) is replaced the same way.
+  // A dangling symlink (to a file an attacker wants created) is refused the same way.
   const fs::path created_elsewhere = dir / "would-be-created";
   fs::remove(target);
   fs::create_symlink(created_elsewhere, target);
-  plotting::write_file_replacing(target, "again");
+  CHECK_THROWS_AS(plotting::write_file_replacing(target, "again"), plotting::ReportError);
   CHECK_FALSE(fs::exists(created_elsewhere));
-  CHECK(read_file(target) == "again");
+  CHECK(fs::is_symlink(fs::symlink_status(target)));
 
-  // Over an existing file: replaced whole.
+  // Absent, then an existing regular file: written, then replaced whole.
+  fs::remove(target);
+  plotting::write_file_replacing(target, "first");
+  CHECK(read_file(target) == "first");
   plotting::write_file_replacing(target, "x");
   CHECK(read_file(target) == "x");
+}
+
+TEST_CASE("check_output_target: only absent paths and regular files that are no database") {
+  test::TempDir dir;
+  fs::create_directory(dir / "sub");
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
+  const auto refused = [](const fs::path& path, const std::string& words) {
+    CAPTURE(path);
+    CHECK_THROWS_WITH_AS(plotting::check_output_target(path),
+                         doctest::Contains(
+                             (path.string() + ": refusing to write there: it is " + words).c_str()),
+                         plotting::ReportError);
+  };
+  refused(dir / "sub", "a directory");
+  refused(dir / "fifo", "a FIFO");
+  refused("/dev/null", "a character device");
+  refused("/dev/stdout", "a symbolic link");  // the system's own link, never replaced
+  // Any SQLite database, not only the command's own (model --plot h over h.dat), and the side
+  // files of one.
+  std::ofstream(dir / "other.dat") << std::string("SQLite format 3\0", 16) << "pages";
+  refused(dir / "other.dat", "a SQLite database");
+  std::ofstream(dir / "other.dat-wal") << "wal";
+  refused(dir / "other.dat-wal", "the -wal file of the SQLite database");
+  // A file that merely mentions SQLite, a short file and an absent path are fine.
+  std::ofstream(dir / "notes.md") << "SQLite format 2 is old";
+  std::ofstream(dir / "short.md") << "SQL";
+  for (const char* fine : {"notes.md", "short.md", "absent.md"}) {
+    CAPTURE(fine);
+    CHECK_NOTHROW(plotting::check_output_target(dir / fine));
+  }
+  // A device node made here (root only): refused, and still a device afterwards.
+  if (::geteuid() == 0 && ::mknod((dir / "full").c_str(), S_IFCHR | 0600, makedev(1, 7)) == 0) {
+    CHECK_THROWS_AS(plotting::write_file_replacing(dir / "full", "x"), plotting::ReportError);
+    CHECK(fs::is_character_file(fs::symlink_status(dir / "full")));
+  }
 }
 
 TEST_CASE("write_file_replacing names the target when it cannot write") {
   test::TempDir dir;
   fs::create_directory(dir / "sub");
   CHECK_THROWS_WITH_AS(plotting::write_file_replacing(dir / "sub", "x"),
-                       doctest::Contains("sub: is a directory"), plotting::ReportError);
+                       doctest::Contains("sub: refusing to write there: it is a directory"),
+                       plotting::ReportError);
   CHECK_THROWS_WITH_AS(plotting::write_file_replacing(dir / "missing" / "r.md", "x"),
                        doctest::Contains("r.md: cannot create a file in"), plotting::ReportError);
 }
