@@ -18,6 +18,7 @@
 #include "db/database.hpp"
 #include "orchestrator/executor.hpp"
 #include "orchestrator/experiment.hpp"
+#include "orchestrator/instance_lock.hpp"
 #include "orchestrator/provenance.hpp"
 #include "orchestrator/runner.hpp"
 #include "plotting/figure.hpp"
@@ -119,7 +120,15 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   // A randomized order without a seed in the file gets a drawn one, stored with the instance; a
   // resumed instance keeps the one it was started with.
   std::optional<db::Database> database;
-  if (options.resume && !options.dry_run) database = db::Database::open(options.database);
+  // One `run` of an instance at a time, taken before it reads what is left to run (and held to
+  // the end): a second `run` or `run --resume` of the same spec into this database refuses.
+  std::optional<util::FileLock> instance_lock;
+  const auto open_database = [&] {
+    database = db::Database::open(options.database);
+    instance_lock = orchestrator::lock_instance(
+        options.database, db::spec_hash(experiment.spec_json), experiment.name);
+  };
+  if (options.resume && !options.dry_run) open_database();
   if (experiment.order == orchestrator::RunOrder::Randomized && !experiment.seed) {
     std::optional<long long> stored;
     if (database)
@@ -136,7 +145,7 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
     return 0;
   }
 
-  if (!database) database = db::Database::open(options.database);
+  if (!database) open_database();
   db::ExperimentRecord context;
   context.name = experiment.name;
   context.source_path = options.experiment_path;

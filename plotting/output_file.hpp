@@ -15,11 +15,11 @@ inline constexpr std::size_t kMaxFileNameStem = 100;
 // "."), an empty name becomes "unnamed", and it is cut to kMaxFileNameStem bytes.
 std::string safe_file_name(std::string_view name);
 
-// The one rule for every file a command writes (docs/report.md, "Where the files go"): `target` must be absent
-// or a regular file that is not a SQLite database (nor the -wal, -shm or -journal file of one).
-// A symbolic link is refused, never followed and never replaced (`-o /dev/stdout` would
-// otherwise replace the system's link); so are directories, devices, FIFOs and sockets. Throws
-// ReportError naming the path and what is there.
+// The one rule for every file a command writes (docs/report.md, "Where the files go"): `target`
+// must be absent or a regular file that is not a SQLite database (nor the -wal, -shm or -journal
+// file of one). A symbolic link is refused, never followed and never replaced (`-o /dev/stdout`
+// would otherwise replace the system's link); so are directories, devices, FIFOs and sockets.
+// Throws ReportError naming the path and what is there.
 void check_output_target(const std::filesystem::path& target);
 
 // Writes `content` to a new file created beside `target` (O_CREAT|O_EXCL|O_NOFOLLOW), then

@@ -199,8 +199,9 @@ TEST_CASE("report -o refuses a symlink, a FIFO and a device, and model --plot a 
   const auto other = dir / "h.dat";
   fs::copy_file(path, other);
   const std::string before = read_file(other);
-  const auto model = invoke({"model", "--images-per-second", "100", "--network", "10gbe", "--parameters",
-                             "1000000", "--batch-size", "32", "--plot", (dir / "h").string()});
+  const auto model =
+      invoke({"model", "--images-per-second", "100", "--network", "10gbe", "--parameters",
+              "1000000", "--batch-size", "32", "--plot", (dir / "h").string()});
   CHECK(model.status == 1);
   CHECK(model.err.find("h.dat: refusing to write there: it is a SQLite database") !=
         std::string::npos);
@@ -228,8 +229,7 @@ TEST_CASE("a write error on standard output is an error: report, query, model > 
     const int status = std::system(line.c_str());
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 1);
-    CHECK(read_file(dir / "err").find("cannot write to standard output") !=
-          std::string::npos);
+    CHECK(read_file(dir / "err").find("cannot write to standard output") != std::string::npos);
   }
 }
 

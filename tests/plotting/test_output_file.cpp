@@ -83,10 +83,10 @@ TEST_CASE("check_output_target: only absent paths and regular files that are no 
   REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
   const auto refused = [](const fs::path& path, const std::string& words) {
     CAPTURE(path);
-    CHECK_THROWS_WITH_AS(plotting::check_output_target(path),
-                         doctest::Contains(
-                             (path.string() + ": refusing to write there: it is " + words).c_str()),
-                         plotting::ReportError);
+    CHECK_THROWS_WITH_AS(
+        plotting::check_output_target(path),
+        doctest::Contains((path.string() + ": refusing to write there: it is " + words).c_str()),
+        plotting::ReportError);
   };
   refused(dir / "sub", "a directory");
   refused(dir / "fifo", "a FIFO");
