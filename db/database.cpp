@@ -11,9 +11,14 @@
 #include <cctype>
 #include <concepts>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "db/schema.hpp"
 #include "db/sqlite_statement.hpp"
@@ -321,11 +326,105 @@ void check_database_path(const std::string& path) {
         "that name)",
         path, path));
   }
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  if (fs::is_directory(path, ec)) {
     throw DatabaseError(fmt::format(
         "{}: is a directory: give --db a file name, such as {}/scalebench.db", path, path));
   }
+  // A regular file or nothing: SQLite would block forever opening a FIFO read-only (until a
+  // writer comes), and read or write a device. A link is judged by what it names.
+  const auto status = fs::status(path, ec);
+  if (status.type() == fs::file_type::not_found) {
+    if (fs::is_symlink(fs::symlink_status(path, ec)))
+      throw DatabaseError(fmt::format(
+          "{}: is a symbolic link to nothing: give --db a regular file or a new name", path));
+    return;
+  }
+  if (status.type() == fs::file_type::regular) return;
+  const char* kind = "not a regular file";
+  switch (status.type()) {
+    case fs::file_type::fifo:
+      kind = "a FIFO (named pipe)";
+      break;
+    case fs::file_type::character:
+      kind = "a character device";
+      break;
+    case fs::file_type::block:
+      kind = "a block device";
+      break;
+    case fs::file_type::socket:
+      kind = "a socket";
+      break;
+    default:
+      break;
+  }
+  throw DatabaseError(fmt::format(
+      "{}: is {}, not a regular file: give --db a regular file or a new name", path, kind));
+}
+
+// Defensive settings on every connection: no writes to the schema through PRAGMA
+// writable_schema or shadow tables, and the schema's views and triggers may not call functions
+// with side effects (a planted view cannot run anything but SQLite's innocuous functions).
+void harden_connection(sqlite3* db, const std::string& path) {
+  int on = 0;
+  if (sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &on) != SQLITE_OK || on != 1)
+    fail(db, path, "turning on defensive mode");
+  int trusted = 1;
+  if (sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &trusted) != SQLITE_OK ||
+      trusted != 0)
+    fail(db, path, "turning off trusted_schema");
+  exec(db, path, "PRAGMA trusted_schema = OFF", "turning off trusted_schema");
+}
+
+// The (type, name) of every object of the schema at `version` as scalebench makes it: the
+// version 1 schema and the migrations up to `version`, built in a private in-memory database,
+// so that the list follows schema.hpp as the schema grows.
+std::set<std::pair<std::string, std::string>> schema_objects(sqlite3* db, const std::string& path) {
+  std::set<std::pair<std::string, std::string>> out;
+  Statement st(db, path, "SELECT type, name FROM sqlite_schema", "list the schema's objects");
+  while (st.step()) out.emplace(st.text(0), st.text(1));
+  return out;
+}
+
+const std::set<std::pair<std::string, std::string>>& expected_schema_objects(int version) {
+  static std::map<int, std::set<std::pair<std::string, std::string>>> cache;
+  static std::mutex mutex;
+  const std::lock_guard lock(mutex);
+  if (const auto it = cache.find(version); it != cache.end()) return it->second;
+  sqlite3* raw = nullptr;
+  const int rc =
+      sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, nullptr);
+  const std::unique_ptr<sqlite3, decltype(&sqlite3_close_v2)> memory(raw, &sqlite3_close_v2);
+  const std::string where = "(the expected schema, in memory)";
+  if (rc != SQLITE_OK) fail(raw, where, "opening");
+  exec(raw, where, schema::kCreateV1, "create the schema");
+  for (int v = 1; v < version; ++v) apply_migration(raw, where, v);
+  return cache[version] = schema_objects(raw, where);
+}
+
+// A file scalebench writes to holds only what scalebench made: a planted trigger would run on
+// every insert (`DELETE FROM lines`), a planted view or table could be taken for ours.
+void check_schema_objects(sqlite3* db, const std::string& path, int version) {
+  const auto& expected = expected_schema_objects(version);
+  std::vector<std::string> foreign;
+  for (const auto& [type, name] : schema_objects(db, path)) {
+    if (expected.contains({type, name})) continue;
+    // SQLite's own statistics (ANALYZE) change no result.
+    if (type == "table" && name.starts_with("sqlite_stat")) continue;
+    std::string shown;
+    for (const char c : name.substr(0, 100))
+      shown += static_cast<unsigned char>(c) < 0x20 || c == 0x7f
+                   ? fmt::format("\\x{:02X}", static_cast<unsigned char>(c))
+                   : std::string(1, c);
+    foreign.push_back(fmt::format("{} \"{}\"", type, shown));
+  }
+  if (foreign.empty()) return;
+  throw DatabaseError(fmt::format(
+      "{}: the schema holds {} that scalebench did not create: {}; scalebench does not write to "
+      "such a file (a trigger would run on every run stored). Drop {} or give --db a new file",
+      path, foreign.size() == 1 ? "an object" : "objects", fmt::join(foreign, ", "),
+      foreign.size() == 1 ? "it" : "them"));
 }
 
 }  // namespace
@@ -389,9 +488,13 @@ Database Database::open(const std::string& path, OpenMode mode) {
   if (rc != SQLITE_OK) fail(handle, path, read_only ? "opening read-only" : "opening");
   sqlite3_extended_result_codes(handle, 1);
   sqlite3_busy_timeout(handle, kBusyTimeoutMs);
+  harden_connection(handle, path);
   exec(handle, path, "PRAGMA foreign_keys = ON", "enabling foreign keys");
 
-  const SchemaState state = classify_schema(handle, path, read_user_version(handle, path));
+  const int found_version = read_user_version(handle, path);
+  const SchemaState state = classify_schema(handle, path, found_version);
+  // Before anything is written: a file with objects scalebench did not make is not written to.
+  if (!read_only && state != SchemaState::Empty) check_schema_objects(handle, path, found_version);
   if (read_only) {
     if (state == SchemaState::Empty) {
       throw DatabaseError(fmt::format(
@@ -447,6 +550,14 @@ Database Database::open(const std::string& path, OpenMode mode) {
 void Database::set_busy_timeout(int milliseconds) { sqlite3_busy_timeout(handle_, milliseconds); }
 
 int Database::schema_version() const { return read_user_version(handle_, path_); }
+
+bool Database::hardened() const {
+  int defensive = 0;
+  int trusted = 1;
+  return sqlite3_db_config(handle_, SQLITE_DBCONFIG_DEFENSIVE, -1, &defensive) == SQLITE_OK &&
+         sqlite3_db_config(handle_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, -1, &trusted) == SQLITE_OK &&
+         defensive == 1 && trusted == 0;
+}
 
 // ---- writing -----------------------------------------------------------------------------------
 

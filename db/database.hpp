@@ -229,6 +229,8 @@ class Database {
 
   const std::string& path() const { return path_; }
   int schema_version() const;
+  // The connection runs in SQLite's defensive mode with trusted_schema off (every open sets both).
+  bool hardened() const;
 
   // Waits up to this long for another process's write lock before a write fails as busy.
   void set_busy_timeout(int milliseconds);

@@ -210,6 +210,16 @@ class ReadOnlyGuard {
         sqlite3_exec(db_, "PRAGMA query_only = ON", nullptr, nullptr, nullptr) != SQLITE_OK) {
       fail(db_, path, "enter query-only mode");
     }
+    // Database::open set these; a user's query runs only on a connection that has them (the
+    // schema's views may call no function with side effects, the schema cannot be written).
+    int defensive = 0;
+    int trusted = 1;
+    if (sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, &defensive) != SQLITE_OK ||
+        defensive != 1 ||
+        sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &trusted) != SQLITE_OK ||
+        trusted != 0) {
+      fail(db_, path, "turn on defensive mode");
+    }
     sqlite3_set_authorizer(db_, read_only_authorizer, &state_);
 
     const auto timeout = std::chrono::duration<double>(std::max(limits.timeout_seconds, 0.0));

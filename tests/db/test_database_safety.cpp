@@ -48,8 +48,9 @@ TEST_CASE("--db that is a FIFO, a device or a link to one is refused before SQLi
   REQUIRE(writer >= 0);
   for (const auto mode : {db::OpenMode::ReadOnly, db::OpenMode::ReadWrite}) {
     const auto error = error_of([&] { db::Database::open(fifo, mode); });
-    CHECK(error == fifo + ": is a FIFO (named pipe), not a regular file: give --db a regular file "
-                          "or a new name");
+    CHECK(error == fifo +
+                       ": is a FIFO (named pipe), not a regular file: give --db a regular file "
+                       "or a new name");
   }
   ::close(writer);
 
@@ -103,7 +104,8 @@ TEST_CASE("a database with a planted trigger, view or table is refused for writi
             "scalebench does not write to such a file (a trigger would run on every run stored). "
             "Drop it or give --db a new file");
 
-  plant(path, "CREATE VIEW extra AS SELECT 1; CREATE TABLE mine (x); CREATE INDEX mine_x ON mine (x)");
+  plant(path,
+        "CREATE VIEW extra AS SELECT 1; CREATE TABLE mine (x); CREATE INDEX mine_x ON mine (x)");
   const auto error = error_of([&] { db::Database::open(path); });
   CHECK(error.find("objects that scalebench did not create") != std::string::npos);
   CHECK(error.find("trigger \"t\"") != std::string::npos);
