@@ -16,6 +16,7 @@
 #include <boost/math/tools/toms748_solve.hpp>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -111,7 +112,7 @@ double log_integral(G g, double lo, double hi, double scale) {
 
 // Beyond this the range survival is below e^-2500 and its asymptote is used (it only ever feeds
 // negligible parts of outer integrals, and keeps the mode searches' brackets short).
-constexpr double kRangeFar = 100;
+constexpr double kRangeFar = detail::kRangeFar;
 
 // P(R > x) -> k(k-1)/2 P(|Z1 - Z2| > x) as x -> inf: the extremes sit near +-x/2 and the rest
 // fall between them with probability -> 1.
@@ -189,15 +190,20 @@ void check_parameters(double k, double df) {
 // Width of the chi weight in t = log s, as a scale hint for the outer integral.
 double chi_scale(double df) { return std::min(1.0, 1 / std::sqrt(2 * df)); }
 
-// log P(Q > q) for q > 0 finite.
-double log_survival_positive(double q, double k, double df) {
-  if (df > kDfInfinite) return log_range_survival(q, k);
+// log P(Q > q) for q > 0 finite, the inner log P(R > x) given as `inner` (exact or tabulated).
+template <class Inner>
+double log_survival_positive_with(double q, double df, Inner inner) {
+  if (df > kDfInfinite) return inner(q);
   const LogChiWeight weight(df);
-  const auto g = [&](double t) { return weight(t) + log_range_survival(q * std::exp(t), k); };
+  const auto g = [&](double t) { return weight(t) + inner(q * std::exp(t)); };
   // The chi weight rises for t < 0 and the range survival falls in t: the mode is at t <= 0 and
   // above where q s is so small that P(R > q s) is flat.
   const double lo = std::min(0.0, std::log(0.5 / q)) - 3;
   return log_integral(g, lo, 0.5, chi_scale(df));
+}
+
+double log_survival_positive(double q, double k, double df) {
+  return log_survival_positive_with(q, df, [k](double x) { return log_range_survival(x, k); });
 }
 
 // ---- Fast path: fixed-step trapezoidal rules on precomputed nodes
@@ -497,6 +503,29 @@ double studentized_range_log_survival_reference(double q, double k, double df) {
   const double r = log_survival_positive(q, k, df);
   quadrature_tolerance = saved;
   return r;
+}
+
+bool studentized_range_has_fast_path(double k, double df) {
+  return k == 2 || (k <= kLatticeMaxK && df >= kLatticeMinDf);
+}
+
+double range_log_survival_reference(double x, double k) {
+  const double saved = quadrature_tolerance;
+  quadrature_tolerance = 1e-13;
+  const double r = log_range_survival(x, k);
+  quadrature_tolerance = saved;
+  return r;
+}
+
+double range_log_survival_far(double x, double k) { return log_range_survival_asymptote(x, k); }
+
+double studentized_range_log_survival_with(double q, double k, double df,
+                                           const std::function<double(double)>& inner) {
+  check_parameters(k, df);
+  if (std::isnan(q)) return kNaN;
+  if (q <= 0) return 0;
+  if (q == kInf) return -kInf;
+  return log_survival_positive_with(q, df, std::cref(inner));
 }
 
 }  // namespace detail

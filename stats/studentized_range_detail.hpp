@@ -1,6 +1,9 @@
-// Internal: the two evaluations of the studentized range survival function behind the public API,
-// exposed so tests can compare them point by point.
+// Internal: the evaluations of the studentized range survival function behind the public API,
+// exposed so tests can compare them point by point and the many-pairs families
+// (studentized_range_family.hpp) can reuse the outer integral with a tabulated inner one.
 #pragma once
+
+#include <functional>
 
 namespace scalebench::stats::detail {
 
@@ -13,5 +16,23 @@ double studentized_range_survival_lattice(double q, double k, double df);
 // log P(Q > q) by nested adaptive double-exponential quadrature in log space (slow: milliseconds),
 // accurate to ~1e-13 relative far below the smallest double.
 double studentized_range_log_survival_reference(double q, double k, double df);
+
+// True where the public functions take the lattice (or Student t) path, tens of microseconds a
+// call; elsewhere (k > 200 or df < 5) each call is the log-space reference, milliseconds.
+bool studentized_range_has_fast_path(double k, double df);
+
+// Beyond this range x the inner log P(R > x) is its asymptote (range_log_survival_far).
+inline constexpr double kRangeFar = 100;
+
+// log P(R > x), R the range of k standard normals, 0 < x < kRangeFar, by the reference's inner
+// quadrature at its tight (1e-13) tolerance.
+double range_log_survival_reference(double x, double k);
+// log P(R > x) for x >= kRangeFar: k(k-1)/2 P(|Z1 - Z2| > x), as the reference uses there.
+double range_log_survival_far(double x, double k);
+
+// log P(Q > q): the public functions' log-space outer integral over the chi weight (the same
+// brackets, quadrature and tolerance), with log P(R > x) taken from `inner`.
+double studentized_range_log_survival_with(double q, double k, double df,
+                                           const std::function<double(double)>& inner);
 
 }  // namespace scalebench::stats::detail

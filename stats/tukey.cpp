@@ -6,12 +6,18 @@
 
 #include "stats/anova.hpp"
 #include "stats/groups.hpp"
+#include "stats/studentized_range_family.hpp"
 
 namespace scalebench::stats {
 namespace {
 
+// Below this many pairs one thread does it: starting threads costs more than the p-values.
+constexpr std::size_t kParallelFrom = 256;
+
+// Every field but p_adjusted, which is left NaN where q is finite and positive-or-zero: the caller
+// fills those in from the family (so many pairs can share the distribution, and threads).
 TukeyPair compare(const std::vector<double>& means, const std::vector<double>& sizes, std::size_t a,
-                  std::size_t b, double ms_within, double k, double df, double critical) {
+                  std::size_t b, double ms_within, double critical) {
   TukeyPair pair;
   pair.a = a;
   pair.b = b;
@@ -19,7 +25,7 @@ TukeyPair compare(const std::vector<double>& means, const std::vector<double>& s
   const double se = std::sqrt(ms_within / 2 * (1 / sizes[a] + 1 / sizes[b]));
   if (se > 0) {
     pair.q = std::abs(pair.diff) / se;
-    pair.p_adjusted = studentized_range_survival(pair.q, k, df);
+    pair.p_adjusted = std::numeric_limits<double>::quiet_NaN();  // set by fill_p_values
     pair.lower = pair.diff - critical * se;
     pair.upper = pair.diff + critical * se;
   } else {
@@ -30,6 +36,16 @@ TukeyPair compare(const std::vector<double>& means, const std::vector<double>& s
     pair.lower = pair.upper = pair.diff;
   }
   return pair;
+}
+
+// P(Q > q) for the pairs with a finite se, from one distribution at (k, df): tabulated where each
+// exact call would take milliseconds (studentized_range_family.hpp), in parallel for many pairs.
+void fill_p_values(std::vector<TukeyPair>& pairs, const StudentizedRangeFamily& family, double df) {
+  detail::parallel_for(pairs.size(), kParallelFrom, [&](std::size_t i) {
+    TukeyPair& pair = pairs[i];
+    if (std::isnan(pair.p_adjusted) && !std::isnan(pair.q))
+      pair.p_adjusted = family.survival(pair.q, df);
+  });
 }
 
 void check_confidence(double confidence) {
@@ -69,15 +85,16 @@ std::vector<TukeyPair> tukey_hsd_from_means(const std::vector<double>& means,
   pairs.reserve(means.size() * (means.size() - 1) / 2);
   for (std::size_t a = 0; a < means.size(); ++a)
     for (std::size_t b = a + 1; b < means.size(); ++b)
-      pairs.push_back(compare(means, sizes, a, b, ms_within, k, df_within, critical));
+      pairs.push_back(compare(means, sizes, a, b, ms_within, critical));
+  fill_p_values(pairs, StudentizedRangeFamily(k), df_within);
   return pairs;
 }
 
 // Tukey (1953) / Kramer (1956) all-pairs family, restricted to the pairs that hold the base group.
 // Only those k - 1 pairs are computed (each p is a quadrature; all k(k-1)/2 of them made a report
 // of 300 groups take minutes). Each pair is computed exactly as tukey_hsd_from_means does, on (min,
-// max) of the two indices with the same critical value, then flipped, so the numbers are
-// bit-identical.
+// max) of the two indices with the same critical value and the same family, then flipped, so the
+// numbers are bit-identical.
 std::vector<TukeyPair> tukey_vs_base(const std::vector<std::vector<double>>& groups,
                                      std::size_t base_index, double confidence) {
   if (base_index >= groups.size()) {
@@ -96,14 +113,12 @@ std::vector<TukeyPair> tukey_vs_base(const std::vector<std::vector<double>>& gro
   for (std::size_t other = 0; other < groups.size(); ++other) {
     if (other == base_index) continue;
     if (base_index < other) {
-      against_base.push_back(compare(s.means, sizes, base_index, other, anova.ms_within, k,
-                                     anova.df_within, critical));
+      against_base.push_back(compare(s.means, sizes, base_index, other, anova.ms_within, critical));
       continue;
     }
     // R's row is "base-other" on (other, base): flip it to (base, other); diff and interval change
     // sign.
-    TukeyPair pair =
-        compare(s.means, sizes, other, base_index, anova.ms_within, k, anova.df_within, critical);
+    TukeyPair pair = compare(s.means, sizes, other, base_index, anova.ms_within, critical);
     pair.a = base_index;
     pair.b = other;
     pair.diff = -pair.diff;
@@ -112,6 +127,7 @@ std::vector<TukeyPair> tukey_vs_base(const std::vector<std::vector<double>>& gro
     pair.lower = lower;
     against_base.push_back(pair);
   }
+  fill_p_values(against_base, StudentizedRangeFamily(k), anova.df_within);
   return against_base;
 }
 
