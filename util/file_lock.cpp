@@ -58,7 +58,8 @@ std::optional<FileLock> FileLock::try_acquire(const std::filesystem::path& path,
       if (held_by) *held_by = text;
       return std::nullopt;
     }
-    struct stat locked {}, now {};
+    struct stat locked {
+    }, now{};
     if (::fstat(fd, &locked) != 0 || ::stat(path.c_str(), &now) != 0 ||
         locked.st_dev != now.st_dev || locked.st_ino != now.st_ino) {
       ::close(fd);  // removed (or replaced) between open and flock

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -42,8 +43,8 @@ void write_experiment(const fs::path& path, const std::string& name, const fs::p
   std::ofstream(path) << R"({"name": ")" << name << R"(", "repetitions": )" << repetitions
                       << R"(, "conditions": [{"name": "sh", "launcher": "command", "np": [1],
                       "command": ["sh", ")"
-                      << trainer.string() << R"(", ")" << fail_flag.string() << R"(", ")"
-                      << seconds << R"("]}]})";
+                      << trainer.string() << R"(", ")" << fail_flag.string() << R"(", ")" << seconds
+                      << R"("]}]})";
 }
 
 // Started `scalebench ARGS...` processes, their stdout and stderr in a file each; the destructor
@@ -174,10 +175,10 @@ TEST_CASE("two run --resume of one instance started together: one runs it, the o
   REQUIRE(query(database, "SELECT count(*) FROM runs WHERE status = 'failed'") == "6");
   fs::remove(fail_flag);
 
-  const auto a = processes.start({"run", experiment.string(), "--db", database.string(),
-                                  "--resume", "--quiet"});
-  const auto b = processes.start({"run", experiment.string(), "--db", database.string(),
-                                  "--resume", "--quiet"});
+  const auto a = processes.start(
+      {"run", experiment.string(), "--db", database.string(), "--resume", "--quiet"});
+  const auto b = processes.start(
+      {"run", experiment.string(), "--db", database.string(), "--resume", "--quiet"});
   // Another experiment into the same database meanwhile: not this instance, so it goes on.
   std::this_thread::sleep_for(300ms);
   const auto c = processes.start({"run", other.string(), "--db", database.string(), "--quiet"});
