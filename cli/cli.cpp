@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/compare_command.hpp"
 #include "cli/model_command.hpp"
+#include "cli/numeric_flags.hpp"
 #include "cli/stats_command.hpp"
 #include "db/database.hpp"
 #include "plotting/report.hpp"
@@ -58,7 +59,7 @@ void add_skip_epochs_option(CLI::App& app, std::optional<int>& skip_epochs) {
   app.add_option("--skip-epochs", skip_epochs,
                  "Leave out each run's first N epochs (warm-up) [the experiment file's "
                  "\"warmup_epochs\", else 0]")
-      ->check(CLI::Range(0, 100000));
+      ->transform(integer_in(0, 100000));
 }
 
 // What report and plot share: the database, the instances, the base group.
@@ -84,12 +85,15 @@ const std::vector<Entry>& table() {
                       "No progress on stderr (the current epoch, the matrix's time left)");
          app.add_flag(
              "--resume", options->resume,
-             "Continue the latest instance of the same spec: run only its cells not yet ok");
+             "Continue the latest instance of the same spec: run only its cells not yet ok "
+             "(refused while another run of it is going on)");
          app.add_option("--retries", options->retries,
                         "Re-run a cell whose run is not ok up to N times (every attempt is stored)")
+             ->transform(integer_in(0, 1000))
              ->capture_default_str();
          app.add_option("--max-runs", options->max_runs,
                         "Refuse a matrix of more runs than this (a guard against typos)")
+             ->transform(integer_in(1, 1'000'000'000))
              ->capture_default_str();
          return [options, &out, &err] { return run_command(*options, out, err); };
        }},
@@ -121,8 +125,10 @@ const std::vector<Entry>& table() {
                       "The scaling model's figure: measured points, predicted curve and its band "
                       "(scalebench model --plot; more settings there)");
          app.add_option("--fit-max-np", options->fit_max_np,
-                        "With --model: fit on np <= N, show larger measured np as held out");
+                        "With --model: fit on np <= N, show larger measured np as held out")
+             ->transform(integer_in(1, 1 << 20));
          app.add_option("--max-np", options->max_np, "With --model: the largest np drawn")
+             ->transform(integer_in(1, 1 << 20))
              ->capture_default_str();
          return [options, &out, &err] { return plot_command(*options, out, err); };
        }},
@@ -137,14 +143,14 @@ const std::vector<Entry>& table() {
                       "CSV instead of an aligned table (control characters escaped as \\x1b "
                       "when stdout is a terminal, kept as they are otherwise)");
          app.add_option("--timeout", limits->timeout_seconds, "Stop the query after SECONDS")
-             ->check(CLI::PositiveNumber)
+             ->transform(real_in({0, 1e9, true, false}))
              ->capture_default_str();
          app.add_option("--max-rows", limits->max_rows, "Refuse a result of more than N rows")
-             ->check(CLI::PositiveNumber)
+             ->transform(integer_in(1, 1'000'000'000'000'000))
              ->capture_default_str();
          app.add_option("--max-memory", limits->max_memory_bytes,
                         "Memory for SQLite and the result, e.g. 512MiB, 2GiB (default 1GiB)")
-             ->transform(CLI::AsSizeValue(false));
+             ->transform(size_in(1, std::uint64_t{1} << 50));
          return
              [options, limits, &out, &err] { return query_command(*options, *limits, out, err); };
        }},
@@ -167,12 +173,15 @@ const std::vector<Entry>& table() {
          app.add_option("--threshold", options->threshold_percent,
                         "Slower or faster only beyond PCT percent; 'no difference' is marked 'CI "
                         "within +-PCT' when the whole interval is inside")
+             ->transform(real_in({0, 100, false, true}))
              ->capture_default_str();
          app.add_option("--confidence", options->confidence, "Of the intervals and the tests")
+             ->transform(real_in({0, 1, true, true}))
              ->capture_default_str();
          app.add_option("--fail-if-slower", options->fail_if_slower_percent,
                         "Exit 3 when a cell is significantly slower by PCT percent or more (a CI "
-                        "gate)");
+                        "gate)")
+             ->transform(real_in({0, 1e6}));
          app.add_flag("--json", options->json, "JSON output");
          return [options, &out, &err] { return compare_command(*options, out, err); };
        }},
@@ -195,40 +204,40 @@ const std::vector<Entry>& table() {
          app.add_option("--intra-network", plan.intra_network,
                         "Preset inside a node (default: --network), without allreduce runs");
          app.add_option("--ranks-per-node", plan.ranks_per_node,
-                        "Ranks per node of the planned machine (default: the largest measured np)");
+                        "Ranks per node of the planned machine (default: the largest measured np)")->transform(integer_in(1, 1 << 20));
          app.add_option("--parameters", plan.parameters,
-                        "Model parameters (default: the trainer header's)");
+                        "Model parameters (default: the trainer header's)")->transform(real_in({0, 1e15, true, false}));
          app.add_option("--batch-size", plan.batch_size,
-                        "Per-rank batch (default: the trainer header's)");
+                        "Per-rank batch (default: the trainer header's)")->transform(integer_in(1, 1 << 30));
          app.add_option("--fusion-mb", plan.fusion_mb,
-                        "Fusion bucket in MiB (default: header's, 64)");
+                        "Fusion bucket in MiB (default: header's, 64)")->transform(real_in({0, 1e9, true, false}));
          app.add_option("--overlap", plan.overlap,
-                        "Share of the allreduce hidden behind backward, when not fitted [0]");
-         app.add_option("--overhead-ms", plan.overhead_ms, "Per-step overhead, presets only [0]");
+                        "Share of the allreduce hidden behind backward, when not fitted [0]")->transform(real_in({0, 1}));
+         app.add_option("--overhead-ms", plan.overhead_ms, "Per-step overhead, presets only [0]")->transform(real_in({0, 1e9}));
          app.add_option("--images-per-second", plan.images_per_second,
-                        "One rank's training throughput: set the model up from presets, no runs");
+                        "One rank's training throughput: set the model up from presets, no runs")->transform(real_in({0, 1e12, true, false}));
          app.add_option("--train-images", plan.train_images,
-                        "Images per epoch, all ranks (default: the runs'); gives epoch times");
+                        "Images per epoch, all ranks (default: the runs'); gives epoch times")->transform(integer_in(1, 1'000'000'000'000'000));
          app.add_flag("--weak-scaling", plan.weak_scaling,
                       "Presets only: --train-images is per rank");
          app.add_option("--fit-max-np", plan.fit_max_np,
-                        "Fit on training runs with np <= N; larger measured np are held out");
+                        "Fit on training runs with np <= N; larger measured np are held out")->transform(integer_in(1, 1 << 20));
          app.add_option("--allreduce-max-np", plan.allreduce_max_np,
-                        "Fit the network on allreduce runs with np <= N (a strict hold-out)");
+                        "Fit the network on allreduce runs with np <= N (a strict hold-out)")->transform(integer_in(2, 1 << 20));
          app.add_option("--allreduce-window", plan.allreduce_window,
                         "Fit the network on sizes within this factor of the message a step sends "
-                        "(0: all)");
+                        "(0: all)")->transform(real_in({0, 1e9}));
          app.add_flag("--network-per-np", plan.network_per_np,
                       "Fit latency and bandwidth at each measured np (ranks sharing cores)");
-         app.add_option("--max-np", plan.max_np, "Largest np of the table")->capture_default_str();
-         app.add_option("--bootstrap", plan.bootstrap, "Bootstrap refits for the intervals")
+         app.add_option("--max-np", plan.max_np, "Largest np of the table")->transform(integer_in(1, 1 << 20))->capture_default_str();
+         app.add_option("--bootstrap", plan.bootstrap, "Bootstrap refits for the intervals")->transform(integer_in(0, 100000))
              ->capture_default_str();
-         app.add_option("--seed", plan.seed, "Of the bootstrap")->capture_default_str();
-         app.add_option("--level", plan.level, "Of the intervals")->capture_default_str();
+         app.add_option("--seed", plan.seed, "Of the bootstrap")->transform(unsigned_in(0, UINT64_MAX))->capture_default_str();
+         app.add_option("--level", plan.level, "Of the intervals")->transform(real_in({0, 1, true, true}))->capture_default_str();
          app.add_option("--skip-epochs", plan.skip_epochs,
                         "Warm-up epochs left out of each run (when it has more) [the experiment "
                         "file's \"warmup_epochs\", else 1]")
-             ->check(CLI::Range(0, 100000));
+             ->transform(integer_in(0, 100000));
          app.add_option("--format", options->format, "markdown, csv, json, latex or html")
              ->capture_default_str();
          app.add_option("-o,--output", options->output, "Write the table to FILE");
@@ -256,7 +265,7 @@ const std::vector<Entry>& table() {
          app.add_option("--factor", options->factors,
                         "Factor column, once or twice (with --db: group, condition, launcher, np)");
          app.add_option("--ss-type", options->ss_type, "Sums of squares for two factors: 1, 2 or 3")
-             ->check(CLI::IsMember({1, 2, 3}))
+             ->transform(integer_in(1, 3))
              ->capture_default_str();
          app.add_option(
              "--only", options->only,
@@ -267,6 +276,7 @@ const std::vector<Entry>& table() {
                       "e.g. the single condition at np=2)");
          add_unit_option(app, options->unit);
          app.add_option("--confidence", options->confidence, "Family-wise confidence level")
+             ->transform(real_in({0, 1, true, true}))
              ->capture_default_str();
          app.add_option("--base", options->base, "Only the post-hoc pairs against this level");
          app.add_flag("--json", options->json,
