@@ -204,36 +204,54 @@ const std::vector<Entry>& table() {
          app.add_option("--intra-network", plan.intra_network,
                         "Preset inside a node (default: --network), without allreduce runs");
          app.add_option("--ranks-per-node", plan.ranks_per_node,
-                        "Ranks per node of the planned machine (default: the largest measured np)")->transform(integer_in(1, 1 << 20));
+                        "Ranks per node of the planned machine (default: the largest measured np)")
+             ->transform(integer_in(1, 1 << 20));
          app.add_option("--parameters", plan.parameters,
-                        "Model parameters (default: the trainer header's)")->transform(real_in({0, 1e15, true, false}));
+                        "Model parameters (default: the trainer header's)")
+             ->transform(real_in({0, 1e15, true, false}));
          app.add_option("--batch-size", plan.batch_size,
-                        "Per-rank batch (default: the trainer header's)")->transform(integer_in(1, 1 << 30));
+                        "Per-rank batch (default: the trainer header's)")
+             ->transform(integer_in(1, 1 << 30));
          app.add_option("--fusion-mb", plan.fusion_mb,
-                        "Fusion bucket in MiB (default: header's, 64)")->transform(real_in({0, 1e9, true, false}));
+                        "Fusion bucket in MiB (default: header's, 64)")
+             ->transform(real_in({0, 1e9, true, false}));
          app.add_option("--overlap", plan.overlap,
-                        "Share of the allreduce hidden behind backward, when not fitted [0]")->transform(real_in({0, 1}));
-         app.add_option("--overhead-ms", plan.overhead_ms, "Per-step overhead, presets only [0]")->transform(real_in({0, 1e9}));
+                        "Share of the allreduce hidden behind backward, when not fitted [0]")
+             ->transform(real_in({0, 1}));
+         app.add_option("--overhead-ms", plan.overhead_ms, "Per-step overhead, presets only [0]")
+             ->transform(real_in({0, 1e9}));
          app.add_option("--images-per-second", plan.images_per_second,
-                        "One rank's training throughput: set the model up from presets, no runs")->transform(real_in({0, 1e12, true, false}));
+                        "One rank's training throughput: set the model up from presets, no runs")
+             ->transform(real_in({0, 1e12, true, false}));
          app.add_option("--train-images", plan.train_images,
-                        "Images per epoch, all ranks (default: the runs'); gives epoch times")->transform(integer_in(1, 1'000'000'000'000'000));
+                        "Images per epoch, all ranks (default: the runs'); gives epoch times")
+             ->transform(integer_in(1, 1'000'000'000'000'000));
          app.add_flag("--weak-scaling", plan.weak_scaling,
                       "Presets only: --train-images is per rank");
          app.add_option("--fit-max-np", plan.fit_max_np,
-                        "Fit on training runs with np <= N; larger measured np are held out")->transform(integer_in(1, 1 << 20));
+                        "Fit on training runs with np <= N; larger measured np are held out")
+             ->transform(integer_in(1, 1 << 20));
          app.add_option("--allreduce-max-np", plan.allreduce_max_np,
-                        "Fit the network on allreduce runs with np <= N (a strict hold-out)")->transform(integer_in(2, 1 << 20));
+                        "Fit the network on allreduce runs with np <= N (a strict hold-out)")
+             ->transform(integer_in(2, 1 << 20));
          app.add_option("--allreduce-window", plan.allreduce_window,
                         "Fit the network on sizes within this factor of the message a step sends "
-                        "(0: all)")->transform(real_in({0, 1e9}));
+                        "(0: all)")
+             ->transform(real_in({0, 1e9}));
          app.add_flag("--network-per-np", plan.network_per_np,
                       "Fit latency and bandwidth at each measured np (ranks sharing cores)");
-         app.add_option("--max-np", plan.max_np, "Largest np of the table")->transform(integer_in(1, 1 << 20))->capture_default_str();
-         app.add_option("--bootstrap", plan.bootstrap, "Bootstrap refits for the intervals")->transform(integer_in(0, 100000))
+         app.add_option("--max-np", plan.max_np, "Largest np of the table")
+             ->transform(integer_in(1, 1 << 20))
              ->capture_default_str();
-         app.add_option("--seed", plan.seed, "Of the bootstrap")->transform(unsigned_in(0, UINT64_MAX))->capture_default_str();
-         app.add_option("--level", plan.level, "Of the intervals")->transform(real_in({0, 1, true, true}))->capture_default_str();
+         app.add_option("--bootstrap", plan.bootstrap, "Bootstrap refits for the intervals")
+             ->transform(integer_in(0, 100000))
+             ->capture_default_str();
+         app.add_option("--seed", plan.seed, "Of the bootstrap")
+             ->transform(unsigned_in(0, UINT64_MAX))
+             ->capture_default_str();
+         app.add_option("--level", plan.level, "Of the intervals")
+             ->transform(real_in({0, 1, true, true}))
+             ->capture_default_str();
          app.add_option("--skip-epochs", plan.skip_epochs,
                         "Warm-up epochs left out of each run (when it has more) [the experiment "
                         "file's \"warmup_epochs\", else 1]")

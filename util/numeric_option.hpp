@@ -6,9 +6,9 @@
 
 #include <cctype>
 #include <charconv>
-#include <cstdio>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <optional>
@@ -98,9 +98,11 @@ inline long long parse_integer(std::string_view text, long long min, long long m
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ptr != end || ec == std::errc::invalid_argument)
-    detail::refuse(text, "a whole number in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    detail::refuse(text,
+                   "a whole number in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
   if (ec == std::errc::result_out_of_range || value < min || value > max)
-    detail::refuse(text, "a whole number in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    detail::refuse(text,
+                   "a whole number in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
   return value;
 }
 
@@ -110,7 +112,8 @@ inline std::uint64_t parse_unsigned(std::string_view text, std::uint64_t min, st
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ptr != end || ec != std::errc() || value < min || value > max)
-    detail::refuse(text, "a whole number in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    detail::refuse(text,
+                   "a whole number in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
   return value;
 }
 

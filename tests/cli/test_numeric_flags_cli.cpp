@@ -18,7 +18,8 @@ std::string refusal(const std::vector<std::string>& args, const std::string& fla
   const auto result = invoke(args);
   if (result.status != 2) return "exit " + std::to_string(result.status) + ": " + result.err;
   if (result.err.find(flag) == std::string::npos) return "no flag in: " + result.err;
-  if (result.err.find("\"" + value + "\"") == std::string::npos) return "no value in: " + result.err;
+  if (result.err.find("\"" + value + "\"") == std::string::npos)
+    return "no value in: " + result.err;
   return "refused";
 }
 
