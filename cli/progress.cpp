@@ -7,14 +7,19 @@
 #include <cmath>
 #include <ostream>
 
+#include "util/text.hpp"
+
 namespace scalebench::cli {
 namespace {
 
 std::string levels_text(const orchestrator::RunPlan& plan) {
   std::string out;
   for (const auto& [factor, level] : plan.levels) out += fmt::format("{}={} ", factor, level);
-  return out;
+  return util::escape_controls(out);
 }
+
+// Names from the experiment file and text from the trainer reach a terminal: escaped.
+std::string shown(std::string_view text) { return util::escape_controls(text); }
 
 }  // namespace
 
@@ -36,9 +41,9 @@ void ProgressPrinter::on_run_start(const orchestrator::RunPlan& plan, std::size_
                                    std::size_t total) {
   clear_line();
   last_line_at_ = -1;
-  fmt::print(out_, "[{}/{}] {} {}np={} repetition {}: {}\n", index + 1, total, plan.condition,
-             levels_text(plan), plan.np, plan.repetition,
-             orchestrator::shell_join(plan.launch.argv));
+  fmt::print(out_, "[{}/{}] {} {}np={} repetition {}: {}\n", index + 1, total,
+             shown(plan.condition), levels_text(plan), plan.np, plan.repetition,
+             shown(orchestrator::shell_join(plan.launch.argv)));
   out_.flush();
 }
 
@@ -57,7 +62,7 @@ void ProgressPrinter::on_epoch(const orchestrator::RunPlan& plan, std::size_t in
   if (style_ == ProgressStyle::Terminal) {
     // \r and "erase to the end of the line": the line is rewritten in place.
     fmt::print(err_, "\r\x1b[K[{}/{}] {} {}np={}: epoch {}{}, {} elapsed{}", index + 1, total_runs,
-               plan.condition, levels_text(plan), plan.np, epoch, of,
+               shown(plan.condition), levels_text(plan), plan.np, epoch, of,
                format_duration(elapsed_seconds), remaining(index, total_runs, elapsed_seconds));
     err_.flush();
     line_showing_ = true;
@@ -99,11 +104,12 @@ void ProgressPrinter::on_run_end(const db::RunBundle& bundle, std::size_t, std::
         fmt::format("{} allreduce sizes, peak busbw {:.2f} GB/s", bundle.allreduce.size(), peak);
   }
   if (run.images_per_second) detail += fmt::format(", {:.0f} images/s", *run.images_per_second);
-  fmt::print(
-      out_, "      {}{} in {:.2f} s: {}{}\n", db::to_string(run.status),
-      run.attempt > 1 ? fmt::format(" (attempt {})", run.attempt) : "", run.wall_seconds, detail,
-      run.status == db::RunStatus::Ok ? ""
-                                      : " — " + orchestrator::printable_excerpt(run.error, 2000));
+  fmt::print(out_, "      {}{} in {:.2f} s: {}{}\n", db::to_string(run.status),
+             run.attempt > 1 ? fmt::format(" (attempt {})", run.attempt) : "", run.wall_seconds,
+             detail,
+             run.status == db::RunStatus::Ok
+                 ? ""
+                 : " — " + shown(orchestrator::printable_excerpt(run.error, 2000)));
   out_.flush();
 }
 

@@ -260,7 +260,10 @@ std::string LatexExporter::render(const FactorReport& report) const {
       "\\caption{{Experiment {} by {}: one block per level, rows by condition and np. Unit of "
       "analysis: {}; each block's base is its first launched np=1 row; intervals at {}.}}\n",
       tex(report.experiment), tex(report.factor), tex(report.unit), tex(percent_of(confidence)));
-  out += fmt::format("\\label{{{}-by-{}}}\n", label_of(report.experiment), tex(report.factor));
+  // The factor goes into the label as label_of makes names (no control sequence: "\\_" there
+  // stops pdflatex).
+  out += fmt::format("\\label{{{}-by-{}}}\n", label_of(report.experiment),
+                     label_of(report.factor).substr(label_of("").size()));
   out += kFitOpen;
   out += fmt::format("\\begin{{tabular}}{{l{}}}\n\\toprule\n", std::string(headers.size(), 'r'));
   out += header_row("Condition", headers);

@@ -8,17 +8,27 @@
 #include "plotting/format.hpp"
 #include "plotting/markup.hpp"
 #include "plotting/table_cells.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::plotting {
 
-// A pipe inside a cell would end it.
+// A pipe inside a cell would end it; a line break would end the row. Control and bidi characters
+// (a crafted name's ESC ] OSC title, U+202E) are shown as escapes: the report goes to terminals.
 std::string markdown_cell(std::string_view text) {
   std::string out;
   for (char c : text) {
     if (c == '|') out += '\\';
     out += (c == '\n' || c == '\r') ? ' ' : c;
   }
-  return out;
+  return util::escape_controls(out);
+}
+
+// Text outside a table (notes): line breaks kept as spaces, controls escaped.
+std::string markdown_text(std::string_view text) {
+  std::string out(text);
+  std::replace(out.begin(), out.end(), '\n', ' ');
+  std::replace(out.begin(), out.end(), '\r', ' ');
+  return util::escape_controls(out);
 }
 
 namespace {
@@ -150,7 +160,7 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
   const std::vector<std::string> notes = factor_report_notes(report);
   if (!notes.empty()) {
     out += "\nNotes:\n\n";
-    for (const auto& note : notes) out += fmt::format("- {}\n", note);
+    for (const auto& note : notes) out += fmt::format("- {}\n", markdown_text(note));
   }
   return out;
 }
@@ -195,7 +205,7 @@ std::string MarkdownExporter::render(const ReportTable& table) const {
 
   if (!table.notes.empty()) {
     out += "\nNotes:\n\n";
-    for (const auto& note : table.notes) out += fmt::format("- {}\n", note);
+    for (const auto& note : table.notes) out += fmt::format("- {}\n", markdown_text(note));
   }
   return out;
 }

@@ -17,39 +17,7 @@ std::size_t display_width(std::string_view text) {
       std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
 
-using util::decode_utf8;
-
-bool is_terminal_control(std::uint32_t cp) {
-  return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
-         (cp >= 0x2066 && cp <= 0x2069);
-}
-
 }  // namespace
-
-std::string escape_controls(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte < 0x20 || byte == 0x7F) {
-      out += fmt::format("\\x{:02x}", byte);
-      ++i;
-      continue;
-    }
-    const auto [cp, n] = decode_utf8(text, i);
-    if (n == 0) {
-      out += fmt::format("\\x{:02x}", byte);
-      ++i;
-    } else if (is_terminal_control(cp)) {
-      out += fmt::format("\\u{:04x}", cp);
-      i += n;
-    } else {
-      out.append(text.substr(i, n));
-      i += n;
-    }
-  }
-  return out;
-}
 
 std::string format_aligned(const db::QueryResult& result) {
   const auto cell = [](const std::optional<std::string>& value) {

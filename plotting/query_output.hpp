@@ -5,14 +5,12 @@
 #include <string_view>
 
 #include "db/database.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::plotting {
 
-// `text` with every character that could move the cursor, recolour or retitle a terminal shown
-// as a visible escape: C0 controls (tab and newline included) and DEL as \x1b, C1 controls
-// (U+0080..U+009F) and the bidirectional overrides (U+202A..U+202E, U+2066..U+2069) as \u009b,
-// and bytes that are not UTF-8 as \xff. Everything else, backslashes included, is kept.
-std::string escape_controls(std::string_view text);
+// util::escape_controls (util/text.hpp): control and bidi characters as visible escapes.
+using util::escape_controls;
 
 // NULL shows as "NULL"; control characters are always escaped (the table is for people).
 std::string format_aligned(const db::QueryResult& result);

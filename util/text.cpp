@@ -105,4 +105,46 @@ std::string count_of(long long count, std::string_view noun) {
   return out;
 }
 
+namespace {
+
+// C1 controls and the bidirectional embeddings, overrides and isolates.
+bool is_terminal_control(std::uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
+// "\\x1b" for a byte, "\\u202e" for a code point: `digits` lowercase hex digits after `prefix`.
+void append_escape(std::string& out, const char* prefix, std::uint32_t value, int digits) {
+  out += prefix;
+  for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4)
+    out += "0123456789abcdef"[(value >> shift) & 0xF];
+}
+
+}  // namespace
+
+std::string escape_controls(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x20 || byte == 0x7F) {
+      append_escape(out, "\\x", byte, 2);
+      ++i;
+      continue;
+    }
+    const auto [cp, n] = decode_utf8(text, i);
+    if (n == 0) {
+      append_escape(out, "\\x", byte, 2);
+      ++i;
+    } else if (is_terminal_control(cp)) {
+      append_escape(out, "\\u", cp, 4);
+      i += n;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 }  // namespace scalebench::util

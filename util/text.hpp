@@ -23,6 +23,12 @@ bool is_valid_utf8(std::string_view text);
 // "maximal subpart" practice, one replacement per bad byte); valid text comes back unchanged.
 std::string repair_utf8(std::string_view text);
 
+// `text` with every character that could move the cursor, recolour or retitle a terminal shown
+// as a visible escape: C0 controls (tab and newline included) and DEL as \x1b, C1 controls
+// (U+0080..U+009F) and the bidirectional overrides (U+202A..U+202E, U+2066..U+2069) as \u009b,
+// and bytes that are not UTF-8 as \xff. Everything else, backslashes included, is kept.
+std::string escape_controls(std::string_view text);
+
 // "1 cell", "2 cells", "0 cells": a count with its noun (a regular English plural, + "s").
 std::string count_of(long long count, std::string_view noun);
 

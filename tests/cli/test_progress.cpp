@@ -33,7 +33,8 @@ struct Printed {
   std::string out, err;
 };
 
-Printed run_with(cli::ProgressStyle style) {
+Printed run_with(cli::ProgressStyle style, const FakeExecutor::Script& script = thirty_epochs,
+                 int ok_runs = 3) {
   test::TempDir dir;
   auto database = db::Database::open((dir / "p.db").string());
   const auto experiment = parse_experiment(
@@ -47,11 +48,11 @@ Printed run_with(cli::ProgressStyle style) {
   context.spec_json = experiment.spec_json;
   context.started_at = "2026-11-25T00:00:00Z";
   context.host = "h";
-  FakeExecutor executor(thirty_epochs);
+  FakeExecutor executor(script);
   std::ostringstream out, err;
   cli::ProgressPrinter printer(out, err, style);
   const auto outcome = run_experiment(experiment, plans, executor, database, context, &printer);
-  CHECK(outcome.ok == 3);
+  CHECK(outcome.ok == ok_runs);
   return {out.str(), err.str()};
 }
 
@@ -98,4 +99,20 @@ TEST_CASE("durations read as people write them") {
   CHECK(cli::format_duration(200) == "3m20s");
   CHECK(cli::format_duration(3725) == "1h02m");
   CHECK(cli::format_duration(-5) == "0s");
+}
+
+TEST_CASE("a failed run's reason shows the trainer's control and bidi characters as escapes") {
+  // The trainer's last words: an ESC sequence and U+202E (RIGHT-TO-LEFT OVERRIDE).
+  const auto failing = [](const LaunchSpec&) {
+    FakeProcess p;
+    p.lines.push_back({0.5, Stream::Stderr, "Error: bad \x1b[2Jthing \xE2\x80\xAEtxt"});
+    p.exit_code = 1;
+    p.duration_seconds = 1;
+    return p;
+  };
+  const auto printed = run_with(cli::ProgressStyle::Lines, failing, 0);
+  INFO(printed.out);
+  CHECK(printed.out.find("\\u202etxt") != std::string::npos);
+  CHECK(printed.out.find("\xE2\x80\xAE") == std::string::npos);
+  CHECK_FALSE(test::has_raw_control(printed.out));
 }

@@ -3,13 +3,17 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "plotting/exporters.hpp"
 #include "plotting/factor_samples.hpp"
 #include "plotting/report.hpp"
+#include "test_support.hpp"
 
 using namespace scalebench;
 using plotting::build_factor_report;
@@ -207,4 +211,41 @@ TEST_CASE("the notes say how many last epochs ended at the last line or the exit
         "Last epochs without an end-of-epoch line end later than the epoch: 1 at the process's "
         "exit, 1 at the run's last line (they include what the program did after training; "
         "docs/metrics.md, \"The last epoch\").");
+}
+
+TEST_CASE("report --by in LaTeX: a factor named batch_size is escaped everywhere, label included") {
+  auto samples = table2_samples();
+  for (auto& s : samples) s.factors = {{"batch_size", s.factors.at(0).second}};
+  auto options = file_order();
+  options.level_order = {{"batch_size", {"vgg16", "inception_v3"}}};
+  const auto report = build_factor_report("t2", samples, "batch_size", options);
+  const auto latex = plotting::make_exporter("latex")->render(report);
+  // A \label holds no control sequence (\_ there stops pdflatex: "Missing \endcsname").
+  const auto label = latex.find("\\label{");
+  REQUIRE(label != std::string::npos);
+  const auto label_end = latex.find('}', label);
+  CAPTURE(latex.substr(label, label_end - label + 1));
+  CHECK(latex.substr(label + 7, label_end - label - 7).find('\\') == std::string::npos);
+  CHECK(latex.find("by batch\\_size") != std::string::npos);                // the caption
+  CHECK(latex.find("batch\\_size = inception\\_v3") != std::string::npos);  // a block's title
+  // Outside comments, no bare underscore is left.
+  std::istringstream in(latex);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("%")) continue;
+    CAPTURE(line);
+    for (std::size_t at = line.find('_'); at != std::string::npos; at = line.find('_', at + 1))
+      CHECK((at > 0 && line[at - 1] == '\\'));
+  }
+  // And pdflatex takes it (where TeX Live is installed).
+  if (std::system("command -v pdflatex >/dev/null 2>&1") != 0) return;
+  test::TempDir dir;
+  std::ofstream(dir / "table.tex") << latex;
+  std::ofstream(dir / "paper.tex")
+      << "\\documentclass{article}\n\\usepackage{booktabs,graphicx}\n\\begin{document}\n"
+         "\\input{table.tex}\n\\end{document}\n";
+  const std::string command = "cd '" + dir.path().string() +
+                              "' && pdflatex -interaction=nonstopmode -halt-on-error paper.tex "
+                              ">/dev/null 2>&1";
+  CHECK(std::system(command.c_str()) == 0);
 }

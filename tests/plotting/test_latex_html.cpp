@@ -160,3 +160,17 @@ TEST_CASE("HTML: headless Chromium renders the page with its table and its figur
   CHECK(dark > 2000);
   CHECK(blue > 20000);  // a circle of radius 120: about 45 000 pixels
 }
+
+TEST_CASE("Markdown: names and notes from a crafted database reach the terminal escaped") {
+  auto table = test::sample_table();
+  table.experiment = "exp\x1b]0;owned\x07";           // an OSC that retitles the terminal
+  table.rows[0].label = "one\x1b[2J\xE2\x80\xAEtxt";  // clear screen, RIGHT-TO-LEFT OVERRIDE
+  table.notes.push_back("note \x1b[31mred\xC2\x9B");  // colour, and the C1 CSI
+  table.provenance = {{"host\x1b[8m", "node"}};
+  const auto text = plotting::make_exporter("markdown")->render(table);
+  CHECK_FALSE(test::has_raw_control(text));
+  CHECK(text.find("\xE2\x80\xAE") == std::string::npos);
+  CHECK(text.find("exp\\x1b]0;owned\\x07") != std::string::npos);
+  CHECK(text.find("one\\x1b[2J\\u202etxt") != std::string::npos);
+  CHECK(text.find("- note \\x1b[31mred\\u009b") != std::string::npos);
+}
