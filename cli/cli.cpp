@@ -180,8 +180,11 @@ const std::vector<Entry>& table() {
              ->capture_default_str();
          app.add_option("--fail-if-slower", options->fail_if_slower_percent,
                         "Exit 3 when a cell is significantly slower by PCT percent or more (a CI "
-                        "gate)")
+                        "gate); exit 4 when a compared cell has too few runs to test")
              ->transform(real_in({0, 1e6}));
+         app.add_flag("--allow-too-few", options->allow_too_few,
+                      "With --fail-if-slower: let cells with too few runs to test pass (exit 0 "
+                      "instead of 4)");
          app.add_flag("--json", options->json, "JSON output");
          return [options, &out, &err] { return compare_command(*options, out, err); };
        }},

@@ -23,12 +23,16 @@ struct CompareCommand {
   double threshold_percent = 2;
   double confidence = 0.95;
   std::optional<double> fail_if_slower_percent;
+  bool allow_too_few = false;  // --allow-too-few: a cell too small to test passes the gate
   bool json = false;
 };
 
-// Exit status: 0, or kSlowerExit when --fail-if-slower finds a cell slower by at least that much
-// (errors are 1 and usage 2, as for every command).
+// Exit status: 0, or kSlowerExit when --fail-if-slower finds a cell slower by at least that much,
+// or kTooFewExit when --fail-if-slower cannot test a compared cell (fewer than two runs on a
+// side: run-to-run variation unknown) and --allow-too-few is not given (errors are 1 and usage 2,
+// as for every command). A gate never passes because it could not look.
 inline constexpr int kSlowerExit = 3;
+inline constexpr int kTooFewExit = 4;
 int compare_command(const CompareCommand& options, std::ostream& out, std::ostream& err);
 
 }  // namespace scalebench::cli

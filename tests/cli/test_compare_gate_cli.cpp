@@ -42,8 +42,9 @@ TEST_CASE("compare --fail-if-slower: a cell with one run is a distinct failure, 
   execute(candidate, std::string("UPDATE epochs SET duration_seconds = duration_seconds * 9.5 "
                                  "WHERE run_id IN (") +
                          kCell + ")");
-  execute(candidate, std::string("UPDATE runs SET status = 'failed', error = 'test' WHERE id IN (") +
-                         kCell + ") AND id <> (SELECT min(id) FROM (" + kCell + "))");
+  execute(candidate,
+          std::string("UPDATE runs SET status = 'failed', error = 'test' WHERE id IN (") + kCell +
+              ") AND id <> (SELECT min(id) FROM (" + kCell + "))");
 
   const auto gate = test::invoke({"compare", "--db", baseline.string(), "--to-db",
                                   candidate.string(), "--fail-if-slower", "5"});
@@ -54,9 +55,9 @@ TEST_CASE("compare --fail-if-slower: a cell with one run is a distinct failure, 
   CHECK(gate.err.find(", candidate 1 run)") != std::string::npos);
   CHECK(gate.err.find("--allow-too-few") != std::string::npos);
 
-  const auto allowed = test::invoke({"compare", "--db", baseline.string(), "--to-db",
-                                     candidate.string(), "--fail-if-slower", "5",
-                                     "--allow-too-few"});
+  const auto allowed =
+      test::invoke({"compare", "--db", baseline.string(), "--to-db", candidate.string(),
+                    "--fail-if-slower", "5", "--allow-too-few"});
   CHECK(allowed.status == 0);
   CHECK(allowed.err.find("not tested (too few runs), passed anyway: hvd model=inception_v3 np=2") !=
         std::string::npos);
