@@ -314,22 +314,65 @@ int query_command(const QueryCommand& options, std::ostream& out, std::ostream& 
 int query_command(const QueryCommand& options, const db::QueryLimits& limits, std::ostream& out,
                   std::ostream&) {
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
-  db::QueryResult result;
+  // Trainer output can hold escape sequences: never raw to a terminal. CSV into a file or a pipe
+  // stays byte for byte.
+  const bool to_terminal = &out == &std::cout && ::isatty(STDOUT_FILENO) == 1;
+  // What is held for printing counts against --max-memory with SQLite's heap (the sink returns
+  // it). CSV streams: records gather up to `flush_at` bytes and are written from there on, so a
+  // small result comes out whole or not at all. The aligned table needs every row for its
+  // widths: it keeps the escaped cells, bounded, and writes them line by line at the end.
+  const std::size_t flush_at = std::min<std::size_t>(limits.max_memory_bytes / 4, 1 << 20);
+  std::string pending;
+  std::size_t rows_written = 0;
+  std::size_t rows_pending = 0;
+  std::optional<plotting::AlignedTable> table;
+  db::QueryRowSink sink;
+  sink.columns = [&](const std::vector<std::string>& columns) {
+    if (options.csv) {
+      plotting::append_csv_record(pending, columns, to_terminal);
+    } else {
+      table.emplace(columns);
+    }
+  };
+  sink.row = [&](std::vector<std::optional<std::string>>& row) -> std::size_t {
+    if (!options.csv) {
+      table->add(row);
+      return table->held_bytes();
+    }
+    plotting::append_csv_record(pending, row, to_terminal);
+    ++rows_pending;
+    if (pending.size() >= flush_at) {
+      out.write(pending.data(), static_cast<std::streamsize>(pending.size()));
+      pending.clear();
+      rows_written += rows_pending;
+      rows_pending = 0;
+      if (pending.capacity() > 2 * flush_at) pending.shrink_to_fit();
+    }
+    return pending.capacity();
+  };
   try {
-    result = database.query_read_only(options.sql, limits);
+    database.query_read_only(options.sql, limits, sink);
   } catch (const db::QueryLimitError& error) {
     using Limit = db::QueryLimitError::Limit;
     const char* option = error.limit() == Limit::Time   ? "--timeout SECONDS"
                          : error.limit() == Limit::Rows ? "--max-rows N"
                                                         : "--max-memory SIZE";
-    throw db::QueryLimitError(error.limit(),
-                              fmt::format("{}; raise it with {}", error.what(), option));
+    std::string message = fmt::format("{}; raise it with {}", error.what(), option);
+    if (!options.csv && error.limit() == Limit::Memory && table && table->rows() > 0) {
+      message += " (the aligned table holds every row to align the columns; --csv streams them)";
+    }
+    if (options.csv && rows_written > 0) {
+      out.flush();
+      message +=
+          fmt::format("; the CSV written before the stop is incomplete ({} rows)", rows_written);
+    }
+    throw db::QueryLimitError(error.limit(), message);
   }
-  // Trainer output can hold escape sequences: never raw to a terminal. CSV into a file or a pipe
-  // stays byte for byte.
-  const bool to_terminal = &out == &std::cout && ::isatty(STDOUT_FILENO) == 1;
-  out << (options.csv ? plotting::format_csv(result, to_terminal)
-                      : plotting::format_aligned(result));
+  if (options.csv) {
+    out.write(pending.data(), static_cast<std::streamsize>(pending.size()));
+  } else {
+    table->write(out);
+  }
   return 0;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -191,9 +192,19 @@ struct QueryResult {
 struct QueryLimits {
   double timeout_seconds = 30;       // wall clock from prepare to the last row
   std::size_t max_rows = 1'000'000;  // rows in the result
-  // SQLite's own heap use during the query plus the bytes of the result held in memory; also
-  // the largest string or blob a query may build (randomblob, zeroblob, printf, ...).
+  // SQLite's own heap use during the query plus the bytes of the result held in memory (one
+  // allowance for both: the more the caller holds, the less SQLite may use); also the largest
+  // string or blob a query may build (randomblob, zeroblob, printf, ...).
   std::size_t max_memory_bytes = std::size_t{1} << 30;
+};
+
+// Receives a read-only query's result as it is read (the streaming query_read_only): `columns`
+// once, then `row` for each row (it may move the values out). `row` returns the bytes the
+// receiver now holds for the result (rows kept, output not yet written); they count with SQLite's
+// heap against QueryLimits::max_memory_bytes, and past it the query stops with QueryLimitError.
+struct QueryRowSink {
+  std::function<void(const std::vector<std::string>& columns)> columns;
+  std::function<std::size_t(std::vector<std::optional<std::string>>& row)> row;
 };
 
 // One epoch joined with its run: the unit the report and statistics work on.
@@ -275,6 +286,8 @@ class Database {
   Provenance provenance(std::int64_t run_id) const;
   // The instance's own rows, by key.
   Provenance instance_provenance(std::int64_t experiment_id) const;
+  // The run's own rows only (provenance(run_id) adds the instance's for keys the run lacks).
+  Provenance own_provenance(std::int64_t run_id) const;
   std::vector<AllreduceRecord> allreduce_results(std::int64_t run_id) const;
   // The run's first stdout line that is scalebench-train's header (`scalebench-train model=...
   // parameters=... batch_size=...`, docs/trainer-output.md), if it printed one.
@@ -292,6 +305,9 @@ class Database {
   // (also for a function outside the allow-list of pure SQL functions, naming it), and
   // QueryLimitError past `limits`. Defined in db/read_only_query.cpp.
   QueryResult query_read_only(const std::string& sql, const QueryLimits& limits = {}) const;
+  // The same, handing each row to `sink` as it is read instead of keeping them.
+  void query_read_only(const std::string& sql, const QueryLimits& limits,
+                       const QueryRowSink& sink) const;
 
  private:
   Database(sqlite3* handle, std::string path);

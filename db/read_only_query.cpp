@@ -236,9 +236,10 @@ class ReadOnlyGuard {
     // (Nothing else in scalebench queries while `scalebench query` runs.)
     old_soft_heap_ = sqlite3_soft_heap_limit64(-1);
     old_hard_heap_ = sqlite3_hard_heap_limit64(-1);
-    const sqlite3_int64 allowance =
+    allowance_ =
         static_cast<sqlite3_int64>(std::min<std::size_t>(limits.max_memory_bytes, LLONG_MAX / 2));
-    sqlite3_hard_heap_limit64(sqlite3_memory_used() + allowance);
+    base_ = sqlite3_memory_used();
+    sqlite3_hard_heap_limit64(base_ + allowance_);
   }
   ~ReadOnlyGuard() {
     sqlite3_hard_heap_limit64(old_hard_heap_);
@@ -254,6 +255,16 @@ class ReadOnlyGuard {
   const AuthorizerState& denied() const { return state_; }
   bool deadline_passed() const { return deadline_.passed; }
 
+  // The caller now holds `held` bytes of the result: SQLite may use only the rest of the
+  // allowance (one bound for both). False when `held` alone is past it.
+  bool charge(std::size_t held) {
+    if (held > static_cast<std::size_t>(allowance_)) return false;
+    // At least 1: a hard limit of 0 would mean none.
+    sqlite3_hard_heap_limit64(
+        base_ + std::max<sqlite3_int64>(allowance_ - static_cast<sqlite3_int64>(held), 1));
+    return true;
+  }
+
  private:
   sqlite3* db_;
   bool toggled_ = false;
@@ -262,6 +273,8 @@ class ReadOnlyGuard {
   int old_length_ = 0;
   sqlite3_int64 old_soft_heap_ = 0;
   sqlite3_int64 old_hard_heap_ = 0;
+  sqlite3_int64 base_ = 0;       // SQLite's heap use before the query
+  sqlite3_int64 allowance_ = 0;  // the memory limit, for SQLite and the caller together
 };
 
 struct StatementDeleter {
@@ -348,7 +361,8 @@ std::optional<std::string> render_value(sqlite3_stmt* stmt, int col) {
 // permits only reads and pure functions (it also refuses ATTACH, transactions and setting
 // PRAGMAs, which sqlite3_stmt_readonly lets through), sqlite3_stmt_readonly, and query_only mode
 // on the connection while the query runs.
-QueryResult Database::query_read_only(const std::string& sql, const QueryLimits& limits) const {
+void Database::query_read_only(const std::string& sql, const QueryLimits& limits,
+                               const QueryRowSink& sink) const {
   ReadOnlyGuard guard(handle_, path_, limits);
 
   sqlite3_stmt* raw = nullptr;
@@ -376,37 +390,65 @@ QueryResult Database::query_read_only(const std::string& sql, const QueryLimits&
   }
   if (sqlite3_stmt_readonly(stmt.get()) == 0) throw_violation("a statement that writes");
 
-  QueryResult result;
   const int columns = sqlite3_column_count(stmt.get());
+  std::vector<std::string> names;
   for (int c = 0; c < columns; ++c) {
     const char* name = sqlite3_column_name(stmt.get(), c);
-    result.columns.emplace_back(name != nullptr ? name : "");
+    names.emplace_back(name != nullptr ? name : "");
   }
-  // The result lives in our memory, not SQLite's: it counts against the same allowance.
-  std::size_t held_bytes = 0;
+  if (sink.columns) sink.columns(names);
+  std::size_t rows = 0;
+  std::size_t held = 0;  // by the sink
+  std::vector<std::optional<std::string>> row;
   while (true) {
     const int step_rc = sqlite3_step(stmt.get());
     if (step_rc == SQLITE_DONE) break;
+    if ((step_rc & 0xFF) == SQLITE_NOMEM && held > 0 && !guard.deadline_passed()) {
+      throw_memory_limit(limits, "the rows held for printing with SQLite's working memory");
+    }
     if (step_rc != SQLITE_ROW) {
       throw_failure(handle_, path_, guard, limits, step_rc, "running the query");
     }
-    if (result.rows.size() >= limits.max_rows) {
+    if (rows >= limits.max_rows) {
       throw QueryLimitError(
           QueryLimitError::Limit::Rows,
           fmt::format("query: more than {} rows (the row limit); add a LIMIT clause or raise "
                       "the limit",
                       limits.max_rows));
     }
-    std::vector<std::optional<std::string>> row;
+    ++rows;
+    row.clear();
     row.reserve(static_cast<std::size_t>(columns));
-    held_bytes += sizeof(row);
-    for (int c = 0; c < columns; ++c) {
-      row.push_back(render_value(stmt.get(), c));
-      held_bytes += sizeof(std::optional<std::string>) + (row.back() ? row.back()->size() : 0);
-    }
-    if (held_bytes > limits.max_memory_bytes) throw_memory_limit(limits, "the rows of the result");
-    result.rows.push_back(std::move(row));
+    for (int c = 0; c < columns; ++c) row.push_back(render_value(stmt.get(), c));
+    held = sink.row ? sink.row(row) : 0;
+    if (!guard.charge(held)) throw_memory_limit(limits, "the rows of the result");
   }
+}
+
+namespace {
+
+// Heap bytes a std::string of this capacity takes (libstdc++ keeps up to 15 characters inline;
+// malloc adds 8 bytes of header and rounds to 16).
+std::size_t string_heap_bytes(std::size_t capacity) {
+  return capacity <= 15 ? 0 : (capacity + 1 + 8 + 15) / 16 * 16;
+}
+
+}  // namespace
+
+QueryResult Database::query_read_only(const std::string& sql, const QueryLimits& limits) const {
+  QueryResult result;
+  // The result lives in our memory, not SQLite's: it counts against the same allowance. The
+  // row vector may reallocate (old and new at once): three row headers each.
+  std::size_t held_bytes = 0;
+  QueryRowSink sink;
+  sink.columns = [&](const std::vector<std::string>& columns) { result.columns = columns; };
+  sink.row = [&](std::vector<std::optional<std::string>>& row) {
+    held_bytes += 3 * sizeof(row) + 16 + row.size() * sizeof(std::optional<std::string>);
+    for (const auto& value : row) held_bytes += value ? string_heap_bytes(value->capacity()) : 0;
+    result.rows.push_back(std::move(row));
+    return held_bytes;
+  };
+  query_read_only(sql, limits, sink);
   return result;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <sstream>
 
 #include "plotting/format.hpp"
 #include "util/text.hpp"
@@ -17,56 +18,85 @@ std::size_t display_width(std::string_view text) {
       std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
 
+// Heap bytes a std::string of this capacity takes (libstdc++ keeps up to 15 characters inline;
+// malloc adds 8 bytes of header and rounds to 16).
+std::size_t string_heap_bytes(std::size_t capacity) {
+  return capacity <= 15 ? 0 : (capacity + 1 + 8 + 15) / 16 * 16;
+}
+
 }  // namespace
 
-std::string format_aligned(const db::QueryResult& result) {
-  const auto cell = [](const std::optional<std::string>& value) {
-    return value ? escape_controls(*value) : std::string("NULL");
-  };
-  std::vector<std::string> header;
-  for (const auto& column : result.columns) header.push_back(escape_controls(column));
-  std::vector<std::vector<std::string>> body;
-  for (const auto& row : result.rows) {
-    std::vector<std::string> cells;
-    for (const auto& value : row) cells.push_back(cell(value));
-    body.push_back(std::move(cells));
+AlignedTable::AlignedTable(const std::vector<std::string>& columns) {
+  for (const auto& column : columns) {
+    header_.push_back(escape_controls(column));
+    widths_.push_back(display_width(header_.back()));
   }
+}
 
-  std::vector<std::size_t> widths;
-  for (const auto& column : header) widths.push_back(display_width(column));
-  for (const auto& row : body)
-    for (std::size_t i = 0; i < row.size(); ++i)
-      widths[i] = std::max(widths[i], display_width(row[i]));
+void AlignedTable::add(const std::vector<std::optional<std::string>>& row) {
+  for (std::size_t i = 0; i < widths_.size(); ++i) {
+    std::string cell = i < row.size() && row[i] ? escape_controls(*row[i]) : std::string("NULL");
+    if (cell.capacity() > cell.size() + 64) cell.shrink_to_fit();
+    widths_[i] = std::max(widths_[i], display_width(cell));
+    // The string itself in its deque block, the block's share of the deque's map, its heap.
+    held_ += sizeof(std::string) + sizeof(void*) + string_heap_bytes(cell.capacity());
+    cells_.push_back(std::move(cell));
+  }
+  ++rows_;
+}
 
-  std::string out;
-  const auto append_row = [&](const std::vector<std::string>& cells) {
-    for (std::size_t i = 0; i < widths.size(); ++i) {
-      out += cells[i];
-      if (i + 1 < widths.size()) out += std::string(widths[i] - display_width(cells[i]) + 2, ' ');
+void AlignedTable::write(std::ostream& out) const {
+  std::string line;
+  const auto write_row = [&](auto cell_at) {
+    line.clear();
+    for (std::size_t i = 0; i < widths_.size(); ++i) {
+      const std::string& cell = cell_at(i);
+      line += cell;
+      if (i + 1 < widths_.size()) line.append(widths_[i] - display_width(cell) + 2, ' ');
     }
-    out += '\n';
+    line += '\n';
+    out << line;
   };
-  append_row(header);
+  write_row([&](std::size_t i) -> const std::string& { return header_[i]; });
   std::vector<std::string> rule;
-  for (const auto width : widths) rule.emplace_back(width, '-');
-  append_row(rule);
-  for (const auto& row : body) append_row(row);
-  out += fmt::format("({} row{})\n", result.rows.size(), result.rows.size() == 1 ? "" : "s");
-  return out;
+  for (const auto width : widths_) rule.emplace_back(width, '-');
+  write_row([&](std::size_t i) -> const std::string& { return rule[i]; });
+  for (std::size_t r = 0; r < rows_; ++r) {
+    write_row([&](std::size_t i) -> const std::string& { return cells_[r * widths_.size() + i]; });
+  }
+  out << fmt::format("({} row{})\n", rows_, rows_ == 1 ? "" : "s");
+}
+
+std::string format_aligned(const db::QueryResult& result) {
+  AlignedTable table(result.columns);
+  for (const auto& row : result.rows) table.add(row);
+  std::ostringstream out;
+  table.write(out);
+  return out.str();
+}
+
+void append_csv_record(std::string& out, const std::vector<std::string>& fields, bool escape) {
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i) out += ',';
+    out += plotting::csv_field(escape ? escape_controls(fields[i]) : fields[i]);
+  }
+  out += "\r\n";
+}
+
+void append_csv_record(std::string& out, const std::vector<std::optional<std::string>>& fields,
+                       bool escape) {
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i) out += ',';
+    const std::string_view text = fields[i] ? std::string_view(*fields[i]) : std::string_view();
+    out += escape ? plotting::csv_field(escape_controls(text)) : plotting::csv_field(text);
+  }
+  out += "\r\n";
 }
 
 std::string format_csv(const db::QueryResult& result, bool escape) {
-  const auto field = [&](const std::string& text) {
-    return plotting::csv_field(escape ? escape_controls(text) : text);
-  };
   std::string out;
-  for (std::size_t i = 0; i < result.columns.size(); ++i)
-    out += (i ? "," : "") + field(result.columns[i]);
-  out += "\r\n";
-  for (const auto& row : result.rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + field(row[i].value_or(""));
-    out += "\r\n";
-  }
+  append_csv_record(out, result.columns, escape);
+  for (const auto& row : result.rows) append_csv_record(out, row, escape);
   return out;
 }
 
