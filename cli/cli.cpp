@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/compare_command.hpp"
+#include "cli/merge_command.hpp"
 #include "cli/model_command.hpp"
 #include "cli/numeric_flags.hpp"
 #include "cli/stats_command.hpp"
@@ -153,6 +154,18 @@ const std::vector<Entry>& table() {
              ->transform(size_in(1, std::uint64_t{1} << 50));
          return
              [options, limits, &out, &err] { return query_command(*options, *limits, out, err); };
+       }},
+      {{"merge", "the runs of side files (or other databases) into a results database"},
+       [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
+         auto options = std::make_shared<MergeCommand>();
+         app.add_option("sources", options->sources,
+                        "Side files (<db>.unsaved/*.db) or other scalebench databases")
+             ->required();
+         app.add_option("--into", options->into, "The results database that takes their runs")
+             ->required();
+         app.add_flag("--skip-duplicates", options->skip_duplicates,
+                      "Skip runs the database already holds instead of refusing the file");
+         return [options, &out, &err] { return merge_command(*options, out, err); };
        }},
       {{"compare",
         "two experiments, instances or databases cell by cell: ratio, CI, Welch test, verdict"},

@@ -188,6 +188,13 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
                "scalebench database; docs/database.md, \"Side files\"):\n",
                outcome.side_files.size(), options.database);
     for (const auto& file : outcome.side_files) fmt::print(err, "  {}\n", file.string());
+    fmt::print(err, "  merge them with: scalebench merge FILE... --into {}\n", options.database);
+  }
+  if (!outcome.lost_runs.empty()) {
+    fmt::print(
+        err, "scalebench: error: {} could not be stored, neither in {} nor in a side file:\n",
+        util::count_of(static_cast<long long>(outcome.lost_runs.size()), "run"), options.database);
+    for (const auto& why : outcome.lost_runs) fmt::print(err, "  {}\n", why);
   }
   if (progress.saw_allreduce()) {
     fmt::print(out, "next: scalebench query --db {} \"{}\"\n", options.database,

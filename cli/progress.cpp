@@ -37,6 +37,11 @@ void ProgressPrinter::on_side_file(const std::filesystem::path& file, const std:
              why, file.string());
 }
 
+void ProgressPrinter::on_run_lost(const std::string& why) {
+  clear_line();
+  fmt::print(err_, "scalebench: error: a run could not be stored anywhere: {}\n", shown(why));
+}
+
 void ProgressPrinter::on_run_start(const orchestrator::RunPlan& plan, std::size_t index,
                                    std::size_t total) {
   clear_line();

@@ -27,6 +27,7 @@ class ProgressPrinter final : public orchestrator::RunObserver {
   ProgressPrinter(std::ostream& out, std::ostream& err, ProgressStyle style)
       : out_(out), err_(err), style_(style) {}
   void on_side_file(const std::filesystem::path& file, const std::string& why) override;
+  void on_run_lost(const std::string& why) override;
   void on_run_start(const orchestrator::RunPlan& plan, std::size_t index,
                     std::size_t total) override;
   void on_epoch(const orchestrator::RunPlan& plan, std::size_t index, std::size_t total_runs,

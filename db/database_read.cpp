@@ -199,6 +199,18 @@ std::vector<EpochRecord> Database::epochs(std::int64_t run_id) const {
     e.test_accuracy = st.optional_real(9);
     out.push_back(e);
   }
+  // Per-rank ends (schema 7), so that a run read here can be written elsewhere whole (merge).
+  Statement ends(handle_, path_,
+                 "SELECT epoch, rank, end_offset_seconds, end_rule FROM epoch_rank_ends "
+                 "WHERE run_id = ?1 ORDER BY epoch, rank",
+                 "read the ranks' epoch ends");
+  ends.bind(1, run_id);
+  while (ends.step()) {
+    const int epoch = ends.integer(0);
+    const auto it = std::find_if(out.begin(), out.end(),
+                                 [&](const EpochRecord& e) { return e.epoch == epoch; });
+    if (it != out.end()) it->rank_ends.push_back({ends.integer(1), ends.real(2), ends.text(3)});
+  }
   return out;
 }
 
@@ -206,6 +218,15 @@ Provenance Database::provenance(std::int64_t run_id) const {
   Statement st(handle_, path_,
                "SELECT key, value FROM run_provenance WHERE run_id = ?1 ORDER BY key",
                "read a run's provenance");
+  st.bind(1, run_id);
+  Provenance out;
+  while (st.step()) out.emplace_back(st.text(0), st.text(1));
+  return out;
+}
+
+Provenance Database::own_provenance(std::int64_t run_id) const {
+  Statement st(handle_, path_, "SELECT key, value FROM provenance WHERE run_id = ?1 ORDER BY key",
+               "read a run's own provenance");
   st.bind(1, run_id);
   Provenance out;
   while (st.step()) out.emplace_back(st.text(0), st.text(1));

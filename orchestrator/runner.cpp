@@ -1,8 +1,10 @@
 #include "orchestrator/runner.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -146,16 +148,32 @@ Instance resume_instance(db::Database& database, const db::ExperimentRecord& con
 
 namespace {
 
+// A directory only this user can have made: "scalebench-unsaved-<uid>" in the temporary
+// directory, or nothing when someone else's (or a link) is already there.
+std::filesystem::path private_fallback_directory() {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path directory =
+      fs::temp_directory_path(error) / fmt::format("scalebench-unsaved-{}", ::getuid());
+  if (error) return {};
+  if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) return {};
+  struct stat st {};
+  if (::lstat(directory.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
+    return {};
+  return directory;
+}
+
 // Stores the run with its staged lines; a database that stays busy is retried, and a run it
-// still cannot take goes to a side file (a scalebench database of its own, docs/database.md).
-void store_run(db::Database& database, const Instance& instance, db::RunBundle& bundle,
+// still cannot take goes to a side file (a scalebench database of its own, docs/database.md):
+// beside the database, else in a private fallback directory. False when nothing took it.
+bool store_run(db::Database& database, const Instance& instance, db::RunBundle& bundle,
                std::size_t index, const RunnerOptions& options, RunObserver* observer,
                ExperimentOutcome& result) {
   std::string why;
   for (int attempt = 1; attempt <= std::max(1, options.store_attempts); ++attempt) {
     try {
       bundle.run.id = database.insert_run(bundle);
-      return;
+      return true;
     } catch (const db::DatabaseBusy& error) {
       why = error.what();
       if (attempt < options.store_attempts) std::this_thread::sleep_for(options.store_retry_delay);
@@ -165,19 +183,43 @@ void store_run(db::Database& database, const Instance& instance, db::RunBundle& 
     }
   }
   namespace fs = std::filesystem;
-  const fs::path directory = options.side_directory.empty() ? fs::path(database.path() + ".unsaved")
-                                                            : options.side_directory;
-  const fs::path side =
-      directory / fmt::format("instance{}-run{}-attempt{}-pid{}.db", instance.record.id, index + 1,
-                              bundle.run.attempt, ::getpid());
-  auto side_db = db::Database::open(side.string());
-  db::ExperimentRecord record = instance.record;
-  record.id = 0;
-  bundle.run.experiment_id = side_db.insert_experiment(record);
-  bundle.run.id = side_db.insert_run_from_stage(bundle, database);
+  const fs::path first = options.side_directory.empty() ? fs::path(database.path() + ".unsaved")
+                                                        : options.side_directory;
+  std::vector<fs::path> directories{first};
+  directories.push_back(options.fallback_side_directory.empty() ? private_fallback_directory()
+                                                                : options.fallback_side_directory);
+  const std::string name = fmt::format("instance{}-run{}-attempt{}-pid{}.db", instance.record.id,
+                                       index + 1, bundle.run.attempt, ::getpid());
+  std::vector<std::string> refused;  // why each directory could not take it
+  for (const fs::path& directory : directories) {
+    if (directory.empty()) continue;
+    const fs::path side = directory / name;
+    try {
+      fs::create_directories(directory);
+      auto side_db = db::Database::open(side.string());
+      db::ExperimentRecord record = instance.record;
+      record.id = 0;
+      bundle.run.experiment_id = side_db.insert_experiment(record);
+      bundle.run.id = side_db.insert_run_from_stage(bundle, database);
+    } catch (const std::exception& error) {
+      refused.push_back(fmt::format("{}: {}", side.string(), error.what()));
+      continue;
+    }
+    database.discard_staged_lines();
+    result.side_files.push_back(side);
+    std::string reason = why;
+    for (const auto& r : refused) reason += "; side file refused at " + r;
+    if (observer) observer->on_side_file(side, reason);
+    return true;
+  }
+  // Nothing took it: said, and the matrix goes on (the next run may be stored).
   database.discard_staged_lines();
-  result.side_files.push_back(side);
-  if (observer) observer->on_side_file(side, why);
+  std::string reason = fmt::format("{} np={} repetition {} attempt {}: {}", bundle.run.condition,
+                                   bundle.run.np, bundle.run.repetition, bundle.run.attempt, why);
+  for (const auto& r : refused) reason += "; side file refused at " + r;
+  result.lost_runs.push_back(reason);
+  if (observer) observer->on_run_lost(reason);
+  return false;
 }
 
 }  // namespace
@@ -235,9 +277,9 @@ ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance,
       bundle.staged_offset_shift_seconds = shift;
       bundle.run.experiment_id = instance.record.id;
       bundle.run.attempt = ++attempts;
-      store_run(database, instance, bundle, index, options, observer, result);
-      ++result.runs;
-      const bool ok = bundle.run.status == db::RunStatus::Ok;
+      const bool stored = store_run(database, instance, bundle, index, options, observer, result);
+      if (stored) ++result.runs;
+      const bool ok = stored && bundle.run.status == db::RunStatus::Ok;
       if (ok) ++result.ok, ++result.cells_ok;
       if (observer) observer->on_run_end(bundle, index, total);
       if (outcome.interrupted) result.interrupted = true;

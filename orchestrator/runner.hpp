@@ -26,6 +26,8 @@ class RunObserver {
                         int /*epoch*/, int /*total_epochs*/, double /*elapsed_seconds*/) {}
   // The results database refused the run; it was written to this side file instead.
   virtual void on_side_file(const std::filesystem::path&, const std::string& /*why*/) {}
+  // Neither the database nor a side file could take the run (why); the matrix goes on.
+  virtual void on_run_lost(const std::string& /*why*/) {}
 };
 
 // One cell of the matrix.
@@ -62,6 +64,9 @@ struct RunnerOptions {
   std::chrono::milliseconds store_retry_delay{1000};
   // Where a run goes when the database cannot take it: default "<database>.unsaved/".
   std::filesystem::path side_directory;
+  // Where it goes when side_directory cannot take it either (a regular file of that name, a
+  // read-only folder): default a private "scalebench-unsaved-<uid>" in the temporary directory.
+  std::filesystem::path fallback_side_directory;
 };
 
 struct ExperimentOutcome {
@@ -72,6 +77,8 @@ struct ExperimentOutcome {
   std::size_t cells = 0;
   bool interrupted = false;  // stopped early (signal); the runs before it are stored
   std::vector<std::filesystem::path> side_files;
+  // Runs neither the database nor any side file could take: why, per run (the matrix went on).
+  std::vector<std::string> lost_runs;
 };
 
 // Builds the stored record of one finished run: status, epochs, images/s (lines are staged).

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include <csignal>
+#include <fstream>
 
 #include "orchestrator/runner.hpp"
 #include "runner_support.hpp"
@@ -200,6 +201,78 @@ TEST_CASE("a database locked by another process: retried, then the run goes to a
   CHECK(side.lines(side_runs[0].id).size() == 3);
   CHECK(side.experiments()[0].spec_json == experiment.spec_json);
   CHECK(database.runs().empty());
+}
+
+namespace {
+// A run observer that keeps what it is told about side files and lost runs.
+struct SideFileLog final : RunObserver {
+  std::vector<std::string> side, lost;
+  void on_side_file(const std::filesystem::path& file, const std::string& why) override {
+    side.push_back(file.string() + " | " + why);
+  }
+  void on_run_lost(const std::string& why) override { lost.push_back(why); }
+};
+
+// Runs kTwoConditions into a database another connection keeps locked; side files go to
+// `side_directory` and `fallback`.
+ExperimentOutcome run_locked(const std::string& path, const std::filesystem::path& side_directory,
+                             const std::filesystem::path& fallback, SideFileLog& log,
+                             FakeExecutor& executor) {
+  auto database = db::Database::open(path);
+  const auto experiment = parse_experiment(kTwoConditions, "t.json");
+  const auto plans = expand_matrix(experiment, {"scalebench-train", false});
+  auto instance = start_instance(database, context_for(experiment), plans);
+  sqlite3* other = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &other) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  database.set_busy_timeout(20);
+  RunnerOptions options;
+  options.store_attempts = 1;
+  options.side_directory = side_directory;
+  options.fallback_side_directory = fallback;
+  const auto outcome = run_instance(experiment, instance, executor, database, &log, options);
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  return outcome;
+}
+}  // namespace
+
+TEST_CASE("a side file that cannot be made beside the database goes to the fallback, named") {
+  test::TempDir dir;
+  const auto path = (dir / "r.db").string();
+  std::ofstream(path + ".unsaved") << "a regular file where the side directory would go";
+  SideFileLog log;
+  FakeExecutor executor([](const LaunchSpec&) { return good_run(); });
+  const auto outcome = run_locked(path, path + ".unsaved", dir / "fallback", log, executor);
+  CHECK(outcome.runs == 4);
+  CHECK(outcome.ok == 4);
+  REQUIRE(outcome.side_files.size() == 4);
+  CHECK(outcome.side_files[0].parent_path() == dir / "fallback");
+  REQUIRE(log.side.size() == 4);
+  CHECK(log.side[0].find("side file refused at " + path + ".unsaved/instance") !=
+        std::string::npos);
+  CHECK(log.lost.empty());
+  const auto side = db::Database::open(outcome.side_files[3].string(), db::OpenMode::ReadOnly);
+  REQUIRE(side.runs().size() == 1);
+  CHECK(side.lines(side.runs()[0].id).size() == 3);
+}
+
+TEST_CASE("a run nothing can take is lost with its reasons, and the matrix goes on") {
+  test::TempDir dir;
+  const auto path = (dir / "r.db").string();
+  std::ofstream(path + ".unsaved") << "x";
+  std::ofstream(dir / "fallback") << "x";
+  SideFileLog log;
+  FakeExecutor executor([](const LaunchSpec&) { return good_run(); });
+  const auto outcome = run_locked(path, path + ".unsaved", dir / "fallback", log, executor);
+  CHECK(executor.launched().size() == 4);  // every cell was still run
+  CHECK(outcome.runs == 0);
+  CHECK(outcome.ok == 0);
+  CHECK(outcome.cells_ok == 0);
+  REQUIRE(outcome.lost_runs.size() == 4);
+  CHECK(outcome.lost_runs[0].find("side file refused at " + (dir / "fallback").string()) !=
+        std::string::npos);
+  CHECK(log.lost.size() == 4);
 }
 
 namespace {

@@ -1,0 +1,60 @@
+#include "cli/merge_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "db/database.hpp"
+#include "db/merge.hpp"
+#include "plotting/output_file.hpp"
+
+namespace scalebench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {
+  }, sb{};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+// A private copy of `source` (and its -wal, where a writer left one): opening a database of an
+// older schema migrates it, and the side file stays as the run left it.
+fs::path private_copy(const std::string& source, const fs::path& directory) {
+  if (!fs::is_regular_file(source))
+    throw db::DatabaseError(fmt::format("{}: no such database file", source));
+  const fs::path copy = directory / "side.db";
+  fs::copy_file(source, copy);
+  if (fs::is_regular_file(source + "-wal")) fs::copy_file(source + "-wal", copy.string() + "-wal");
+  return copy;
+}
+
+}  // namespace
+
+int merge_command(const MergeCommand& options, std::ostream& out, std::ostream&) {
+  for (const auto& source : options.sources) {
+    if (same_file(source, options.into))
+      throw db::DatabaseError(fmt::format("{}: is the database to merge into", source));
+  }
+  auto into = db::Database::open(options.into);
+  for (const auto& source : options.sources) {
+    const plotting::PrivateTempDir work(fs::temp_directory_path());
+    const auto side = db::Database::open(private_copy(source, work.path()).string());
+    const auto merged = db::merge_database(into, side, source, options.skip_duplicates);
+    fmt::print(
+        out, "{}: merged {} into {}{}{}\n", source,
+        merged.runs == 1 ? std::string("1 run") : fmt::format("{} runs", merged.runs), options.into,
+        merged.instances_created > 0
+            ? fmt::format(" ({} instance{} new there)", merged.instances_created,
+                          merged.instances_created == 1 ? "" : "s")
+            : "",
+        merged.skipped > 0 ? fmt::format("; {} already there, skipped", merged.skipped) : "");
+  }
+  return 0;
+}
+
+}  // namespace scalebench::cli
