@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <numeric>
 
 namespace scalebench::stats {
@@ -16,30 +17,77 @@ std::string letter_name(std::size_t index) {
   return std::string(index / kLetters.size(), '.') + kLetters[index % kLetters.size()];
 }
 
-// A column all of whose TRUE rows are TRUE in `other` is absorbed (R: all() of none is TRUE).
-bool within(const Column& column, const Column& other) {
-  for (std::size_t r = 0; r < column.size(); ++r)
-    if (column[r] && !other[r]) return false;
+// The insert-and-absorb phase keeps each letter column as a bit set over the rows (groups).
+using Word = std::uint64_t;
+using Bits = std::vector<Word>;
+
+bool test(const Bits& b, std::size_t r) { return ((b[r / 64] >> (r % 64)) & 1U) != 0; }
+void clear(Bits& b, std::size_t r) { b[r / 64] &= ~(Word{1} << (r % 64)); }
+// Every row of `a` is in `b` (R: all() of none is TRUE).
+bool subset(const Bits& a, const Bits& b) {
+  for (std::size_t w = 0; w < a.size(); ++w)
+    if ((a[w] & ~b[w]) != 0) return false;
   return true;
 }
 
-void absorb(Matrix& m) {
-  for (bool again = true; again;) {
-    again = false;
-    for (std::size_t j = 0; j + 1 < m.size() && !again; ++j)
-      for (std::size_t k = j + 1; k < m.size(); ++k) {
-        if (within(m[k], m[j])) {
-          m.erase(m.begin() + static_cast<std::ptrdiff_t>(k));
-          again = true;
-          break;
-        }
-        if (within(m[j], m[k])) {
-          m.erase(m.begin() + static_cast<std::ptrdiff_t>(j));
-          again = true;
+// One step of insert_absorb: groups `first` and `second` differ. R's absorb() then scans the
+// column pairs (j < k) from the start, drops k if k is within j, else j if j is within k, and
+// starts again until no pair nests. Every drop removes a column that a kept one contains, so the
+// columns it keeps are exactly those that no other column strictly contains and that no earlier
+// column equals, in their order; that is computed here directly. Before the step the columns are
+// such a set (no column within another). The columns W that held both groups lose `first` in
+// place (M) and gain copies without `second` at the end (N). The untouched columns U stay
+// pairwise unnested and none lies within an M or N (those lie within a W column); M and N never
+// nest among themselves (an M holds `second`, an N `first`; two Ms or two Ns would make their
+// W columns nest). So only an M or N within a U column can go: an M within a U column holding
+// `second` but not `first` (dropped unless it equals a later U column, which then goes instead),
+// an N within a U column holding `first` but not `second` (always later, so it goes).
+void insert_absorb(std::vector<Bits>& columns, std::size_t first, std::size_t second) {
+  std::vector<std::size_t> wrong;  // the columns that wrongly assert first ~ second
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    if (test(columns[c], first) && test(columns[c], second)) wrong.push_back(c);
+  if (wrong.empty()) return;
+  const std::size_t old_size = columns.size();
+  std::vector<char> in_wrong(old_size, 0);
+  for (const std::size_t c : wrong) {
+    in_wrong[c] = 1;
+    Bits added = columns[c];
+    clear(added, second);
+    columns.push_back(std::move(added));
+    clear(columns[c], first);
+  }
+  std::vector<std::size_t> with_second,
+      with_first;  // U columns: second not first, first not second
+  for (std::size_t c = 0; c < old_size; ++c) {
+    if (in_wrong[c]) continue;
+    const bool f = test(columns[c], first), s = test(columns[c], second);
+    if (s && !f) with_second.push_back(c);
+    if (f && !s) with_first.push_back(c);
+  }
+  std::vector<char> dropped(columns.size(), 0);
+  for (const std::size_t c : wrong)
+    for (const std::size_t u : with_second)
+      if (subset(columns[c], columns[u])) {
+        if (u > c && columns[c] == columns[u]) {
+          dropped[u] = 1;
+        } else {
+          dropped[c] = 1;
           break;
         }
       }
-  }
+  for (std::size_t c = old_size; c < columns.size(); ++c)
+    for (const std::size_t u : with_first)
+      if (subset(columns[c], columns[u])) {
+        dropped[c] = 1;
+        break;
+      }
+  std::size_t kept = 0;
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    if (!dropped[c]) {
+      if (kept != c) columns[kept] = std::move(columns[c]);
+      ++kept;
+    }
+  columns.resize(kept);
 }
 
 // multcomp's sweepLetters: drops a letter from a group when every other group that shares the
@@ -139,34 +187,21 @@ std::vector<std::string> compact_letters(const std::vector<double>& means,
   for (std::size_t r = 0; r < k; ++r) row_of[lvl[r]] = r;
 
   bool any = false;
-  Matrix lmat = {Column(k, 1)};
+  std::vector<Bits> columns = {Bits((k + 63) / 64, 0)};
+  for (std::size_t r = 0; r < k; ++r) columns[0][r / 64] |= Word{1} << (r % 64);
   // Tukey contrasts in multcomp's order (B-A, C-A, ..., C-B, ...): comps = (later, earlier).
   for (std::size_t i = 0; i + 1 < k; ++i)
     for (std::size_t j = i + 1; j < k; ++j) {
       if (!significant[i][j]) continue;
       any = true;
-      const std::size_t first = row_of[j], second = row_of[i];
-      std::vector<std::size_t> asserting;
-      for (std::size_t c = 0; c < lmat.size(); ++c)
-        if (lmat[c][first] && lmat[c][second]) asserting.push_back(c);
-      if (asserting.empty()) continue;
-      Matrix added;
-      for (const std::size_t c : asserting) {
-        Column column = lmat[c];
-        column[second] = 0;
-        added.push_back(column);
-        lmat[c][first] = 0;
-      }
-      lmat.insert(lmat.end(), added.begin(), added.end());
-      if (lmat.size() > 1) absorb(lmat);
+      insert_absorb(columns, row_of[j], row_of[i]);
     }
   if (!any) return std::vector<std::string>(k, "a");
 
   // Rows back to the input order (cld's levels.x), then order, sweep, order twice, as cld does.
-  Matrix byinput(lmat.size(), Column(k, 0));
-  for (std::size_t c = 0; c < lmat.size(); ++c)
-    for (std::size_t g = 0; g < k; ++g) byinput[c][g] = lmat[c][row_of[g]];
-  lmat = std::move(byinput);
+  Matrix lmat(columns.size(), Column(k, 0));
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    for (std::size_t g = 0; g < k; ++g) lmat[c][g] = test(columns[c], row_of[g]) ? 1 : 0;
   for (int pass = 0; pass < 2; ++pass) {
     order_columns(lmat, count);
     lmat = sweep(std::move(lmat));
