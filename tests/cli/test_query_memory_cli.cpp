@@ -104,13 +104,12 @@ TEST_CASE("query --max-memory bounds the peak RSS of printing: --csv streams, al
   };
 
   SUBCASE("--csv: the whole result, streamed") {
-    const Outcome csv =
-        run_measured({"query", "--db", db_path, "--max-memory", "64MiB", "--csv", rows_of(100000)},
-                     out, err);
+    const Outcome csv = run_measured(
+        {"query", "--db", db_path, "--max-memory", "64MiB", "--csv", rows_of(100000)}, out, err);
     MESSAGE("--csv peak ", csv.peak_kib, " KiB; stderr: ", read_text(err));
     CHECK(csv.status == 0);
     const auto [lines, bytes] = count_lines_and_bytes(out);
-    CHECK(lines == 100001);                  // the header and every row
+    CHECK(lines == 100001);                   // the header and every row
     CHECK(bytes == 3 + 100000 * (1000 + 2));  // "x\r\n", then 1 000 x's and "\r\n" each
     CHECK(csv.peak_kib < bound_kib);
   }
@@ -127,8 +126,8 @@ TEST_CASE("query --max-memory bounds the peak RSS of printing: --csv streams, al
     CHECK(aligned.peak_kib < bound_kib);
   }
   SUBCASE("aligned: a result that fits is printed whole, within the bound") {
-    const Outcome aligned = run_measured(
-        {"query", "--db", db_path, "--max-memory", "64MiB", rows_of(50000)}, out, err);
+    const Outcome aligned =
+        run_measured({"query", "--db", db_path, "--max-memory", "64MiB", rows_of(50000)}, out, err);
     MESSAGE("aligned (50 000 rows) peak ", aligned.peak_kib, " KiB; stderr: ", read_text(err));
     CHECK(aligned.status == 0);
     const auto [lines, bytes] = count_lines_and_bytes(out);
