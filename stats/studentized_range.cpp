@@ -401,36 +401,7 @@ double log_cdf_positive(double q, double k, double df) {
   return log_cdf_direct(q, k, df);
 }
 
-// Solves f(log q) = 0 for f decreasing in q by bracketing from q = 3, then TOMS 748.
-template <class F>
-double solve_for_q(F f) {
-  double lo = std::log(3.0);
-  double f_lo = f(lo);
-  if (f_lo == 0) return std::exp(lo);
-  double hi = lo;
-  double f_hi = f_lo;
-  double step = 1;
-  // Walk towards the root, doubling the step, until the sign changes.
-  for (int i = 0; i < 200 && (f_lo > 0) == (f_hi > 0); ++i) {
-    if (f_hi > 0) {
-      lo = hi;
-      f_lo = f_hi;
-      hi += step;
-      f_hi = f(hi);
-    } else {
-      hi = lo;
-      f_hi = f_lo;
-      lo -= step;
-      f_lo = f(lo);
-    }
-    step *= 2;
-  }
-  if ((f_lo > 0) == (f_hi > 0)) return kNaN;
-  std::uintmax_t iterations = 100;
-  const auto root = boost::math::tools::toms748_solve(
-      f, lo, hi, f_lo, f_hi, boost::math::tools::eps_tolerance<double>(48), iterations);
-  return std::exp(0.5 * (root.first + root.second));
-}
+using detail::solve_for_q;
 
 }  // namespace
 

@@ -3,7 +3,11 @@
 // (studentized_range_family.hpp) can reuse the outer integral with a tabulated inner one.
 #pragma once
 
+#include <boost/math/tools/roots.hpp>
+#include <cmath>
+#include <cstdint>
 #include <functional>
+#include <limits>
 
 namespace scalebench::stats::detail {
 
@@ -34,5 +38,37 @@ double range_log_survival_far(double x, double k);
 // brackets, quadrature and tolerance), with log P(R > x) taken from `inner`.
 double studentized_range_log_survival_with(double q, double k, double df,
                                            const std::function<double(double)>& inner);
+
+// Solves f(log q) = 0 for f decreasing in q: brackets outward from q = start in steps of log q
+// that double from `step`, then TOMS 748 to 48 bits (Alefeld, Potra and Shi 1995); NaN when no
+// sign change is found in 200 steps. Shared by the quantile and the families' quantile.
+template <class F>
+double solve_for_q(F f, double start = 3.0, double step = 1) {
+  double lo = std::log(start);
+  double f_lo = f(lo);
+  if (f_lo == 0) return std::exp(lo);
+  double hi = lo;
+  double f_hi = f_lo;
+  // Walk towards the root, doubling the step, until the sign changes.
+  for (int i = 0; i < 200 && (f_lo > 0) == (f_hi > 0); ++i) {
+    if (f_hi > 0) {
+      lo = hi;
+      f_lo = f_hi;
+      hi += step;
+      f_hi = f(hi);
+    } else {
+      hi = lo;
+      f_hi = f_lo;
+      lo -= step;
+      f_lo = f(lo);
+    }
+    step *= 2;
+  }
+  if ((f_lo > 0) == (f_hi > 0)) return std::numeric_limits<double>::quiet_NaN();
+  std::uintmax_t iterations = 100;
+  const auto root = boost::math::tools::toms748_solve(
+      f, lo, hi, f_lo, f_hi, boost::math::tools::eps_tolerance<double>(48), iterations);
+  return std::exp(0.5 * (root.first + root.second));
+}
 
 }  // namespace scalebench::stats::detail

@@ -163,30 +163,9 @@ double StudentizedRangeFamily::quantile(double probability, double df, double gu
     return studentized_range_quantile(probability, k_, df);
   const double target = std::log1p(-probability);
   const auto f = [&](double log_q) { return log_survival_tabulated(std::exp(log_q), df) - target; };
-  double lo = std::log(guess > 0 && std::isfinite(guess) ? guess : 3.0);
-  double f_lo = f(lo);
-  if (f_lo == 0) return std::exp(lo);
-  double hi = lo, f_hi = f_lo;
-  double step = guess > 0 ? 1e-3 : 1;  // a close guess: a narrow bracket
-  for (int i = 0; i < 200 && (f_lo > 0) == (f_hi > 0); ++i) {
-    if (f_hi > 0) {
-      lo = hi;
-      f_lo = f_hi;
-      hi += step;
-      f_hi = f(hi);
-    } else {
-      hi = lo;
-      f_hi = f_lo;
-      lo -= step;
-      f_lo = f(lo);
-    }
-    step *= 2;
-  }
-  if ((f_lo > 0) == (f_hi > 0)) return std::numeric_limits<double>::quiet_NaN();
-  std::uintmax_t iterations = 100;
-  const auto root = boost::math::tools::toms748_solve(
-      f, lo, hi, f_lo, f_hi, boost::math::tools::eps_tolerance<double>(48), iterations);
-  return std::exp(0.5 * (root.first + root.second));
+  // A close guess: a narrow bracket.
+  return detail::solve_for_q(f, guess > 0 && std::isfinite(guess) ? guess : 3.0,
+                             guess > 0 ? 1e-3 : 1);
 }
 
 }  // namespace scalebench::stats

@@ -171,38 +171,6 @@ TEST_CASE(
                   ExperimentError);
 }
 
-TEST_CASE("a database locked by another process: retried, then the run goes to a side file") {
-  test::TempDir dir;
-  const auto path = (dir / "r.db").string();
-  auto database = db::Database::open(path);
-  const auto experiment = parse_experiment(kTwoConditions, "t.json");
-  const auto plans = expand_matrix(experiment, {"scalebench-train", false});
-  auto instance = start_instance(database, context_for(experiment), plans);
-
-  sqlite3* other = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &other) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
-  database.set_busy_timeout(20);
-  RunnerOptions options;
-  options.store_attempts = 2;
-  options.store_retry_delay = std::chrono::milliseconds(5);
-  FakeExecutor executor([](const LaunchSpec&) { return good_run(); });
-  const auto outcome = run_instance(experiment, instance, executor, database, nullptr, options);
-  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
-  sqlite3_close(other);
-
-  CHECK(outcome.runs == 4);
-  REQUIRE(outcome.side_files.size() == 4);
-  CHECK(outcome.side_files[0].parent_path() == std::filesystem::path(path + ".unsaved"));
-  const auto side = db::Database::open(outcome.side_files[0].string(), db::OpenMode::ReadOnly);
-  const auto side_runs = side.runs();
-  REQUIRE(side_runs.size() == 1);
-  CHECK(side_runs[0].status == db::RunStatus::Ok);
-  CHECK(side.lines(side_runs[0].id).size() == 3);
-  CHECK(side.experiments()[0].spec_json == experiment.spec_json);
-  CHECK(database.runs().empty());
-}
-
 namespace {
 // A run observer that keeps what it is told about side files and lost runs.
 struct SideFileLog final : RunObserver {
@@ -227,7 +195,8 @@ ExperimentOutcome run_locked(const std::string& path, const std::filesystem::pat
   REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
   database.set_busy_timeout(20);
   RunnerOptions options;
-  options.store_attempts = 1;
+  options.store_attempts = 2;
+  options.store_retry_delay = std::chrono::milliseconds(5);
   options.side_directory = side_directory;
   options.fallback_side_directory = fallback;
   const auto outcome = run_instance(experiment, instance, executor, database, &log, options);
@@ -236,6 +205,27 @@ ExperimentOutcome run_locked(const std::string& path, const std::filesystem::pat
   return outcome;
 }
 }  // namespace
+
+TEST_CASE("a database locked by another process: retried, then the run goes to a side file") {
+  test::TempDir dir;
+  const auto path = (dir / "r.db").string();
+  SideFileLog log;
+  FakeExecutor executor([](const LaunchSpec&) { return good_run(); });
+  const auto outcome = run_locked(path, {}, dir / "fallback", log, executor);
+  const auto experiment = parse_experiment(kTwoConditions, "t.json");
+
+  CHECK(outcome.runs == 4);
+  REQUIRE(outcome.side_files.size() == 4);
+  CHECK(outcome.side_files[0].parent_path() == std::filesystem::path(path + ".unsaved"));
+  CHECK(log.side.size() == 4);
+  const auto side = db::Database::open(outcome.side_files[0].string(), db::OpenMode::ReadOnly);
+  const auto side_runs = side.runs();
+  REQUIRE(side_runs.size() == 1);
+  CHECK(side_runs[0].status == db::RunStatus::Ok);
+  CHECK(side.lines(side_runs[0].id).size() == 3);
+  CHECK(side.experiments()[0].spec_json == experiment.spec_json);
+  CHECK(db::Database::open(path, db::OpenMode::ReadOnly).runs().empty());
+}
 
 TEST_CASE("a side file that cannot be made beside the database goes to the fallback, named") {
   test::TempDir dir;
