@@ -213,3 +213,20 @@ TEST_CASE("each schema-vN fixture is still at version N (a read opens migrate it
     CHECK(sqlite_user_version(uri) == std::stoi(version));
   }
 }
+
+TEST_CASE("a database of this release (schema 7) opens as it is, for the next migration's tests") {
+  // tests/data/db/schema-v7.db: tests/data/db/fixture-v7.json run by scalebench at schema 7 (see
+  // the README): 6 ok runs (factor batch 32, 64 x single np=1 and mpirun np 1, 2), 12 epochs.
+  TempDir dir;
+  const auto path = (dir / "v7.db").string();
+  std::filesystem::copy_file(test::data_dir() / "db" / "schema-v7.db", path);
+  const auto d = db::Database::open(path, db::OpenMode::ReadOnly);
+  CHECK(d.schema_version() == 7);
+  const auto runs = d.runs("fixture-v7");
+  REQUIRE(runs.size() == 6);
+  for (const auto& run : runs) CHECK(run.status == db::RunStatus::Ok);
+  CHECK(scalar(d, "SELECT count(*) FROM epochs") == "12");
+  CHECK(scalar(d, "SELECT count(*) FROM lines") == "36");
+  CHECK(scalar(d, "SELECT group_concat(DISTINCT batch) FROM epoch_levels") == "32,64");
+  CHECK(scalar(d, "SELECT round(sum(duration_seconds), 9) FROM epochs") == "0.414755726");
+}
