@@ -9,6 +9,7 @@
 #include <functional>
 #include <ostream>
 
+#include "cli/cluster_command.hpp"
 #include "cli/commands.hpp"
 #include "cli/compare_command.hpp"
 #include "cli/merge_command.hpp"
@@ -154,6 +155,32 @@ const std::vector<Entry>& table() {
              ->transform(size_in(1, std::uint64_t{1} << 50));
          return
              [options, limits, &out, &err] { return query_command(*options, *limits, out, err); };
+       }},
+      {{"cluster", "many nodes on one machine: network namespaces on shaped links (root)"},
+       [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {
+         auto options = std::make_shared<ClusterCommand>();
+         app.add_option("action", options->action, "up, status or down")
+             ->required()
+             ->check(CLI::IsMember({"up", "status", "down"}));
+         app.add_option("--name", options->name, "The cluster's name: 1-6 of a-z, 0-9")
+             ->capture_default_str();
+         app.add_option("--nodes", options->nodes, "Nodes (network namespaces), 1-64")
+             ->transform(integer_in(1, 64))
+             ->capture_default_str();
+         app.add_option("--slots", options->slots, "Ranks per node in the hostfile")
+             ->transform(integer_in(1, 1024))
+             ->capture_default_str();
+         app.add_option("--rate", options->rate_mbit, "Each link's rate in Mbit/s (netem)")
+             ->transform(real_in({0, 1e6, true, false}));
+         app.add_option("--delay", options->delay_ms, "One-way node-to-node delay in ms")
+             ->transform(real_in({0, 1e4, false, false}));
+         app.add_option("--dir", options->directory,
+                        "Where its state, hostfile, env and rsh-agent go (default "
+                        "/run/scalebench/cluster-NAME)");
+         app.add_option("--subnet", options->subnet, "The nodes are 10.SUBNET.0.K/24")
+             ->transform(integer_in(0, 255))
+             ->capture_default_str();
+         return [options, &out, &err] { return cluster_command(*options, out, err); };
        }},
       {{"merge", "the runs of side files (or other databases) into a results database"},
        [](CLI::App& app, std::ostream& out, std::ostream& err) -> Action {

@@ -1,0 +1,59 @@
+#include "cli/cluster_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <unistd.h>
+
+#include "orchestrator/emulated_cluster.hpp"
+#include "orchestrator/executor.hpp"
+
+namespace scalebench::cli {
+
+int cluster_command(const ClusterCommand& options, std::ostream& out, std::ostream&) {
+  using namespace orchestrator;
+  const auto directory = options.directory.empty() ? default_cluster_directory(options.name)
+                                                   : std::filesystem::path(options.directory);
+  if (options.action != "status" && ::geteuid() != 0)
+    throw ClusterError(fmt::format(
+        "cluster {}: needs root (network namespaces, veth links and tc need CAP_NET_ADMIN and "
+        "CAP_SYS_ADMIN); run it as root",
+        options.action));
+  ProcessExecutor executor;
+  if (options.action == "up") {
+    ClusterSpec spec;
+    spec.name = options.name;
+    spec.nodes = options.nodes;
+    spec.slots = options.slots;
+    spec.directory = directory;
+    spec.subnet = options.subnet;
+    if (options.rate_mbit || options.delay_ms) {
+      if (!options.rate_mbit)
+        throw ClusterError("--delay needs --rate: give the link both (e.g. --rate 200 --delay 1)");
+      spec.link = LinkShape{*options.rate_mbit, options.delay_ms.value_or(0)};
+    }
+    const auto plan = cluster_up(spec, executor);
+    fmt::print(out, "cluster {} up: {} nodes", plan.spec.name, plan.nodes.size());
+    if (plan.spec.link)
+      fmt::print(out, ", links {} Mbit/s and {} ms node to node", plan.spec.link->rate_mbit,
+                 plan.spec.link->delay_ms);
+    fmt::print(out,
+               "\n  source {0}/env; mpirun --hostfile {0}/hostfile ...\n"
+               "  {0}/rsh-agent node1 COMMAND   runs COMMAND on node1\n"
+               "  scalebench cluster down --name {1}\n",
+               plan.spec.directory.string(), plan.spec.name);
+    return 0;
+  }
+  if (options.action == "down") {
+    const auto removed = cluster_down(directory, executor);
+    if (removed.empty())
+      fmt::print(out, "no cluster at {}: nothing to remove\n", directory.string());
+    else
+      fmt::print(out, "cluster at {} removed: {} namespaces, links and files\n", directory.string(),
+                 removed.size());
+    return 0;
+  }
+  out << cluster_status(directory, executor);
+  return 0;
+}
+
+}  // namespace scalebench::cli

@@ -1,0 +1,22 @@
+// `scalebench cluster up|status|down`: many nodes on one machine (orchestrator/emulated_cluster).
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace scalebench::cli {
+
+struct ClusterCommand {
+  std::string action;  // up | status | down
+  std::string name = "sb";
+  int nodes = 2;
+  int slots = 1;
+  std::optional<double> rate_mbit;
+  std::optional<double> delay_ms;
+  std::string directory;  // default /run/scalebench/cluster-<name>
+  int subnet = 213;       // the nodes are 10.<subnet>.0.<k>
+};
+int cluster_command(const ClusterCommand& options, std::ostream& out, std::ostream& err);
+
+}  // namespace scalebench::cli

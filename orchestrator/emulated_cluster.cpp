@@ -1,0 +1,333 @@
+#include "orchestrator/emulated_cluster.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace scalebench::orchestrator {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr auto kToolTimeout = std::chrono::seconds(30);
+
+std::string joined(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+// Runs one `ip`/`tc` command; its stdout lines, or a ClusterError naming the command and its
+// stderr (unless `tolerate`: then an empty answer).
+std::vector<std::string> run_tool(Executor& executor, std::vector<std::string> argv,
+                                  bool tolerate = false) {
+  std::vector<std::string> out;
+  std::string err;
+  const LaunchSpec spec{
+      argv, {}, std::chrono::duration_cast<std::chrono::milliseconds>(kToolTimeout)};
+  const auto outcome = executor.execute(spec, [&](StampedLine&& line) {
+    if (line.stream == Stream::Stdout)
+      out.push_back(line.text);
+    else if (err.size() < 500)
+      err += (err.empty() ? "" : " ") + line.text;
+  });
+  if (outcome.launched && outcome.exit_code == 0) return out;
+  if (tolerate) return {};
+  const std::string why = !outcome.launch_error.empty() ? outcome.launch_error
+                          : outcome.timed_out
+                              ? fmt::format("no answer in {} s", kToolTimeout.count())
+                              : fmt::format("exit code {}{}", outcome.exit_code.value_or(-1),
+                                            err.empty() ? "" : ": " + err);
+  throw ClusterError(fmt::format("`{}` failed: {}", joined(argv), why));
+}
+
+void write_file(const fs::path& path, const std::string& text, fs::perms perms) {
+  const fs::path temp = path.string() + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) throw ClusterError(fmt::format("{}: cannot write", temp.string()));
+  }
+  fs::permissions(temp, perms);
+  fs::rename(temp, path);
+}
+
+json state_of(const ClusterPlan& plan, const json& created) {
+  json nodes = json::array();
+  for (const auto& n : plan.nodes)
+    nodes.push_back(
+        {{"name", n.name}, {"netns", n.netns}, {"address", n.address}, {"host_veth", n.host_veth}});
+  json link = nullptr;
+  if (plan.spec.link)
+    link = {{"rate_mbit", plan.spec.link->rate_mbit}, {"delay_ms", plan.spec.link->delay_ms}};
+  return {{"name", plan.spec.name},   {"bridge", plan.bridge}, {"nodes", nodes},
+          {"slots", plan.spec.slots}, {"link", link},          {"created", created}};
+}
+
+// Records what exists before the next step, so that a crash leaves a complete list.
+class Recorder {
+ public:
+  explicit Recorder(const ClusterPlan& plan) : plan_(plan) { save(); }
+  void made(const std::string& kind, const std::string& name) {
+    created_.push_back({{"kind", kind}, {"name", name}});
+    save();
+  }
+
+ private:
+  void save() {
+    write_file(plan_.spec.directory / "state.json", state_of(plan_, created_).dump(2) + "\n",
+               fs::perms::owner_read | fs::perms::owner_write);
+  }
+  const ClusterPlan& plan_;
+  json created_ = json::array();
+};
+
+// One direction of a node's link: with a delay, netem (the rate and half the node-to-node
+// delay); without, a token bucket (tbf: every kernel with tc has it, netem is a module some lack).
+// The bucket holds 4 ms at the rate (at least 15 kB: a jumbo frame), and queues up to 100 ms.
+std::vector<std::string> shaping(const std::string& device, const LinkShape& link) {
+  const std::string rate = fmt::format("{}mbit", link.rate_mbit);
+  if (link.delay_ms > 0)
+    return {"tc",    "qdisc", "add",
+            "dev",   device,  "root",
+            "netem", "delay", fmt::format("{}ms", link.delay_ms / 2),
+            "rate",  rate,    "limit",
+            "100000"};
+  const auto burst_bytes =
+      std::max(15'000.0, link.rate_mbit * 1e6 / 8 * 0.004);  // 4 ms at the rate
+  return {"tc",
+          "qdisc",
+          "add",
+          "dev",
+          device,
+          "root",
+          "tbf",
+          "rate",
+          rate,
+          "burst",
+          fmt::format("{:.0f}", burst_bytes),
+          "latency",
+          "100ms"};
+}
+
+// Open MPI's plm_rsh_agent (and anyone's ssh): `rsh-agent HOST COMMAND...` runs COMMAND "on"
+// HOST: in its network namespace, with its own hostname (a UTS namespace), through sh -c as ssh
+// does with the words it is given.
+std::string rsh_agent(const ClusterPlan& plan) {
+  std::string cases;
+  for (const auto& n : plan.nodes)
+    cases += fmt::format("  {}|{}) ns={}; node={} ;;\n", n.address, n.name, n.netns, n.name);
+  return fmt::format(
+      "#!/bin/sh\n"
+      "# scalebench cluster {}: runs a command on a node, as ssh would (Open MPI's "
+      "plm_rsh_agent).\n"
+      "# Written by `scalebench cluster up`; removed by `scalebench cluster down`.\n"
+      "while [ $# -gt 0 ]; do case \"$1\" in -*) shift ;; *) break ;; esac; done\n"
+      "host=$1; shift\n"
+      "case \"$host\" in\n{}"
+      "  *) echo \"rsh-agent: $host is no node of cluster {}\" >&2; exit 255 ;;\n"
+      "esac\n"
+      "exec ip netns exec \"$ns\" unshare --uts sh -c "
+      "'echo \"$0\" > /proc/sys/kernel/hostname && exec sh -c \"$1\"' \"$node\" \"$*\"\n",
+      plan.spec.name, cases, plan.spec.name);
+}
+
+std::string environment_file(const ClusterPlan& plan) {
+  const fs::path agent = fs::absolute(plan.spec.directory / "rsh-agent");
+  const std::string subnet = fmt::format("10.{}.0.0/24", plan.spec.subnet);
+  return fmt::format(
+      "# scalebench cluster {}: source this before `mpirun --hostfile {}`.\n"
+      "export SCALEBENCH_CLUSTER={}\n"
+      "export OMPI_MCA_plm_rsh_agent={}\n"
+      "export OMPI_MCA_routed=direct\n"
+      "export OMPI_MCA_oob_tcp_if_include={}\n"
+      "export OMPI_MCA_btl_tcp_if_include={}\n",
+      plan.spec.name, fs::absolute(plan.spec.directory / "hostfile").string(), plan.spec.name,
+      agent.string(), subnet, subnet);
+}
+
+void write_launcher_files(const ClusterPlan& plan) {
+  std::string hostfile;
+  for (const auto& n : plan.nodes)
+    hostfile += fmt::format("{} slots={}\n", n.address, plan.spec.slots);
+  const auto rw = fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                  fs::perms::others_read;
+  write_file(plan.spec.directory / "hostfile", hostfile, rw);
+  write_file(plan.spec.directory / "env", environment_file(plan), rw);
+  write_file(plan.spec.directory / "rsh-agent", rsh_agent(plan),
+             rw | fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec);
+}
+
+json read_state(const fs::path& directory) {
+  std::ifstream in(directory / "state.json");
+  if (!in) return nullptr;
+  try {
+    return json::parse(in);
+  } catch (const json::exception& error) {
+    throw ClusterError(
+        fmt::format("{}: unreadable: {}", (directory / "state.json").string(), error.what()));
+  }
+}
+
+}  // namespace
+
+fs::path default_cluster_directory(const std::string& name) {
+  return fs::path("/run/scalebench") / ("cluster-" + name);
+}
+
+ClusterPlan plan_cluster(ClusterSpec spec) {
+  if (spec.name.empty() || spec.name.size() > 6 ||
+      spec.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") != std::string::npos)
+    throw ClusterError(fmt::format(
+        "--name '{}': expected 1 to 6 of a-z and 0-9 (it goes into interface names)", spec.name));
+  if (spec.nodes < 1 || spec.nodes > 64)
+    throw ClusterError(fmt::format("--nodes {}: expected 1 to 64", spec.nodes));
+  if (spec.slots < 1 || spec.slots > 1024)
+    throw ClusterError(fmt::format("--slots {}: expected 1 to 1024", spec.slots));
+  if (spec.subnet < 0 || spec.subnet > 255)
+    throw ClusterError(fmt::format("--subnet {}: expected 0 to 255", spec.subnet));
+  if (spec.link && !(spec.link->rate_mbit > 0 && spec.link->rate_mbit <= 1e6 &&
+                     spec.link->delay_ms >= 0 && spec.link->delay_ms <= 10'000))
+    throw ClusterError(
+        "the link: expected a rate in (0, 1000000] Mbit/s and a delay in [0, 10000] ms");
+  if (spec.directory.empty()) spec.directory = default_cluster_directory(spec.name);
+  ClusterPlan plan;
+  plan.bridge = fmt::format("sb{}br", spec.name);
+  for (int k = 1; k <= spec.nodes; ++k) {
+    ClusterNode n;
+    n.name = fmt::format("node{}", k);
+    n.netns = fmt::format("sb-{}-node{}", spec.name, k);
+    n.address = fmt::format("10.{}.0.{}", spec.subnet, k);
+    n.host_veth = fmt::format("sb{}h{}", spec.name, k);
+    n.inner_veth = fmt::format("sb{}n{}", spec.name, k);
+    plan.nodes.push_back(n);
+  }
+  plan.spec = std::move(spec);
+  return plan;
+}
+
+ClusterPlan cluster_up(const ClusterSpec& requested, Executor& executor) {
+  const ClusterPlan plan = plan_cluster(requested);
+  const fs::path& directory = plan.spec.directory;
+  if (fs::exists(directory / "state.json"))
+    throw ClusterError(
+        fmt::format("cluster {} is already up ({}): `scalebench cluster down --name {}` first",
+                    plan.spec.name, (directory / "state.json").string(), plan.spec.name));
+  fs::create_directories(directory);
+  try {
+    Recorder record(plan);
+    const std::string prefix = fmt::format("10.{}.0", plan.spec.subnet);
+    run_tool(executor, {"ip", "link", "add", plan.bridge, "type", "bridge"});
+    record.made("link", plan.bridge);
+    // The host's own address on the bridge: mpirun, run here, is reached by the nodes' daemons.
+    run_tool(executor, {"ip", "addr", "add", prefix + ".254/24", "dev", plan.bridge});
+    run_tool(executor, {"ip", "link", "set", plan.bridge, "up"});
+    for (const auto& n : plan.nodes) {
+      run_tool(executor, {"ip", "netns", "add", n.netns});
+      record.made("netns", n.netns);
+      run_tool(executor,
+               {"ip", "link", "add", n.host_veth, "type", "veth", "peer", "name", n.inner_veth});
+      record.made("link", n.host_veth);  // deleting one end deletes the pair
+      run_tool(executor, {"ip", "link", "set", n.inner_veth, "netns", n.netns});
+      run_tool(executor, {"ip", "-n", n.netns, "link", "set", n.inner_veth, "name", "eth0"});
+      run_tool(executor, {"ip", "-n", n.netns, "addr", "add", n.address + "/24", "dev", "eth0"});
+      run_tool(executor, {"ip", "-n", n.netns, "link", "set", "eth0", "up"});
+      run_tool(executor, {"ip", "-n", n.netns, "link", "set", "lo", "up"});
+      run_tool(executor, {"ip", "link", "set", n.host_veth, "master", plan.bridge});
+      run_tool(executor, {"ip", "link", "set", n.host_veth, "up"});
+      if (plan.spec.link) {
+        try {
+          run_tool(executor, shaping(n.host_veth, *plan.spec.link));  // towards the node
+          auto inside = shaping("eth0", *plan.spec.link);             // from the node
+          inside.insert(inside.begin(), {"ip", "netns", "exec", n.netns});
+          run_tool(executor, inside);
+        } catch (const ClusterError& error) {
+          if (plan.spec.link->delay_ms > 0 &&
+              std::string_view(error.what()).find("qdisc kind is unknown") != std::string::npos)
+            throw ClusterError(fmt::format(
+                "{}: this kernel has no netem (sch_netem), so a delay cannot be emulated here; "
+                "--rate alone shapes with tbf",
+                error.what()));
+          throw;
+        }
+      }
+    }
+    write_launcher_files(plan);
+  } catch (...) {
+    try {
+      cluster_down(directory, executor);
+    } catch (const std::exception&) {  // the first error is the one to report
+    }
+    throw;
+  }
+  return plan;
+}
+
+std::vector<std::string> cluster_down(const fs::path& directory, Executor& executor) {
+  std::vector<std::string> removed;
+  const json state = read_state(directory);
+  if (state.is_null()) return removed;
+  const json created = state.value("created", json::array());
+  // Namespaces first (their processes killed: a daemon left in one would keep it alive), then
+  // links, newest first.
+  for (auto it = created.rbegin(); it != created.rend(); ++it) {
+    if ((*it).value("kind", "") != "netns") continue;
+    const std::string ns = (*it).value("name", "");
+    for (const auto& line : run_tool(executor, {"ip", "netns", "pids", ns}, true)) {
+      try {
+        const int pid = std::stoi(line);
+        if (pid > 1) ::kill(pid, SIGKILL);
+      } catch (const std::exception&) {
+      }
+    }
+    run_tool(executor, {"ip", "netns", "del", ns}, true);
+    removed.push_back("namespace " + ns);
+  }
+  for (auto it = created.rbegin(); it != created.rend(); ++it) {
+    if ((*it).value("kind", "") != "link") continue;
+    const std::string link = (*it).value("name", "");
+    run_tool(executor, {"ip", "link", "del", link}, true);
+    removed.push_back("link " + link);
+  }
+  for (const char* file : {"hostfile", "env", "rsh-agent", "state.json"}) {
+    std::error_code ignored;
+    if (fs::remove(directory / file, ignored)) removed.push_back(std::string("file ") + file);
+  }
+  std::error_code ignored;
+  fs::remove(directory, ignored);  // only when empty
+  return removed;
+}
+
+std::string cluster_status(const fs::path& directory, Executor& executor) {
+  const json state = read_state(directory);
+  if (state.is_null()) return fmt::format("no cluster is up at {}\n", directory.string());
+  std::string out = fmt::format("cluster {} ({}), bridge {}", state.value("name", ""),
+                                directory.string(), state.value("bridge", ""));
+  const json link = state.value("link", json());
+  if (link.is_object())
+    out += fmt::format(", links {} Mbit/s, {} ms node to node", link.value("rate_mbit", 0.0),
+                       link.value("delay_ms", 0.0));
+  out += "\n";
+  const auto listed = run_tool(executor, {"ip", "netns", "list"}, true);
+  for (const auto& node : state.value("nodes", json::array())) {
+    const std::string ns = node.value("netns", "");
+    bool present = false;
+    for (const auto& line : listed) present = present || line.rfind(ns, 0) == 0;
+    const auto pids = present ? run_tool(executor, {"ip", "netns", "pids", ns}, true)
+                              : std::vector<std::string>{};
+    out += fmt::format(
+        "  {} {} {}: {}\n", node.value("name", ""), node.value("address", ""), ns,
+        present ? fmt::format("up, {} processes", pids.size()) : std::string("MISSING"));
+  }
+  out += fmt::format("files: {0}/hostfile {0}/env {0}/rsh-agent\n", directory.string());
+  return out;
+}
+
+}  // namespace scalebench::orchestrator
