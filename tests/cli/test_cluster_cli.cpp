@@ -35,7 +35,12 @@ std::optional<std::string> why_no_namespaces() {
   if (::geteuid() != 0) return "network namespaces need root";
   if (std::system("ip netns add sbprobe >/dev/null 2>&1 && ip netns del sbprobe") != 0)
     return "`ip netns add` does not work here";
-  if (std::system("command -v unshare >/dev/null 2>&1") != 0) return "no unshare (util-linux)";
+  if (std::system("unshare --uts true >/dev/null 2>&1") != 0)
+    return "`unshare --uts` does not work here (util-linux, CAP_SYS_ADMIN)";
+  if (std::system("ip link add sbprobebr type bridge >/dev/null 2>&1 && ip link del sbprobebr") !=
+      0)
+    return "a bridge cannot be made here";
+  if (std::system("command -v tc >/dev/null 2>&1") != 0) return "no tc (iproute2)";
   return std::nullopt;
 }
 
