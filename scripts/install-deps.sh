@@ -18,6 +18,7 @@ packages=(
   slurm-wlm munge                        # tests/slurm/test_slurm.sh: a real one-node Slurm for the srun launcher
   texlive-latex-recommended              # tests compile `report --format latex` (booktabs, graphicx)
   chromium                               # tests render `report --format html` headless and read its pixels
+  iproute2 util-linux                    # scalebench cluster: ip netns, bridge, veth, tc; unshare --uts
 )
 
 missing=()
