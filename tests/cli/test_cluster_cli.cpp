@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "cli_support.hpp"
@@ -123,4 +124,39 @@ TEST_CASE("cluster down cleans up after a node vanished and a process stayed in 
   CHECK(namespaces_of(name).empty());
   CHECK(shell("ip -o link show | grep -c 'sb" + name + "'") == "0\n");
   CHECK(shell("pgrep -f '^sleep 300$' | wc -l") == "0\n");
+}
+
+TEST_CASE("an experiment with the mpirun launcher runs across two emulated nodes, ok") {
+  SCALEBENCH_SKIP_IF(why_no_namespaces());
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) SCALEBENCH_SKIP("no mpirun");
+  test::TempDir dir;
+  const std::string name = "w" + std::to_string(::getpid() % 10000);
+  const fs::path cluster = dir / "c";
+  ClusterGuard guard{name, cluster};
+  REQUIRE(invoke({"cluster", "up", "--name", name, "--nodes", "2", "--rate", "200", "--subnet",
+                  "219", "--dir", cluster.string()})
+              .status == 0);
+  const fs::path experiment = dir / "across.json";
+  std::ofstream(experiment) << R"({"name": "across", "repetitions": 1, "timeout_seconds": 120,
+    "trainer": {"model": "mlp", "dataset": "synthetic", "train-images": 512, "test-images": 64,
+                "epochs": 2, "threads": 1},
+    "np": [2],
+    "conditions": [{"name": "two-nodes", "launcher": "mpirun",
+                    "launcher_args": ["--hostfile", ")" +
+                                   (cluster / "hostfile").string() + R"("]}]})";
+  const std::string db = (dir / "a.db").string();
+  const std::string run =
+      shell(". " + (cluster / "env").string() +
+            " && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 200 " +
+            test::shell_quoted((test::binary_dir() / "scalebench").string()) + " run " +
+            experiment.string() + " --db " + db + " --quiet 2>&1");
+  CAPTURE(run);
+  CHECK(invoke({"query", "--db", db, "--csv", "SELECT status FROM runs"}).out ==
+        "status\r\nok\r\n");
+  CHECK(invoke({"query", "--db", db, "--csv", "SELECT count(*) FROM epochs"}).out ==
+        "count(*)\r\n2\r\n");
+  // The trainer's ranks each ran on their own node (its header: hosts=node1:1,node2:1).
+  CHECK(
+      invoke({"query", "--db", db, "--csv", "SELECT value FROM run_provenance WHERE key = 'hosts'"})
+          .out == "value\r\n\"node1:1,node2:1\"\r\n");
 }
