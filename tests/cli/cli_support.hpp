@@ -1,9 +1,12 @@
 // What the cli tests share: running `scalebench ARGS...` in-process and keeping what it printed.
 #pragma once
 
+#include <doctest/doctest.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +15,18 @@
 #include "test_support.hpp"
 
 namespace scalebench::test {
+
+// Runs `sql` on the SQLite file at `path` directly (to plant or change rows a test needs).
+inline void execute_sql(const std::filesystem::path& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  char* message = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message);
+  INFO((message ? message : ""));
+  sqlite3_free(message);
+  sqlite3_close(db);
+  REQUIRE(rc == SQLITE_OK);
+}
 
 struct CliResult {
   int status = 0;

@@ -16,16 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void execute(const fs::path& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* message = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message);
-  INFO((message ? message : ""));
-  sqlite3_free(message);
-  sqlite3_close(db);
-  REQUIRE(rc == SQLITE_OK);
-}
+void execute(const fs::path& path, const std::string& sql) { test::execute_sql(path, sql); }
 
 constexpr const char* kCell =
     "SELECT r.id FROM runs r JOIN run_factors f ON f.run_id = r.id WHERE r.np = 2 AND "
