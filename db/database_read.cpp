@@ -214,34 +214,37 @@ std::vector<EpochRecord> Database::epochs(std::int64_t run_id) const {
   return out;
 }
 
-Provenance Database::provenance(std::int64_t run_id) const {
-  Statement st(handle_, path_,
-               "SELECT key, value FROM run_provenance WHERE run_id = ?1 ORDER BY key",
-               "read a run's provenance");
-  st.bind(1, run_id);
+namespace {
+
+// Key/value rows of one query bound to one id, as read for provenance.
+Provenance read_provenance(sqlite3* db, const std::string& path, const char* sql, std::int64_t id,
+                           std::string_view what) {
+  Statement st(db, path, sql, what);
+  st.bind(1, id);
   Provenance out;
   while (st.step()) out.emplace_back(st.text(0), st.text(1));
   return out;
+}
+
+}  // namespace
+
+Provenance Database::provenance(std::int64_t run_id) const {
+  return read_provenance(handle_, path_,
+                         "SELECT key, value FROM run_provenance WHERE run_id = ?1 ORDER BY key",
+                         run_id, "read a run's provenance");
 }
 
 Provenance Database::own_provenance(std::int64_t run_id) const {
-  Statement st(handle_, path_, "SELECT key, value FROM provenance WHERE run_id = ?1 ORDER BY key",
-               "read a run's own provenance");
-  st.bind(1, run_id);
-  Provenance out;
-  while (st.step()) out.emplace_back(st.text(0), st.text(1));
-  return out;
+  return read_provenance(handle_, path_,
+                         "SELECT key, value FROM provenance WHERE run_id = ?1 ORDER BY key", run_id,
+                         "read a run's own provenance");
 }
 
 Provenance Database::instance_provenance(std::int64_t experiment_id) const {
-  Statement st(handle_, path_,
-               "SELECT key, value FROM provenance WHERE experiment_id = ?1 AND run_id IS NULL "
-               "ORDER BY key",
-               "read an instance's provenance");
-  st.bind(1, experiment_id);
-  Provenance out;
-  while (st.step()) out.emplace_back(st.text(0), st.text(1));
-  return out;
+  return read_provenance(handle_, path_,
+                         "SELECT key, value FROM provenance WHERE experiment_id = ?1 AND run_id "
+                         "IS NULL ORDER BY key",
+                         experiment_id, "read an instance's provenance");
 }
 
 std::vector<LineRecord> Database::lines(std::int64_t run_id) const {

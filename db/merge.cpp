@@ -9,7 +9,7 @@
 namespace scalebench::db {
 namespace {
 
-// The instance in `runs_of` that is the same invocation as `instance`, if any.
+// The target's copy of `instance` (the same invocation: spec hash, start time, host), if any.
 std::optional<std::int64_t> same_instance(const Database& into, const ExperimentRecord& instance) {
   for (const auto& candidate : into.instances(instance.name)) {
     if (candidate.spec_hash == instance.spec_hash && candidate.started_at == instance.started_at &&
