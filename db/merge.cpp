@@ -83,7 +83,7 @@ MergeOutcome merge_database(Database& into, const Database& side, const std::str
         listed, duplicates.size() > 5 ? "; ..." : ""));
   }
   for (auto& p : plan) {
-    if (p.runs.empty() && p.target) continue;
+    if (p.runs.empty()) continue;  // an instance is brought over with its runs, never empty
     std::int64_t target_id = 0;
     if (p.target) {
       target_id = *p.target;

@@ -203,6 +203,10 @@ bool store_run(db::Database& database, const Instance& instance, db::RunBundle& 
       bundle.run.id = side_db.insert_run_from_stage(bundle, database);
     } catch (const std::exception& error) {
       refused.push_back(fmt::format("{}: {}", side.string(), error.what()));
+      for (const char* suffix : {"", "-wal", "-shm"}) {  // no side file without its run
+        std::error_code ignored;
+        fs::remove(side.string() + suffix, ignored);
+      }
       continue;
     }
     database.discard_staged_lines();

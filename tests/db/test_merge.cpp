@@ -149,6 +149,16 @@ TEST_CASE("merge into a database without the instance creates it with its proven
   REQUIRE(instances.size() == 1);
   CHECK(instances[0].started_at == "2026-11-26T10:00:00.000000Z");
   CHECK(fresh.instance_provenance(instances[0].id) == db::Provenance{{"kernel", "6.1"}});
+
+  // A side file holding an instance but no run (its run's write failed) brings nothing over.
+  auto empty = db::Database::open((dir / "empty.db").string());
+  auto other = instance_record();
+  other.started_at = "2026-11-26T11:00:00.000000Z";
+  empty.insert_experiment(other);
+  const auto nothing = db::merge_database(fresh, empty, "empty.db");
+  CHECK(nothing.runs == 0);
+  CHECK(nothing.instances_created == 0);
+  CHECK(fresh.experiments().size() == 1);
 }
 
 TEST_CASE("side files of every schema version merge with all their runs, epochs and lines") {
