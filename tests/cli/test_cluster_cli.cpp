@@ -118,12 +118,21 @@ TEST_CASE("cluster down cleans up after a node vanished and a process stayed in 
               .status == 0);
   // A node removed behind scalebench's back, and a daemon left running on the other.
   REQUIRE(std::system(("ip netns del sb-" + name + "-node1").c_str()) == 0);
-  REQUIRE(std::system(("ip netns exec sb-" + name + "-node2 sleep 300 & sleep 0.3").c_str()) == 0);
+  // A marked sleep, waited for until it is inside the namespace (under load `ip netns exec` may
+  // not have entered it yet when `down` lists the namespace's processes).
+  const std::string marker = "299." + std::to_string(::getpid());
+  REQUIRE(std::system(("ip netns exec sb-" + name + "-node2 sleep " + marker + " &").c_str()) == 0);
+  const std::string in_namespace = "ip netns pids sb-" + name + "-node2 | wc -l";
+  for (int i = 0; i < 100 && shell(in_namespace) == "0\n"; ++i) ::usleep(50'000);
+  REQUIRE(shell(in_namespace) == "1\n");
   const auto down = invoke({"cluster", "down", "--name", name, "--dir", (dir / "c").string()});
   CHECK(down.status == 0);
   CHECK(namespaces_of(name).empty());
   CHECK(shell("ip -o link show | grep -c 'sb" + name + "'") == "0\n");
-  CHECK(shell("pgrep -f '^sleep 300$' | wc -l") == "0\n");
+  // SIGKILL is delivered at once, the process goes within moments.
+  const std::string alive = "pgrep -f '^sleep " + marker + "$' | wc -l";
+  for (int i = 0; i < 40 && shell(alive) != "0\n"; ++i) ::usleep(50'000);
+  CHECK(shell(alive) == "0\n");
 }
 
 TEST_CASE("an experiment with the mpirun launcher runs across two emulated nodes, ok") {
