@@ -4,10 +4,30 @@
 #include <fmt/ostream.h>
 #include <unistd.h>
 
+#include <string_view>
+
 #include "orchestrator/emulated_cluster.hpp"
 #include "orchestrator/executor.hpp"
+#include "stats/network_presets.hpp"
 
 namespace scalebench::cli {
+namespace {
+
+// A network preset run `scale` times slower: its bus bandwidth / scale as the link's rate, its
+// latency x scale as the node-to-node delay, so a step's compute x scale keeps the preset's ratio
+// of communication to computation (docs/cluster.md, "Links from presets").
+orchestrator::LinkShape scaled_link(const std::string& name, double scale, std::string& note) {
+  const stats::NetworkPreset& preset = stats::network_preset(name);
+  orchestrator::LinkShape link;
+  link.rate_mbit = preset.link.bandwidth * 8 / 1e6 / scale;
+  link.delay_ms = preset.link.alpha * 1e3 * scale;
+  note =
+      fmt::format("\n  --link {}: {} ({:g} GB/s, {:g} us) / {:g}", preset.name, preset.description,
+                  preset.link.bandwidth / 1e9, preset.link.alpha * 1e6, scale);
+  return link;
+}
+
+}  // namespace
 
 int cluster_command(const ClusterCommand& options, std::ostream& out, std::ostream&) {
   using namespace orchestrator;
@@ -31,11 +51,30 @@ int cluster_command(const ClusterCommand& options, std::ostream& out, std::ostre
         throw ClusterError("--delay needs --rate: give the link both (e.g. --rate 200 --delay 1)");
       spec.link = LinkShape{*options.rate_mbit, options.delay_ms.value_or(0)};
     }
-    const auto plan = cluster_up(spec, executor);
+    std::string link_note;
+    if (!options.link.empty()) {
+      spec.link = scaled_link(options.link, options.link_scale, link_note);
+    }
+    ClusterPlan plan;
+    try {
+      plan = cluster_up(spec, executor);
+    } catch (const ClusterError& error) {
+      // A preset's latency needs netem; without it the rate alone is still the preset's, scaled.
+      if (options.link.empty() || !spec.link || spec.link->delay_ms == 0 ||
+          std::string_view(error.what()).find("no netem") == std::string_view::npos)
+        throw;
+      link_note += fmt::format(
+          "\n  its latency ({:g} ms scaled) is not emulated: this kernel has no netem "
+          "(sch_netem); the links add only this machine's own latency",
+          spec.link->delay_ms);
+      spec.link->delay_ms = 0;
+      plan = cluster_up(spec, executor);
+    }
     fmt::print(out, "cluster {} up: {} nodes", plan.spec.name, plan.nodes.size());
     if (plan.spec.link)
       fmt::print(out, ", links {} Mbit/s and {} ms node to node", plan.spec.link->rate_mbit,
                  plan.spec.link->delay_ms);
+    fmt::print(out, "{}", link_note);
     fmt::print(out,
                "\n  source {0}/env; mpirun --hostfile {0}/hostfile ...\n"
                "  {0}/rsh-agent node1 COMMAND   runs COMMAND on node1\n"

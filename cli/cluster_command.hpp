@@ -14,8 +14,10 @@ struct ClusterCommand {
   int slots = 1;
   std::optional<double> rate_mbit;
   std::optional<double> delay_ms;
-  std::string directory;  // default /run/scalebench/cluster-<name>
-  int subnet = 213;       // the nodes are 10.<subnet>.0.<k>
+  std::string link;         // a network preset's name (`scalebench model --network`), scaled
+  double link_scale = 100;  // the preset's bandwidth divided by this, its latency multiplied
+  std::string directory;    // default /run/scalebench/cluster-<name>
+  int subnet = 213;         // the nodes are 10.<subnet>.0.<k>
 };
 int cluster_command(const ClusterCommand& options, std::ostream& out, std::ostream& err);
 

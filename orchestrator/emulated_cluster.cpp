@@ -148,7 +148,12 @@ std::string environment_file(const ClusterPlan& plan) {
       "export OMPI_MCA_plm_rsh_agent={}\n"
       "export OMPI_MCA_routed=direct\n"
       "export OMPI_MCA_oob_tcp_if_include={}\n"
-      "export OMPI_MCA_btl_tcp_if_include={}\n",
+      "export OMPI_MCA_btl_tcp_if_include={}\n"
+      "# Open MPI 4.1's TCP transport sends a large message as one emulated RDMA put, and while\n"
+      "# it receives one it sends nothing: the two directions of a link take turns, and an\n"
+      "# allreduce gets half the link (docs/cluster.md). Plain sends keep the link full duplex;\n"
+      "# remove this line to measure Open MPI's default.\n"
+      "export OMPI_MCA_btl_tcp_flags=send,inplace,need-ack,need-csum\n",
       plan.spec.name, fs::absolute(plan.spec.directory / "hostfile").string(), plan.spec.name,
       agent.string(), subnet, subnet);
 }

@@ -169,3 +169,30 @@ TEST_CASE("an experiment with the mpirun launcher runs across two emulated nodes
       invoke({"query", "--db", db, "--csv", "SELECT value FROM run_provenance WHERE key = 'hosts'"})
           .out == "value\r\n\"node1:1,node2:1\"\r\n");
 }
+
+TEST_CASE("cluster up --link: a network preset's bandwidth scaled down as the links' rate") {
+  SCALEBENCH_SKIP_IF(why_no_namespaces());
+  test::TempDir dir;
+  const std::string name = "l" + std::to_string(::getpid() % 10000);
+  ClusterGuard guard{name, dir / "c"};
+  // 10gbe: 1.25 GB/s and 30 us; 200 times slower, 50 Mbit/s and 6 ms.
+  const auto up = invoke({"cluster", "up", "--name", name, "--nodes", "2", "--link", "10gbe",
+                          "--link-scale", "200", "--subnet", "216", "--dir", (dir / "c").string()});
+  CAPTURE(up.err);
+  REQUIRE(up.status == 0);
+  CHECK(up.out.find("links 50 Mbit/s") != std::string::npos);
+  CHECK(up.out.find("--link 10gbe: 10 Gigabit Ethernet, TCP (1.25 GB/s, 30 us) / 200") !=
+        std::string::npos);
+  // Where the kernel has netem the 6 ms are emulated; where not, the note says so.
+  const bool delayed = up.out.find("and 6 ms node to node") != std::string::npos;
+  const bool told = up.out.find("its latency (6 ms scaled) is not emulated") != std::string::npos;
+  CHECK(delayed != told);
+  CHECK(shell("tc qdisc show dev sb" + name + "h1").find("rate 50Mbit") != std::string::npos);
+  // The preset excludes --rate; an unknown one is named with the closest.
+  const auto both = invoke({"cluster", "up", "--name", name, "--link", "10gbe", "--rate", "5"});
+  CHECK(both.status != 0);
+  CHECK(both.err.find("--rate excludes --link") != std::string::npos);
+  const auto unknown = invoke({"cluster", "up", "--name", "x" + name, "--link", "10gb"});
+  CHECK(unknown.status != 0);
+  CHECK(unknown.err.find("did you mean '10gbe'?") != std::string::npos);
+}

@@ -93,7 +93,10 @@ TEST_CASE("emulated cluster: up runs every command, writes the files, down remov
   CHECK(agent.find("10.213.0.2|node2) ns=sb-t3-node2; node=node2 ;;") != std::string::npos);
   CHECK((fs::status(spec.directory / "rsh-agent").permissions() & fs::perms::owner_exec) !=
         fs::perms::none);
-  CHECK(read_file(spec.directory / "env").find("export OMPI_MCA_plm_rsh_agent=") !=
+  const std::string env = read_file(spec.directory / "env");
+  CHECK(env.find("export OMPI_MCA_plm_rsh_agent=") != std::string::npos);
+  // Plain sends: Open MPI's emulated put makes a link's two directions take turns.
+  CHECK(env.find("export OMPI_MCA_btl_tcp_flags=send,inplace,need-ack,need-csum\n") !=
         std::string::npos);
   // A second up of the same cluster is refused.
   CHECK_THROWS_WITH_AS(cluster_up(spec, executor), doctest::Contains("is already up"),
