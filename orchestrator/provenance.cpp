@@ -282,6 +282,8 @@ db::Provenance run_provenance(const RunPlan& plan, const RunAnalysis& analysis,
     out.emplace_back("hosts", analysis.hosts->substr(0, kMaxValueBytes));
   else if (plan.launcher == Launcher::Single || plan.launcher == Launcher::Torchrun)
     out.emplace_back("hosts", fmt::format("{}:{}", local_host, plan.np));
+  if (analysis.rank_hosts)
+    out.emplace_back("rank_hosts", analysis.rank_hosts->substr(0, kMaxValueBytes));
   std::sort(out.begin(), out.end());
   return out;
 }

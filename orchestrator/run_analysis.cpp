@@ -336,6 +336,7 @@ void RunAnalyzer::read_trainer_line(const std::string& text, std::int64_t seq, d
   if (const auto header = parse_trainer_header(text); header) {
     if (!analysis_.train_images) analysis_.train_images = to_long(header->get("train_images"));
     if (!analysis_.hosts) analysis_.hosts = header->get("hosts");
+    if (!analysis_.rank_hosts) analysis_.rank_hosts = header->get("rank_hosts");
     check_np(header->get("np"), seq);
   } else if (parse_training_done(text) && !done_at_) {
     done_at_ = offset;
@@ -344,6 +345,8 @@ void RunAnalyzer::read_trainer_line(const std::string& text, std::int64_t seq, d
     if (!analysis_.benchmark) {
       analysis_.benchmark = bench->get("benchmark");
       transport_ = bench->get("transport").value_or("");
+      if (!analysis_.hosts) analysis_.hosts = bench->get("hosts");
+      if (!analysis_.rank_hosts) analysis_.rank_hosts = bench->get("rank_hosts");
     }
     check_np(bench->get("np"), seq);
   } else if (analysis_.benchmark == "allreduce" && !analysis_.benchmark_done) {

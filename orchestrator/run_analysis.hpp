@@ -40,7 +40,8 @@ struct RunAnalysis {
   bool training_done = false;           // a `Training done:` line arrived
   std::optional<double> startup_seconds;
   std::optional<long long> train_images;
-  std::optional<std::string> hosts;  // our trainer's header: "node1:4,node2:4"
+  std::optional<std::string> hosts;       // our trainer's header: "node1:4,node2:4"
+  std::optional<std::string> rank_hosts;  // and each rank's, in rank order: "node1*4,node2*4"
   // A benchmark run (`# scalebench-train benchmark=allreduce ...` header): the epoch rule does
   // not apply; its rows are read instead, and it is complete once `# Avg bus bandwidth` arrives.
   std::optional<std::string> benchmark;

@@ -123,9 +123,10 @@ std::string format_allreduce_header(const AllreduceInfo& i) {
   return fmt::format(
       "# scalebench-train benchmark=allreduce transport={} np={} backend={} type=float op=sum "
       "in_place=yes min_bytes={} max_bytes={} step_factor={} warmup_iterations={} iterations={} "
-      "time=mean_over_ranks",
+      "time=mean_over_ranks{}{}",
       i.transport, i.np, i.backend, s.min_bytes, s.max_bytes, s.step_factor, s.warmup_iterations,
-      s.iterations);
+      s.iterations, i.hosts.empty() ? "" : " hosts=" + i.hosts,
+      i.rank_hosts.empty() ? "" : " rank_hosts=" + i.rank_hosts);
 }
 
 std::vector<std::string> format_allreduce_columns() {
@@ -209,6 +210,9 @@ AllreduceSummary run_allreduce_benchmark(const TrainOptions& options) {
   info.transport = std::string(benchmark->name());
   info.backend = std::string(backend.name());
   info.np = dist::size();
+  const std::vector<std::string> rank_hosts = dist::rank_host_names();
+  info.hosts = dist::hosts_summary(rank_hosts);
+  info.rank_hosts = dist::rank_hosts_runs(rank_hosts);
   AllreduceSummary summary =
       benchmark_allreduce(*benchmark, info, [](std::string_view line) { dist::print0(line); });
   if (summary.wrong > 0) {

@@ -54,6 +54,8 @@ struct AllreduceInfo {
   std::string backend;    // --backend
   int np = 1;
   AllreduceSettings settings;
+  std::string hosts = {};       // "node1:1,node2:1" (dist::hosts_summary); printed when known
+  std::string rank_hosts = {};  // "node1,node2" (dist::rank_hosts_runs); printed when known
 };
 
 // One size: `bytes` = count · 4 (the size asked for, rounded down to whole floats).

@@ -120,20 +120,23 @@ const std::string& host_name() {
   return g_state.host;
 }
 
-std::string hosts_summary() {
+std::vector<std::string> rank_host_names() {
   constexpr int kWidth = 256;  // gethostname's names are shorter (HOST_NAME_MAX is 64)
+  if (g_state.size == 1) return {host_name()};
   std::vector<char> names(static_cast<std::size_t>(kWidth) * static_cast<std::size_t>(size()));
   std::string mine = host_name().substr(0, kWidth - 1);
-  if (g_state.size == 1) {
-    std::copy(mine.begin(), mine.end(), names.begin());
-  } else {
-    mine.resize(kWidth, '\0');
-    SB_MPI_CHECK(MPI_Allgather(mine.data(), kWidth, MPI_CHAR, names.data(), kWidth, MPI_CHAR,
-                               MPI_COMM_WORLD));
-  }
+  mine.resize(kWidth, '\0');
+  SB_MPI_CHECK(
+      MPI_Allgather(mine.data(), kWidth, MPI_CHAR, names.data(), kWidth, MPI_CHAR, MPI_COMM_WORLD));
+  std::vector<std::string> out;
+  for (int r = 0; r < size(); ++r)
+    out.emplace_back(names.data() + static_cast<std::ptrdiff_t>(r) * kWidth);
+  return out;
+}
+
+std::string hosts_summary(const std::vector<std::string>& rank_hosts) {
   std::vector<std::pair<std::string, int>> counts;
-  for (int r = 0; r < size(); ++r) {
-    const std::string name(names.data() + static_cast<std::ptrdiff_t>(r) * kWidth);
+  for (const std::string& name : rank_hosts) {
     auto it = std::find_if(counts.begin(), counts.end(),
                            [&](const auto& entry) { return entry.first == name; });
     if (it == counts.end())
@@ -144,6 +147,18 @@ std::string hosts_summary() {
   std::string out;
   for (const auto& [name, count] : counts)
     out += (out.empty() ? "" : ",") + name + ":" + std::to_string(count);
+  return out;
+}
+
+std::string rank_hosts_runs(const std::vector<std::string>& rank_hosts) {
+  std::string out;
+  for (std::size_t r = 0; r < rank_hosts.size();) {
+    std::size_t end = r + 1;
+    while (end < rank_hosts.size() && rank_hosts[end] == rank_hosts[r]) ++end;
+    out += (out.empty() ? "" : ",") + rank_hosts[r];
+    if (end - r > 1) out += "*" + std::to_string(end - r);
+    r = end;
+  }
   return out;
 }
 

@@ -34,9 +34,13 @@ int size();
 // The rank among the processes on this host (picks the GPU later); 0 for one process.
 int local_rank();
 const std::string& host_name();
-// The hosts the ranks run on, in rank order of first appearance with their rank counts:
-// "node1:4,node2:4" (one process: "host:1"). Collective: every rank must call it.
-std::string hosts_summary();
+// Every rank's host name, in rank order. Collective: every rank must call it.
+std::vector<std::string> rank_host_names();
+// The hosts, in rank order of first appearance with their rank counts: "node1:4,node2:4".
+std::string hosts_summary(const std::vector<std::string>& rank_hosts);
+// Each rank's host in rank order, a run of ranks on one host as HOST*COUNT: "node1*2,node2*2"
+// (ranks 0-1 on node1, 2-3 on node2); round-robin placement gives "node1,node2,node1,node2".
+std::string rank_hosts_runs(const std::vector<std::string>& rank_hosts);
 
 // Copies rank 0's buffer to every rank.
 void broadcast(std::span<float> data);

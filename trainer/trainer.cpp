@@ -65,6 +65,7 @@ std::string format_header(const RunInfo& i) {
              i.overlap ? "on" : "off") +
          (i.cuda_graph ? " cuda_graph=on" : "") + (i.deterministic ? " deterministic=on" : "") +
          (i.hosts.empty() ? "" : " hosts=" + i.hosts) +
+         (i.rank_hosts.empty() ? "" : " rank_hosts=" + i.rank_hosts) +
          (i.emulated_compute_ms > 0
               ? fmt::format(" emulated_compute_ms={:g}", i.emulated_compute_ms)
               : std::string());
@@ -195,7 +196,9 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   info.deterministic = backend_options.deterministic;
   info.fusion_mb = o.fusion_mb;
   info.overlap = reducer->overlap();
-  info.hosts = dist::hosts_summary();
+  const std::vector<std::string> rank_hosts = dist::rank_host_names();
+  info.hosts = dist::hosts_summary(rank_hosts);
+  info.rank_hosts = dist::rank_hosts_runs(rank_hosts);
   info.emulated_compute_ms = o.emulated_compute_ms;
   print(format_header(info));
 

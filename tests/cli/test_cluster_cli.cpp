@@ -168,6 +168,10 @@ TEST_CASE("an experiment with the mpirun launcher runs across two emulated nodes
   CHECK(
       invoke({"query", "--db", db, "--csv", "SELECT value FROM run_provenance WHERE key = 'hosts'"})
           .out == "value\r\n\"node1:1,node2:1\"\r\n");
+  // And each rank's node: rank 0 on node1, rank 1 on node2.
+  CHECK(invoke({"query", "--db", db, "--csv",
+                "SELECT value FROM run_provenance WHERE key = 'rank_hosts'"})
+            .out == "value\r\n\"node1,node2\"\r\n");
 }
 
 TEST_CASE("cluster up --link: a network preset's bandwidth scaled down as the links' rate") {

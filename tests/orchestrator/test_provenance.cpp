@@ -110,10 +110,12 @@ TEST_CASE("run provenance: the trainer's hosts, this host for one-node launchers
   const auto plans = expand_matrix(experiment, {"/opt/t", false});
   RunAnalysis from_header;
   from_header.hosts = "node1:1,node2:1";
+  from_header.rank_hosts = "node1,node2";
   CHECK(as_map(run_provenance(plans[0], from_header, "here")) ==
         std::map<std::string, std::string>{{"env.OMP_NUM_THREADS", "1"},
                                            {"env.PYTHONUNBUFFERED", "1"},
-                                           {"hosts", "node1:1,node2:1"}});
+                                           {"hosts", "node1:1,node2:1"},
+                                           {"rank_hosts", "node1,node2"}});
   CHECK(as_map(run_provenance(plans[1], {}, "here")).at("hosts") == "here:4");
   // srun without our header: where the ranks ran is not known, so nothing is claimed.
   CHECK_FALSE(as_map(run_provenance(plans[2], {}, "here")).contains("hosts"));

@@ -117,6 +117,10 @@ TEST_CASE("the printed lines: a # header, # column lines, fixed-width rows, # fo
         "# scalebench-train benchmark=allreduce transport=mpi np=2 backend=cpu type=float op=sum "
         "in_place=yes min_bytes=8 max_bytes=1048576 step_factor=2 warmup_iterations=5 "
         "iterations=20 time=mean_over_ranks");
+  info.hosts = "node1:1,node2:1";
+  info.rank_hosts = "node1,node2";
+  CHECK(format_allreduce_header(info).ends_with(
+      " time=mean_over_ranks hosts=node1:1,node2:1 rank_hosts=node1,node2"));
   CHECK(format_allreduce_columns() ==
         std::vector<std::string>{
             "#        size         count    type   redop        time     algbw     busbw  #wrong",

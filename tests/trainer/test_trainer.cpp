@@ -67,7 +67,10 @@ TEST_CASE("output lines follow docs/trainer-output.md") {
   CHECK(format_header(info).ends_with(" backend=cpu precision=fp32 fusion_mb=0.25 overlap=off"));
   info.hosts = "node1:4,node2:4";
   CHECK(format_header(info).ends_with(" overlap=off hosts=node1:4,node2:4"));
+  info.rank_hosts = "node1*4,node2*4";
+  CHECK(format_header(info).ends_with(" hosts=node1:4,node2:4 rank_hosts=node1*4,node2*4"));
   info.hosts.clear();
+  info.rank_hosts.clear();
   CHECK(format_epoch_start(1, 3) == "Epoch 1/3");
   EpochResult r{1, 469, 0.54321, 0.81, 0.84, 12345.6, 4.861234};
   CHECK(format_epoch_end(r) ==
@@ -93,7 +96,7 @@ TEST_CASE("a run prints header, Epoch and end-of-epoch lines in order") {
         "test_images=200 np=1 batch_size=50 lr=0.05 seed=3 threads=1 backend=cpu precision=fp32 "
         "fusion_mb=64 "
         "overlap=off hosts=" +
-            dist::host_name() + ":1");
+            dist::host_name() + ":1 rank_hosts=" + dist::host_name());
   const std::regex end_line(
       R"(20/20 - loss: \d+\.\d{6} - accuracy: \d\.\d{6} - test_accuracy: \d\.\d{6} - images/s: \d+\.\d - epoch_seconds: \d+\.\d{6})");
   for (int e = 1; e <= 3; ++e) {
@@ -241,7 +244,7 @@ TEST_CASE("load_data reads CIFAR-10 and CIFAR-100 from --data-dir, and a run tra
         "test_images=10 np=1 batch_size=20 lr=0.05 seed=1 threads=1 backend=cpu precision=fp32 "
         "fusion_mb=64 "
         "overlap=off hosts=" +
-            dist::host_name() + ":1");
+            dist::host_name() + ":1 rank_hosts=" + dist::host_name());
 
   o.dataset = "cifar100";
   o.train_limit = 0;
@@ -307,4 +310,20 @@ TEST_CASE("--emulated-compute-ms: each step sleeps instead of computing, the par
   bad = o;
   bad.emulated_compute_ms = -1;
   CHECK_THROWS_AS(validate(bad), UsageError);
+}
+
+TEST_CASE("each rank's host: counted per host, and in rank order with runs as HOST*COUNT") {
+  using V = std::vector<std::string>;
+  CHECK(dist::hosts_summary(V{"a"}) == "a:1");
+  CHECK(dist::rank_hosts_runs(V{"a"}) == "a");
+  // Block placement (--map-by node with slots, srun --ntasks-per-node).
+  const V blocks{"node1", "node1", "node2", "node2"};
+  CHECK(dist::hosts_summary(blocks) == "node1:2,node2:2");
+  CHECK(dist::rank_hosts_runs(blocks) == "node1*2,node2*2");
+  // Round robin: the counts are the same, the ranks' nodes are not.
+  const V round_robin{"node1", "node2", "node1", "node2"};
+  CHECK(dist::hosts_summary(round_robin) == "node1:2,node2:2");
+  CHECK(dist::rank_hosts_runs(round_robin) == "node1,node2,node1,node2");
+  CHECK(dist::rank_hosts_runs(V{"b", "a", "a", "a", "b"}) == "b,a*3,b");
+  CHECK(dist::rank_hosts_runs(V{}).empty());
 }

@@ -101,7 +101,7 @@ TEST_CASE("a single process prints the documented lines and nothing else") {
   CHECK(std::regex_match(
       r.out[0],
       std::regex(
-          R"(scalebench-train model=mlp parameters=25450 dataset=synthetic train_images=2048 test_images=256 np=1 batch_size=64 lr=0\.1 seed=1 threads=1 backend=cpu precision=fp32 fusion_mb=64 overlap=off hosts=[^ ]+:1)")));
+          R"(scalebench-train model=mlp parameters=25450 dataset=synthetic train_images=2048 test_images=256 np=1 batch_size=64 lr=0\.1 seed=1 threads=1 backend=cpu precision=fp32 fusion_mb=64 overlap=off hosts=([^ ]+):1 rank_hosts=\1)")));
   CHECK(r.out[1] == "Epoch 1/2");
   CHECK(std::regex_match(r.out[2], kEndOfEpoch));
   CHECK(r.out[3] == "Epoch 2/2");
@@ -245,11 +245,12 @@ TEST_CASE("mpirun -np 2: bucket size and overlap do not change a single loss dig
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     REQUIRE(r.out.size() == 6);
-    // Both ranks on this host: "hosts=<host>:2" ends the header.
+    // Both ranks on this host: "hosts=<host>:2 rank_hosts=<host>*2" ends the header.
     const auto hosts = r.out[0].rfind(" hosts=");
     REQUIRE(hosts != std::string::npos);
     CHECK(r.out[0].substr(0, hosts).ends_with(header_end));
-    CHECK(r.out[0].ends_with(":2"));
+    CHECK(r.out[0].find(":2 rank_hosts=", hosts) != std::string::npos);
+    CHECK(r.out[0].ends_with("*2"));
     CHECK(r.out[0].find(',', hosts) == std::string::npos);
     std::vector<std::string> m;
     for (const std::size_t i : {std::size_t{2}, std::size_t{4}}) {
