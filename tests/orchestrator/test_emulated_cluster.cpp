@@ -98,6 +98,8 @@ TEST_CASE("emulated cluster: up runs every command, writes the files, down remov
   // Plain sends: Open MPI's emulated put makes a link's two directions take turns.
   CHECK(env.find("export OMPI_MCA_btl_tcp_flags=send,inplace,need-ack,need-csum\n") !=
         std::string::npos);
+  // Ranks yield while they wait: the nodes share this machine's cores with the kernel's network.
+  CHECK(env.find("export OMPI_MCA_mpi_yield_when_idle=1\n") != std::string::npos);
   // A second up of the same cluster is refused.
   CHECK_THROWS_WITH_AS(cluster_up(spec, executor), doctest::Contains("is already up"),
                        ClusterError);
