@@ -9,6 +9,7 @@
 
 #include "orchestrator/line_forms.hpp"
 #include "util/terminal.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::orchestrator {
 namespace {
@@ -39,6 +40,23 @@ bool mentions_error(std::string_view text) {
   };
   return std::search(text.begin(), text.end(), kWord.begin(), kWord.end(),
                      [&](char a, char b) { return lower(a) == b; }) != text.end();
+}
+
+// A launcher's line that names the node a failure came from, most telling first: Open MPI's
+// "Remote daemon: [[j,0],2] on node 10.0.0.2" (a lost node), "mpirun noticed that process rank
+// 1 with PID 9 on node n2 exited on signal 9", Slurm's "srun: error: n2: task 1: Killed" and
+// "Node failure on n2". The HNP line names mpirun's own host, not the failed one. 0: none.
+int node_line_rank(std::string_view text) {
+  if (text.find("HNP daemon") != std::string_view::npos) return 0;
+  if (text.find("Remote daemon") != std::string_view::npos &&
+      text.find(" on node ") != std::string_view::npos)
+    return 4;
+  if (text.find("srun: error: Node failure on ") != std::string_view::npos) return 4;
+  if (text.find(" on node ") != std::string_view::npos) return 3;
+  if (text.starts_with("srun: error: ") && text.find(": task ") != std::string_view::npos &&
+      (text.ends_with("Killed") || text.find("signal") != std::string_view::npos))
+    return 2;
+  return 0;
 }
 
 bool is_blank(std::string_view text) {
@@ -262,6 +280,8 @@ void RunAnalyzer::note_stderr(const std::string& text, bool rank_tagged, int ran
     if (in_block_ && !rank_tagged && !block_reason_done_ && block_reason_.size() < 300)
       block_reason_ += (block_reason_.empty() ? "" : " ") + text.substr(0, 300);
     if (mentions_error(text)) (rank_tagged ? last_rank_error_ : last_error_) = text.substr(0, 1000);
+    if (!rank_tagged && node_line_rank(text) > node_line_rank(node_line_))
+      node_line_ = std::string(util::trim(text)).substr(0, 300);
     if (pmi_reason_.empty() && (paragraphs_.size() < 1000 || paragraphs_.contains(rank_key))) {
       std::string& paragraph = paragraphs_[rank_key];
       if (paragraph.size() < 300) paragraph += (paragraph.empty() ? "" : " ") + text.substr(0, 300);
@@ -440,6 +460,11 @@ RunAnalysis RunAnalyzer::finish(std::optional<double> exit_offset_seconds) {
     analysis.failure_reason = block_reason_;
   else
     analysis.failure_reason = last_stderr_;
+  // Across nodes the cause is often a node; the launcher names it apart from its message.
+  if (pmi_reason_.empty() && !node_line_.empty() &&
+      analysis.failure_reason.find(node_line_) == std::string::npos)
+    analysis.failure_reason +=
+        (analysis.failure_reason.empty() ? "" : " ") + ("[" + node_line_ + "]");
 
   // A line form that does not say how many epochs: as many as began.
   if (analysis.total_epochs == 0 && expected_.line_forms && !epoch_start_.empty())

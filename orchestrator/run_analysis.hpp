@@ -152,9 +152,10 @@ class RunAnalyzer {
   std::string last_rank_stderr_;
   std::string last_stderr_;
   void end_paragraph(int rank);
-  std::string last_rank_error_;            // the last stderr line of a rank that says "error"
-  std::string last_error_;                 // the same from the launcher (srun: error: ...)
-  std::string pmi_reason_;                 // the first stderr paragraph that speaks of PMI
+  std::string last_rank_error_;  // the last stderr line of a rank that says "error"
+  std::string last_error_;       // the same from the launcher (srun: error: ...)
+  std::string pmi_reason_;       // the first stderr paragraph that speaks of PMI
+  std::string node_line_;  // the launcher's first line naming the node that failed (see finish)
   std::map<int, std::string> paragraphs_;  // the stderr paragraph being read, per rank
   std::string block_reason_;
   bool in_block_ = false;

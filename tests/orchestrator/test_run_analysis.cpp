@@ -298,3 +298,49 @@ TEST_CASE(
                     kStart)
             .failure_reason == "srun: error: node: task 1: Killed");
 }
+
+TEST_CASE("across nodes the failure reason names the node the launcher says failed") {
+  const char* dashes = "--------------------------------------------------------------------------";
+  // mpirun when a node's link went down (Open MPI 4.1, the emulated cluster): the message, then
+  // the node apart; mpirun's own host (the HNP line) is not the one that failed.
+  const std::vector<StampedLine> lost = {
+      at(0.1, "[1,0]<stdout>:Epoch 1/100"),
+      at(5.0, dashes, Stream::Stderr),
+      at(5.0, "ORTE has lost communication with a remote daemon.", Stream::Stderr),
+      at(5.0, "", Stream::Stderr),
+      at(5.0, "  HNP daemon   : [[20615,0],0] on node vm", Stream::Stderr),
+      at(5.0, "  Remote daemon: [[20615,0],2] on node 10.241.0.2", Stream::Stderr),
+      at(5.0, "", Stream::Stderr),
+      at(5.0, "This is usually due to either a failure of the TCP network", Stream::Stderr),
+      at(5.0, dashes, Stream::Stderr),
+  };
+  CHECK(analyze_run(lost, kStart).failure_reason ==
+        "ORTE has lost communication with a remote daemon. [Remote daemon: [[20615,0],2] on node "
+        "10.241.0.2]");
+  // A rank killed on a node: the program's last words, then where.
+  const std::vector<StampedLine> killed = {
+      at(0.1, "[1,1]<stderr>:worker stopping"),
+      at(1.0, dashes, Stream::Stderr),
+      at(1.0,
+         "mpirun noticed that process rank 1 with PID 0 on node 10.241.0.2 exited on signal 9 "
+         "(Killed).",
+         Stream::Stderr),
+      at(1.0, dashes, Stream::Stderr),
+  };
+  CHECK(analyze_run(killed, kStart).failure_reason ==
+        "worker stopping [mpirun noticed that process rank 1 with PID 0 on node 10.241.0.2 "
+        "exited on signal 9 (Killed).]");
+  // Slurm: the node's failure beats a task's exit line; a line already naming it is not repeated.
+  CHECK(analyze_run({at(0.1, "[1,0]<stderr>:RuntimeError: connection reset"),
+                     at(0.2, "srun: error: Node failure on node2", Stream::Stderr),
+                     at(0.3, "srun: error: node1: task 0: Killed", Stream::Stderr)},
+                    kStart)
+            .failure_reason ==
+        "RuntimeError: connection reset [srun: error: Node failure on node2]");
+  // A task's plain exit code names no failed node.
+  CHECK(
+      analyze_run({at(0.1, "[1,0]<stderr>:ValueError: x"),
+                   at(0.2, "srun: error: node1: task 0: Exited with exit code 1", Stream::Stderr)},
+                  kStart)
+          .failure_reason == "ValueError: x");
+}
