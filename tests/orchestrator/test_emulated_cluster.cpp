@@ -100,6 +100,8 @@ TEST_CASE("emulated cluster: up runs every command, writes the files, down remov
         std::string::npos);
   // Ranks yield while they wait: the nodes share this machine's cores with the kernel's network.
   CHECK(env.find("export OMPI_MCA_mpi_yield_when_idle=1\n") != std::string::npos);
+  // A lost node is noticed in seconds (keepalive after 4 s idle, 3 probes 2 s apart).
+  CHECK(env.find("export OMPI_MCA_oob_tcp_keepalive_time=4\n") != std::string::npos);
   // A second up of the same cluster is refused.
   CHECK_THROWS_WITH_AS(cluster_up(spec, executor), doctest::Contains("is already up"),
                        ClusterError);
