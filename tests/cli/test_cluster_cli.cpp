@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -199,4 +200,99 @@ TEST_CASE("cluster up --link: a network preset's bandwidth scaled down as the li
   const auto unknown = invoke({"cluster", "up", "--name", "x" + name, "--link", "10gb"});
   CHECK(unknown.status != 0);
   CHECK(unknown.err.find("did you mean '10gbe'?") != std::string::npos);
+}
+
+namespace {
+
+// A real experiment across the two nodes of cluster `name` with `repetitions` runs of our trainer
+// (about 4 s each), started in the background; `fault` is done to the cluster once a rank runs on
+// node2. Returns when `scalebench run` has ended.
+void run_with_fault(const std::string& name, const fs::path& cluster, const fs::path& dir,
+                    int repetitions, const std::string& fault) {
+  const fs::path experiment = dir / "fault.json";
+  std::ofstream(experiment) << R"({"name": "fault", "timeout_seconds": 60, "repetitions": )" +
+                                   std::to_string(repetitions) + R"(,
+    "trainer": {"model": "mlp", "dataset": "synthetic", "train-images": 512, "test-images": 0,
+                "epochs": 60, "emulated-compute-ms": 20, "threads": 1},
+    "np": [2],
+    "conditions": [{"name": "two-nodes", "launcher": "mpirun",
+                    "launcher_args": ["--hostfile", ")" +
+                                   (cluster / "hostfile").string() + R"("]}]})";
+  const std::string pid = shell(". " + (cluster / "env").string() +
+                                " && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                                test::shell_quoted((test::binary_dir() / "scalebench").string()) +
+                                " run " + experiment.string() + " --db " + (dir / "f.db").string() +
+                                " --quiet > " + (dir / "run.log").string() + " 2>&1 & echo $!");
+  REQUIRE(!pid.empty());
+  const std::string on_node2 =
+      "ip netns pids sb-" + name + "-node2 | xargs -r ps -o comm= -p | grep -c '^scalebench-trai'";
+  for (int i = 0; i < 300 && shell(on_node2) == "0\n"; ++i) ::usleep(100'000);
+  REQUIRE(shell(on_node2) != "0\n");
+  ::usleep(1'000'000);  // training, a second in
+  REQUIRE(std::system(fault.c_str()) == 0);
+  const std::string alive = "kill -0 " + pid.substr(0, pid.size() - 1) + " 2>/dev/null && echo y";
+  for (int i = 0; i < 1800 && shell(alive) == "y\n"; ++i) ::usleep(100'000);
+  CHECK(shell(alive).empty());
+}
+
+}  // namespace
+
+TEST_CASE("a node's daemons killed mid-run: that run fails naming the node, the next one is ok") {
+  SCALEBENCH_SKIP_IF(why_no_namespaces());
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) SCALEBENCH_SKIP("no mpirun");
+  test::TempDir dir;
+  const std::string name = "k" + std::to_string(::getpid() % 10000);
+  const fs::path cluster = dir / "c";
+  ClusterGuard guard{name, cluster};
+  REQUIRE(invoke({"cluster", "up", "--name", name, "--nodes", "2", "--rate", "200", "--subnet",
+                  "217", "--dir", cluster.string()})
+              .status == 0);
+  const auto started = std::chrono::steady_clock::now();
+  run_with_fault(name, cluster, dir.path(), 2,
+                 "ip netns pids sb-" + name +
+                     "-node2 | xargs -r ps -o pid=,comm= -p | awk '$2 == \"orted\" {print $1}' | "
+                     "xargs -r kill -9");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  CAPTURE(shell("cat " + (dir / "run.log").string()));
+  const std::string db = (dir / "f.db").string();
+  const std::string runs =
+      invoke({"query", "--db", db, "--csv", "SELECT repetition, status FROM runs ORDER BY id"}).out;
+  CHECK(runs == "repetition,status\r\n1,failed\r\n2,ok\r\n");
+  const std::string error =
+      invoke({"query", "--db", db, "--csv", "SELECT error FROM runs WHERE repetition = 1"}).out;
+  CAPTURE(error);
+  CHECK(error.find("on node 10.217.0.2") != std::string::npos);
+  CHECK(seconds < 60);  // the loss ends the run: nothing waits for the 60 s timeout
+  REQUIRE(invoke({"cluster", "down", "--name", name, "--dir", cluster.string()}).status == 0);
+  CHECK(namespaces_of(name).empty());
+  CHECK(shell("ip -o link show | grep -c 'sb" + name + "'") == "0\n");
+}
+
+TEST_CASE("a node's link down mid-run: the run fails within seconds naming the node, down cleans") {
+  SCALEBENCH_SKIP_IF(why_no_namespaces());
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) SCALEBENCH_SKIP("no mpirun");
+  test::TempDir dir;
+  const std::string name = "d" + std::to_string(::getpid() % 10000);
+  const fs::path cluster = dir / "c";
+  ClusterGuard guard{name, cluster};
+  REQUIRE(invoke({"cluster", "up", "--name", name, "--nodes", "2", "--rate", "200", "--subnet",
+                  "218", "--dir", cluster.string()})
+              .status == 0);
+  const auto started = std::chrono::steady_clock::now();
+  run_with_fault(name, cluster, dir.path(), 1, "ip link set sb" + name + "h2 down");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  CAPTURE(shell("cat " + (dir / "run.log").string()));
+  const std::string db = (dir / "f.db").string();
+  const std::string run =
+      invoke({"query", "--db", db, "--csv", "SELECT status, error FROM runs"}).out;
+  CAPTURE(run);
+  CHECK(run.find("failed") != std::string::npos);
+  CHECK(run.find("on node 10.218.0.2") != std::string::npos);
+  CHECK(seconds < 60);  // keepalive notices the node in about 10 s, before the run's timeout
+  // The node's daemon and rank are still there, cut off: down removes them with the node.
+  REQUIRE(invoke({"cluster", "down", "--name", name, "--dir", cluster.string()}).status == 0);
+  CHECK(namespaces_of(name).empty());
+  CHECK(shell("ip -o link show | grep -c 'sb" + name + "'") == "0\n");
 }
