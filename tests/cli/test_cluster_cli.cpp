@@ -296,3 +296,44 @@ TEST_CASE("a node's link down mid-run: the run fails within seconds naming the n
   CHECK(namespaces_of(name).empty());
   CHECK(shell("ip -o link show | grep -c 'sb" + name + "'") == "0\n");
 }
+
+TEST_CASE("four nodes from a preset: mpirun runs of 4 and 8 ranks ok, each rank's node stored") {
+  SCALEBENCH_SKIP_IF(why_no_namespaces());
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) SCALEBENCH_SKIP("no mpirun");
+  test::TempDir dir;
+  const std::string name = "p" + std::to_string(::getpid() % 10000);
+  const fs::path cluster = dir / "c";
+  ClusterGuard guard{name, cluster};
+  // 25gbe-roce 100 times slower: 250 Mbit/s links.
+  const auto up = invoke({"cluster", "up", "--name", name, "--nodes", "4", "--slots", "2", "--link",
+                          "25gbe-roce", "--subnet", "242", "--dir", cluster.string()});
+  REQUIRE(up.status == 0);
+  CHECK(up.out.find("links 250 Mbit/s") != std::string::npos);
+  const fs::path experiment = dir / "four.json";
+  std::ofstream(experiment) << R"({"name": "four", "repetitions": 1, "timeout_seconds": 120,
+    "trainer": {"model": "mlp", "dataset": "synthetic", "train-images": 512, "test-images": 0,
+                "batch-size": 32, "epochs": 2, "threads": 1},
+    "np": [4, 8],
+    "conditions": [{"name": "four-nodes", "launcher": "mpirun",
+                    "launcher_args": ["--hostfile", ")" +
+                                   (cluster / "hostfile").string() + R"("]}]})";
+  const std::string db = (dir / "a.db").string();
+  const std::string run =
+      shell(". " + (cluster / "env").string() +
+            " && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 " +
+            test::shell_quoted((test::binary_dir() / "scalebench").string()) + " run " +
+            experiment.string() + " --db " + db + " --quiet 2>&1");
+  CAPTURE(run);
+  // Open MPI fills each node's 2 slots in turn: ranks 0-1 on node1, 2-3 on node2, ...
+  CHECK(invoke({"query", "--db", db, "--csv",
+                "SELECT r.np, r.status, p.value FROM runs r JOIN run_provenance p ON p.run_id = "
+                "r.id AND p.key = 'rank_hosts' ORDER BY r.np"})
+            .out ==
+        "np,status,value\r\n4,ok,\"node1*2,node2*2\"\r\n"
+        "8,ok,\"node1*2,node2*2,node3*2,node4*2\"\r\n");
+  REQUIRE(invoke({"cluster", "down", "--name", name, "--dir", cluster.string()}).status == 0);
+  CHECK(namespaces_of(name).empty());
+  CHECK(shell("ip -o link show | grep -c 'sb" + name + "'") == "0\n");
+  CHECK_FALSE(fs::exists(cluster / "state.json"));
+  CHECK_FALSE(fs::exists(cluster / "hostfile"));
+}
