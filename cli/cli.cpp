@@ -189,6 +189,9 @@ const std::vector<Entry>& table() {
          app.add_option("--subnet", options->subnet, "The nodes are 10.SUBNET.0.K/24")
              ->transform(integer_in(0, 255))
              ->capture_default_str();
+         app.add_flag("--slurm", options->slurm,
+                      "Also a Slurm: munged and slurmctld here, slurmd -N nodeK on each node, "
+                      "--slots CPUs each; SLURM_CONF in the env file");
          return [options, &out, &err] { return cluster_command(*options, out, err); };
        }},
       {{"merge", "the runs of side files (or other databases) into a results database"},

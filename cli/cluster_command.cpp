@@ -46,6 +46,7 @@ int cluster_command(const ClusterCommand& options, std::ostream& out, std::ostre
     spec.slots = options.slots;
     spec.directory = directory;
     spec.subnet = options.subnet;
+    spec.slurm = options.slurm;
     if (options.rate_mbit || options.delay_ms) {
       if (!options.rate_mbit)
         throw ClusterError("--delay needs --rate: give the link both (e.g. --rate 200 --delay 1)");
@@ -77,9 +78,14 @@ int cluster_command(const ClusterCommand& options, std::ostream& out, std::ostre
     fmt::print(out, "{}", link_note);
     fmt::print(out,
                "\n  source {0}/env; mpirun --hostfile {0}/hostfile ...\n"
-               "  {0}/rsh-agent node1 COMMAND   runs COMMAND on node1\n"
-               "  scalebench cluster down --name {1}\n",
-               plan.spec.directory.string(), plan.spec.name);
+               "  {0}/rsh-agent node1 COMMAND   runs COMMAND on node1\n",
+               plan.spec.directory.string());
+    if (plan.spec.slurm)
+      fmt::print(out,
+                 "  Slurm: every node idle; with the env sourced (SLURM_CONF), e.g.\n"
+                 "  srun -N {} --ntasks-per-node 1 hostname; sbatch, salloc, sinfo\n",
+                 plan.nodes.size());
+    fmt::print(out, "  scalebench cluster down --name {}\n", plan.spec.name);
     return 0;
   }
   if (options.action == "down") {
@@ -87,8 +93,8 @@ int cluster_command(const ClusterCommand& options, std::ostream& out, std::ostre
     if (removed.empty())
       fmt::print(out, "no cluster at {}: nothing to remove\n", directory.string());
     else
-      fmt::print(out, "cluster at {} removed: {} namespaces, links and files\n", directory.string(),
-                 removed.size());
+      fmt::print(out, "cluster at {} removed: {} daemons, namespaces, links and files\n",
+                 directory.string(), removed.size());
     return 0;
   }
   out << cluster_status(directory, executor);

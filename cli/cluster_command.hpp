@@ -18,6 +18,7 @@ struct ClusterCommand {
   double link_scale = 100;  // the preset's bandwidth divided by this, its latency multiplied
   std::string directory;    // default /run/scalebench/cluster-<name>
   int subnet = 213;         // the nodes are 10.<subnet>.0.<k>
+  bool slurm = false;       // also start a Slurm across the nodes (slurmctld here, slurmd on each)
 };
 int cluster_command(const ClusterCommand& options, std::ostream& out, std::ostream& err);
 

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "orchestrator/emulated_slurm.hpp"
+
 namespace scalebench::orchestrator {
 namespace {
 
@@ -24,28 +26,9 @@ std::string joined(const std::vector<std::string>& argv) {
   return out;
 }
 
-// Runs one `ip`/`tc` command; its stdout lines, or a ClusterError naming the command and its
-// stderr (unless `tolerate`: then an empty answer).
 std::vector<std::string> run_tool(Executor& executor, std::vector<std::string> argv,
                                   bool tolerate = false) {
-  std::vector<std::string> out;
-  std::string err;
-  const LaunchSpec spec{
-      argv, {}, std::chrono::duration_cast<std::chrono::milliseconds>(kToolTimeout)};
-  const auto outcome = executor.execute(spec, [&](StampedLine&& line) {
-    if (line.stream == Stream::Stdout)
-      out.push_back(line.text);
-    else if (err.size() < 500)
-      err += (err.empty() ? "" : " ") + line.text;
-  });
-  if (outcome.launched && outcome.exit_code == 0) return out;
-  if (tolerate) return {};
-  const std::string why = !outcome.launch_error.empty() ? outcome.launch_error
-                          : outcome.timed_out
-                              ? fmt::format("no answer in {} s", kToolTimeout.count())
-                              : fmt::format("exit code {}{}", outcome.exit_code.value_or(-1),
-                                            err.empty() ? "" : ": " + err);
-  throw ClusterError(fmt::format("`{}` failed: {}", joined(argv), why));
+  return detail::run_cluster_tool(executor, std::move(argv), tolerate);
 }
 
 void write_file(const fs::path& path, const std::string& text, fs::perms perms) {
@@ -68,7 +51,8 @@ json state_of(const ClusterPlan& plan, const json& created) {
   if (plan.spec.link)
     link = {{"rate_mbit", plan.spec.link->rate_mbit}, {"delay_ms", plan.spec.link->delay_ms}};
   return {{"name", plan.spec.name},   {"bridge", plan.bridge}, {"nodes", nodes},
-          {"slots", plan.spec.slots}, {"link", link},          {"created", created}};
+          {"slots", plan.spec.slots}, {"link", link},          {"slurm", plan.spec.slurm},
+          {"created", created}};
 }
 
 // Records what exists before the next step, so that a crash leaves a complete list.
@@ -77,6 +61,10 @@ class Recorder {
   explicit Recorder(const ClusterPlan& plan) : plan_(plan) { save(); }
   void made(const std::string& kind, const std::string& name) {
     created_.push_back({{"kind", kind}, {"name", name}});
+    save();
+  }
+  void made_daemon(const std::string& name, int pid, const std::string& marker) {
+    created_.push_back({{"kind", "daemon"}, {"name", name}, {"pid", pid}, {"marker", marker}});
     save();
   }
 
@@ -142,7 +130,7 @@ std::string rsh_agent(const ClusterPlan& plan) {
 std::string environment_file(const ClusterPlan& plan) {
   const fs::path agent = fs::absolute(plan.spec.directory / "rsh-agent");
   const std::string subnet = fmt::format("10.{}.0.0/24", plan.spec.subnet);
-  return fmt::format(
+  std::string text = fmt::format(
       "# scalebench cluster {}: source this before `mpirun --hostfile {}`.\n"
       "export SCALEBENCH_CLUSTER={}\n"
       "export OMPI_MCA_plm_rsh_agent={}\n"
@@ -165,6 +153,13 @@ std::string environment_file(const ClusterPlan& plan) {
       "export OMPI_MCA_oob_tcp_keepalive_probes=3\n",
       plan.spec.name, fs::absolute(plan.spec.directory / "hostfile").string(), plan.spec.name,
       agent.string(), subnet, subnet);
+  // PyTorch's gloo finds its own address through the hostname, which does not resolve on a node.
+  text += "export GLOO_SOCKET_IFNAME=eth0\n";
+  if (plan.spec.slurm)
+    text += fmt::format(
+        "# srun, sbatch, salloc and sinfo talk to this cluster's Slurm.\nexport SLURM_CONF={}\n",
+        fs::absolute(plan.spec.directory / "slurm" / "slurm.conf").string());
+  return text;
 }
 
 void write_launcher_files(const ClusterPlan& plan) {
@@ -179,6 +174,25 @@ void write_launcher_files(const ClusterPlan& plan) {
              rw | fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec);
 }
 
+// This machine's short hostname: slurmctld runs only where SlurmctldHost names it.
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0)
+    throw ClusterError("gethostname failed: slurmctld needs this machine's name");
+  const std::string full(name);
+  return full.substr(0, full.find('.'));
+}
+
+// Stops the recorded daemons, newest first (each node's slurmd, then slurmctld, then munged).
+void stop_daemons(const json& created, DaemonSpawner& spawner, std::vector<std::string>& removed) {
+  for (auto it = created.rbegin(); it != created.rend(); ++it) {
+    if ((*it).value("kind", "") != "daemon") continue;
+    const std::string name = (*it).value("name", "");
+    if (stop_daemon(spawner, (*it).value("pid", 0), (*it).value("marker", "")))
+      removed.push_back("daemon " + name);
+  }
+}
+
 json read_state(const fs::path& directory) {
   std::ifstream in(directory / "state.json");
   if (!in) return nullptr;
@@ -191,6 +205,29 @@ json read_state(const fs::path& directory) {
 }
 
 }  // namespace
+
+std::vector<std::string> detail::run_cluster_tool(Executor& executor, std::vector<std::string> argv,
+                                                  bool tolerate,
+                                                  std::map<std::string, std::string> env) {
+  std::vector<std::string> out;
+  std::string err;
+  const LaunchSpec spec{argv, std::move(env),
+                        std::chrono::duration_cast<std::chrono::milliseconds>(kToolTimeout)};
+  const auto outcome = executor.execute(spec, [&](StampedLine&& line) {
+    if (line.stream == Stream::Stdout)
+      out.push_back(line.text);
+    else if (err.size() < 500)
+      err += (err.empty() ? "" : " ") + line.text;
+  });
+  if (outcome.launched && outcome.exit_code == 0) return out;
+  if (tolerate) return {};
+  const std::string why = !outcome.launch_error.empty() ? outcome.launch_error
+                          : outcome.timed_out
+                              ? fmt::format("no answer in {} s", kToolTimeout.count())
+                              : fmt::format("exit code {}{}", outcome.exit_code.value_or(-1),
+                                            err.empty() ? "" : ": " + err);
+  throw ClusterError(fmt::format("`{}` failed: {}", joined(argv), why));
+}
 
 fs::path default_cluster_directory(const std::string& name) {
   return fs::path("/run/scalebench") / ("cluster-" + name);
@@ -227,7 +264,7 @@ ClusterPlan plan_cluster(ClusterSpec spec) {
   return plan;
 }
 
-ClusterPlan cluster_up(const ClusterSpec& requested, Executor& executor) {
+ClusterPlan cluster_up(const ClusterSpec& requested, Executor& executor, DaemonSpawner* spawner) {
   const ClusterPlan plan = plan_cluster(requested);
   const fs::path& directory = plan.spec.directory;
   if (fs::exists(directory / "state.json"))
@@ -274,9 +311,21 @@ ClusterPlan cluster_up(const ClusterSpec& requested, Executor& executor) {
       }
     }
     write_launcher_files(plan);
+    if (plan.spec.slurm) {
+      ProcessSpawner processes;
+      DaemonSpawner& daemons = spawner != nullptr ? *spawner : processes;
+      record.made("dir", "slurm");
+      const SlurmLayout layout = slurm_layout(plan, host_name());
+      slurm_up(
+          plan, layout, executor, daemons,
+          [&](const std::string& name, int pid, const std::string& marker) {
+            record.made_daemon(name, pid, marker);
+          },
+          plan.spec.slurm_timeout);
+    }
   } catch (...) {
     try {
-      cluster_down(directory, executor);
+      cluster_down(directory, executor, spawner);
     } catch (const std::exception&) {  // the first error is the one to report
     }
     throw;
@@ -284,11 +333,14 @@ ClusterPlan cluster_up(const ClusterSpec& requested, Executor& executor) {
   return plan;
 }
 
-std::vector<std::string> cluster_down(const fs::path& directory, Executor& executor) {
+std::vector<std::string> cluster_down(const fs::path& directory, Executor& executor,
+                                      DaemonSpawner* spawner) {
   std::vector<std::string> removed;
   const json state = read_state(directory);
   if (state.is_null()) return removed;
   const json created = state.value("created", json::array());
+  ProcessSpawner processes;
+  stop_daemons(created, spawner != nullptr ? *spawner : processes, removed);
   // Namespaces first (their processes killed: a daemon left in one would keep it alive), then
   // links, newest first.
   for (auto it = created.rbegin(); it != created.rend(); ++it) {
@@ -310,6 +362,13 @@ std::vector<std::string> cluster_down(const fs::path& directory, Executor& execu
     run_tool(executor, {"ip", "link", "del", link}, true);
     removed.push_back("link " + link);
   }
+  for (const auto& made : created) {
+    // The Slurm's directory (its configuration, key, socket, logs, spool and state), by its
+    // fixed name only: nothing else of `directory` is removed whole.
+    if (made.value("kind", "") != "dir" || made.value("name", "") != "slurm") continue;
+    std::error_code ignored;
+    if (fs::remove_all(directory / "slurm", ignored) > 0) removed.push_back("directory slurm");
+  }
   for (const char* file : {"hostfile", "env", "rsh-agent", "state.json"}) {
     std::error_code ignored;
     if (fs::remove(directory / file, ignored)) removed.push_back(std::string("file ") + file);
@@ -319,7 +378,7 @@ std::vector<std::string> cluster_down(const fs::path& directory, Executor& execu
   return removed;
 }
 
-std::string cluster_status(const fs::path& directory, Executor& executor) {
+std::string cluster_status(const fs::path& directory, Executor& executor, DaemonSpawner* spawner) {
   const json state = read_state(directory);
   if (state.is_null()) return fmt::format("no cluster is up at {}\n", directory.string());
   std::string out = fmt::format("cluster {} ({}), bridge {}", state.value("name", ""),
@@ -340,7 +399,17 @@ std::string cluster_status(const fs::path& directory, Executor& executor) {
         "  {} {} {}: {}\n", node.value("name", ""), node.value("address", ""), ns,
         present ? fmt::format("up, {} processes", pids.size()) : std::string("MISSING"));
   }
-  out += fmt::format("files: {0}/hostfile {0}/env {0}/rsh-agent\n", directory.string());
+  ProcessSpawner processes;
+  DaemonSpawner& daemons = spawner != nullptr ? *spawner : processes;
+  for (const auto& made : state.value("created", json::array())) {
+    if (made.value("kind", "") != "daemon") continue;
+    const int pid = made.value("pid", 0);
+    out += fmt::format("  daemon {} pid {}: {}\n", made.value("name", ""), pid,
+                       daemons.running(pid, made.value("marker", "")) ? "running" : "NOT RUNNING");
+  }
+  out += fmt::format("files: {0}/hostfile {0}/env {0}/rsh-agent", directory.string());
+  if (state.value("slurm", false)) out += fmt::format(" {}/slurm/slurm.conf", directory.string());
+  out += "\n";
   return out;
 }
 

@@ -8,7 +8,9 @@
 // plan without root.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +40,8 @@ struct ClusterSpec {
   std::optional<LinkShape> link;
   std::filesystem::path directory;  // the state and the files; default /run/scalebench/<name>
   int subnet = 213;                 // the nodes are 10.<subnet>.0.<k>/24
+  bool slurm = false;  // also a Slurm across the nodes (orchestrator/emulated_slurm.hpp)
+  std::chrono::milliseconds slurm_timeout{60'000};  // for each daemon, and for the nodes' idle
 };
 
 struct ClusterNode {
@@ -57,16 +61,31 @@ struct ClusterPlan {
 // Names and addresses for `spec`; throws ClusterError naming a bad field.
 ClusterPlan plan_cluster(ClusterSpec spec);
 
+class DaemonSpawner;  // orchestrator/emulated_slurm.hpp
+
 // Creates the cluster (root: a clear ClusterError otherwise); on a failure half-way removes what
-// it made and throws. Returns the plan; its files are in plan.spec.directory.
-ClusterPlan cluster_up(const ClusterSpec& spec, Executor& executor);
-// Removes everything state.json in `directory` records (namespaces with their processes, the
-// bridge, the files); nothing there is not an error. Returns what it removed, a line each.
-std::vector<std::string> cluster_down(const std::filesystem::path& directory, Executor& executor);
-// The nodes, their links and the processes in each namespace, as text.
-std::string cluster_status(const std::filesystem::path& directory, Executor& executor);
+// it made and throws. Returns the plan; its files are in plan.spec.directory. With spec.slurm the
+// daemons are started through `spawner` (a ProcessSpawner when none is given).
+ClusterPlan cluster_up(const ClusterSpec& spec, Executor& executor,
+                       DaemonSpawner* spawner = nullptr);
+// Removes everything state.json in `directory` records (the daemons, namespaces with their
+// processes, the bridge, the files); nothing there is not an error. Returns what it removed, a
+// line each.
+std::vector<std::string> cluster_down(const std::filesystem::path& directory, Executor& executor,
+                                      DaemonSpawner* spawner = nullptr);
+// The nodes, their links, the processes in each namespace and the daemons, as text.
+std::string cluster_status(const std::filesystem::path& directory, Executor& executor,
+                           DaemonSpawner* spawner = nullptr);
 
 // The default directory of a cluster named `name`.
 std::filesystem::path default_cluster_directory(const std::string& name);
+
+namespace detail {
+// Runs one tool (`ip`, `tc`, `sinfo`...) with `env` added; its stdout lines, or a ClusterError
+// naming the command and its stderr (unless `tolerate`: then an empty answer).
+std::vector<std::string> run_cluster_tool(Executor& executor, std::vector<std::string> argv,
+                                          bool tolerate = false,
+                                          std::map<std::string, std::string> env = {});
+}  // namespace detail
 
 }  // namespace scalebench::orchestrator
