@@ -51,6 +51,18 @@ bool matches(const db::RunRecord& run, const ScalingPlanOptions& o) {
   return true;
 }
 
+// An allreduce run is kept unless it has a factor of an --only filter at another level: with a
+// link or transport as a factor, each level's training runs are fitted with that level's own
+// network (runs without the factor, e.g. of another experiment, are kept).
+bool allreduce_matches(const db::RunRecord& run, const ScalingPlanOptions& o) {
+  for (const auto& [factor, level] : o.only) {
+    const auto it = std::find_if(run.factors.begin(), run.factors.end(),
+                                 [&](const auto& f) { return f.first == factor; });
+    if (it != run.factors.end() && it->second != level) return false;
+  }
+  return true;
+}
+
 std::string series_name(const db::RunRecord& run) {
   std::string name = run.condition;
   for (const auto& [factor, level] : run.factors) name += fmt::format(" {}={}", factor, level);
@@ -163,6 +175,7 @@ AllreduceData load_allreduce(const db::Database& database, const InstanceSelecti
   for (const auto& run : database.runs_of_instances(selection.ids)) {
     if (run.status != db::RunStatus::Ok) continue;
     if (max_np && run.np > *max_np) continue;
+    if (!allreduce_matches(run, o)) continue;
     std::map<std::string, stats::AllreduceRun> per_transport;
     for (const auto& row : database.allreduce_results(run.id)) {
       if (row.wrong > 0 || row.time_us <= 0) continue;  // a wrong sum measures nothing

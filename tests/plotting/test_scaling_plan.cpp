@@ -326,3 +326,67 @@ TEST_CASE("scaling plan: out-of-range settings are refused with the option named
   refused([](auto& b) { b.overhead_ms = -1; }, "--overhead-ms");
   refused([](auto& b) { b.allreduce_window = 0.5; }, "--allreduce-window");
 }
+
+TEST_CASE("scaling plan: --only FACTOR=LEVEL takes that level's allreduce runs for the network") {
+  // Two links as the levels of a factor (experiments/interconnect-emulated.json): training and
+  // allreduce runs over each; the slow link's network is 10 times slower. Fitted on the slow
+  // level, the bandwidth is the slow link's, not a mixture of both.
+  test::TempDir dir;
+  const auto path = (dir / "links.db").string();
+  {
+    auto database = db::Database::open(path);
+    db::ExperimentRecord experiment;
+    experiment.name = "links";
+    const auto id = database.insert_experiment(experiment);
+    for (const auto& [link, bandwidth] :
+         std::vector<std::pair<std::string, double>>{{"fast", 2e9}, {"slow", 0.2e9}}) {
+      auto model = truth();
+      model.network.intra = {10e-6, bandwidth};
+      for (int np : {1, 2, 4})
+        for (int repetition = 1; repetition <= 2; ++repetition) {
+          auto bundle = ok_run(id, "links", "train", np, repetition);
+          bundle.run.factors = {{"link", link}};
+          bundle.run.train_images = kImagesPerRank * np;
+          bundle.lines.push_back(
+              {0, 0, 0.1, "stdout", 0,
+               fmt::format("scalebench-train model=mlp parameters={} dataset=synthetic "
+                           "train_images={} test_images=0 np={} batch_size={} fusion_mb=64",
+                           kParameters, kImagesPerRank * np, np, kBatch)});
+          const double epoch = stats::step_seconds(model, np) * (kImagesPerRank / kBatch);
+          for (int e = 0; e < 3; ++e)
+            bundle.epochs.push_back({0, e + 1, 3, e * epoch, epoch, {}, {}, {}});
+          database.insert_run(bundle);
+        }
+      for (int np : {2, 4}) {
+        auto bundle = ok_run(id, "links", "allreduce", np, 1);
+        bundle.run.factors = {{"link", link}};
+        long long seq = 0;
+        for (long long bytes = 4096; bytes <= 16 << 20; bytes *= 4) {
+          db::AllreduceRecord row;
+          row.seq = seq++;
+          row.transport = "mpi";
+          row.bytes = bytes;
+          row.count = bytes / 4;
+          row.time_us =
+              1e6 * stats::ring_allreduce_seconds(static_cast<double>(bytes), np, 10e-6, bandwidth);
+          bundle.allreduce.push_back(row);
+        }
+        database.insert_run(bundle);
+      }
+    }
+  }
+  auto database = db::Database::open(path, db::OpenMode::ReadOnly);
+  for (const auto& [link, gbs] :
+       std::vector<std::pair<std::string, double>>{{"fast", 2.0}, {"slow", 0.2}}) {
+    CAPTURE(link);
+    plotting::ScalingPlanOptions options;
+    options.training = plotting::InstanceQuery{"links", {}, false};
+    options.condition = "train";
+    options.only = {{"link", link}};
+    options.bootstrap = 10;
+    const auto plan = plotting::build_scaling_plan(&database, options);
+    CHECK(parameter(plan, "bandwidth").value.value == doctest::Approx(gbs).epsilon(1e-6));
+    CHECK(parameter(plan, "latency").value.value == doctest::Approx(10).epsilon(1e-6));
+    CHECK(parameter(plan, "overlap").value.value == doctest::Approx(0.2).epsilon(1e-6));
+  }
+}
