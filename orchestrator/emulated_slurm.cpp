@@ -187,15 +187,60 @@ void start_slurmds(const ClusterPlan& plan, const SlurmLayout& layout, Executor&
       });
 }
 
-// The daemon's side of ProcessSpawner::spawn: default signals, no descriptor of ours but the
-// pipe (close-on-exec), /dev/null in, `log` out; exec, or the errno down the pipe.
-[[noreturn]] void exec_daemon(const LaunchSpec& spec, const fs::path& log, int pipe_fd) {
+// What the daemon's exec needs, all made before the fork: after it only async-signal-safe calls
+// (the caller may have threads).
+struct PreparedExec {
+  std::string program;  // argv[0] found in PATH, /usr/sbin or /sbin (where Debian puts munged)
+  std::vector<std::string> words;
+  std::vector<std::string> environment;  // KEY=VALUE: ours, PATH extended, spec.env on top
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  std::string log;
+};
+
+PreparedExec prepare_exec(const LaunchSpec& spec, const fs::path& log) {
+  PreparedExec p;
+  const char* path = std::getenv("PATH");
+  const std::string search = std::string(path ? path : "/usr/bin:/bin") + ":/usr/sbin:/sbin";
+  p.program = spec.argv.front();
+  if (p.program.find('/') == std::string::npos) {
+    std::istringstream dirs(search);
+    std::string found;
+    for (std::string dir; found.empty() && std::getline(dirs, dir, ':');)
+      if (!dir.empty() && ::access((dir + "/" + p.program).c_str(), X_OK) == 0)
+        found = dir + "/" + p.program;
+    if (found.empty())
+      throw ClusterError(
+          fmt::format("no {} in {} (apt-get install slurm-wlm munge)", p.program, search));
+    p.program = found;
+  }
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const auto eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  env["PATH"] = search;
+  for (const auto& [key, value] : spec.env) env[key] = value;
+  for (const auto& [key, value] : env) p.environment.push_back(key + "=" + value);
+  p.words = spec.argv;
+  for (auto& w : p.words) p.argv.push_back(w.data());
+  p.argv.push_back(nullptr);
+  for (auto& e : p.environment) p.envp.push_back(e.data());
+  p.envp.push_back(nullptr);
+  p.log = log.string();
+  return p;
+}
+
+// The daemon's side of ProcessSpawner::spawn: default signals, /dev/null in, the log out, no
+// descriptor of ours but the pipe (close-on-exec); exec, or its errno down the pipe.
+[[noreturn]] void exec_daemon(const PreparedExec& p, int pipe_fd) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) ::signal(sig, SIG_DFL);
   const int in = ::open("/dev/null", O_RDONLY);
-  const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int out = ::open(p.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (in < 0 || out < 0) {
     const int error = errno;
     (void)!::write(pipe_fd, &error, sizeof error);
@@ -206,14 +251,7 @@ void start_slurmds(const ClusterPlan& plan, const SlurmLayout& layout, Executor&
   ::dup2(out, 2);
   if (pipe_fd > 3) ::close_range(3, static_cast<unsigned>(pipe_fd) - 1, 0);
   ::close_range(static_cast<unsigned>(pipe_fd) + 1, ~0U, 0);
-  const char* path = std::getenv("PATH");
-  const std::string extended = std::string(path ? path : "/usr/bin:/bin") + ":/usr/sbin:/sbin";
-  ::setenv("PATH", extended.c_str(), 1);
-  for (const auto& [key, value] : spec.env) ::setenv(key.c_str(), value.c_str(), 1);
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  ::execvp(argv[0], argv.data());
+  ::execve(p.program.c_str(), p.argv.data(), p.envp.data());
   const int error = errno;
   (void)!::write(pipe_fd, &error, sizeof error);
   ::_exit(127);
@@ -262,7 +300,10 @@ std::string slurm_conf(const ClusterPlan& plan, const SlurmLayout& layout) {
       "SelectTypeParameters=CR_CPU\n"
       "MpiDefault=none\n"
       "ReturnToService=2\n"
-      "SlurmdTimeout=30\n",
+      "SlurmdTimeout=30\n"
+      "# A task that fails ends its step at once: the others, left in MPI_Init, would spin.\n"
+      "KillOnBadExit=1\n"
+      "KillWait=5\n",
       plan.spec.name, plan.spec.name, layout.controller_host, plan.spec.subnet,
       layout.controller_port, layout.node_port, layout.munge_socket.string(), fmt::arg("r", r));
   std::string names;
@@ -303,35 +344,42 @@ bool stop_daemon(DaemonSpawner& spawner, int pid, const std::string& marker) {
 
 int ProcessSpawner::spawn(const LaunchSpec& spec, const fs::path& log) {
   if (spec.argv.empty()) throw ClusterError("a daemon without a command");
-  // The middle process writes the daemon's pid; the daemon, if its exec fails, its errno. The
-  // pipe is close-on-exec, so end of file after the pid means the exec succeeded.
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw ClusterError("pipe: cannot start a daemon");
+  const PreparedExec prepared = prepare_exec(spec, log);
+  // The middle process tells the daemon's pid down one pipe; the daemon, if its exec fails, its
+  // errno down the other, which is close-on-exec: end of file there means the exec succeeded.
+  int pid_pipe[2];
+  int exec_pipe[2];
+  if (::pipe2(pid_pipe, O_CLOEXEC) != 0) throw ClusterError("pipe: cannot start a daemon");
+  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    ::close(pid_pipe[0]);
+    ::close(pid_pipe[1]);
+    throw ClusterError("pipe: cannot start a daemon");
+  }
   const pid_t middle = ::fork();
-  if (middle < 0) throw ClusterError(fmt::format("fork: cannot start {}", spec.argv[0]));
   if (middle == 0) {
     ::setsid();
     const pid_t daemon = ::fork();
     if (daemon != 0) {
       const int answer = daemon;
-      (void)!::write(pipe_fds[1], &answer, sizeof answer);
+      (void)!::write(pid_pipe[1], &answer, sizeof answer);
       ::_exit(0);
     }
-    exec_daemon(spec, log, pipe_fds[1]);
+    exec_daemon(prepared, exec_pipe[1]);
   }
-  ::close(pipe_fds[1]);
+  ::close(pid_pipe[1]);
+  ::close(exec_pipe[1]);
   int pid = -1;
   int exec_errno = 0;
-  const bool told = ::read(pipe_fds[0], &pid, sizeof pid) == sizeof pid;
-  const bool failed = told && ::read(pipe_fds[0], &exec_errno, sizeof exec_errno) > 0;
-  ::close(pipe_fds[0]);
+  const bool told = middle > 0 && ::read(pid_pipe[0], &pid, sizeof pid) == sizeof pid;
+  const bool failed = told && ::read(exec_pipe[0], &exec_errno, sizeof exec_errno) > 0;
+  ::close(pid_pipe[0]);
+  ::close(exec_pipe[0]);
   int status = 0;
-  ::waitpid(middle, &status, 0);
+  if (middle > 0) ::waitpid(middle, &status, 0);
   if (!told || pid <= 0) throw ClusterError(fmt::format("fork: cannot start {}", spec.argv[0]));
   if (failed)
     throw ClusterError(
-        fmt::format("cannot run {}: {}{}", spec.argv[0], std::strerror(exec_errno),
-                    exec_errno == ENOENT ? " (apt-get install slurm-wlm munge)" : ""));
+        fmt::format("cannot run {}: {}", prepared.program, std::strerror(exec_errno)));
   return pid;
 }
 

@@ -55,7 +55,7 @@ SlurmLayout slurm_layout(const ClusterPlan& plan, const std::string& controller_
 
 // slurm.conf: root runs everything, no cgroups (proctrack/linuxproc, task/none), each node
 // `--slots` CPUs (config_overrides: the configuration, not the hardware, counts), one partition
-// `nodes` of all of them, the default.
+// `nodes` of all of them, the default; a task that fails ends its step (KillOnBadExit).
 std::string slurm_conf(const ClusterPlan& plan, const SlurmLayout& layout);
 
 // Called with each daemon as soon as it runs: its name (munged, slurmctld, slurmd-node1, ...),

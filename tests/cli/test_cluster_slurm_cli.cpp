@@ -133,7 +133,7 @@ TEST_CASE("cluster up --slurm: four nodes, mpirun, srun, DDP and sbatch across t
                   (test::source_dir() / "examples" / "torch_ddp_train.py").string() +
                   R"(", "launcher_args": ["-N", "2", "--ntasks-per-node", "1"],
           "env": {"MASTER_ADDR": "10.221.0.1"}})";
-  std::ofstream(experiment) << R"({"name": "across", "repetitions": 1, "timeout_seconds": 120,
+  std::ofstream(experiment) << R"({"name": "across", "repetitions": 1, "timeout_seconds": 60,
     "trainer": {"model": "mlp", "dataset": "synthetic", "train-images": 512, "test-images": 64,
                 "batch-size": 32, "epochs": 2, "threads": 1},
     "conditions": [)" + conditions +
@@ -172,7 +172,7 @@ TEST_CASE("cluster up --slurm: four nodes, mpirun, srun, DDP and sbatch across t
   // A batch job on two nodes: its script runs on node1 and starts scalebench, whose srun steps
   // run inside the job's allocation.
   const fs::path inside = dir / "inside.json";
-  std::ofstream(inside) << R"({"name": "inside", "repetitions": 1, "timeout_seconds": 120,
+  std::ofstream(inside) << R"({"name": "inside", "repetitions": 1, "timeout_seconds": 60,
     "trainer": {"model": "mlp", "dataset": "synthetic", "train-images": 512, "test-images": 64,
                 "batch-size": 32, "epochs": 2, "threads": 1},
     "np": [2],

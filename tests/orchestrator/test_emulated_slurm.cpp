@@ -111,7 +111,8 @@ TEST_CASE("emulated slurm: slurm.conf names every node at its address, ports and
         "SlurmdSpoolDir=/run/sbt/c/slurm/spool/%n\n",
         "SlurmdLogFile=/run/sbt/c/slurm/slurmd-%n.log\n", "TmpFS=/run/sbt/c/slurm/tmp\n",
         "SlurmdParameters=config_overrides\n", "ProctrackType=proctrack/linuxproc\n",
-        "TaskPlugin=task/none\n", "NodeName=node1 NodeAddr=10.223.0.1 CPUs=2 State=UNKNOWN\n",
+        "TaskPlugin=task/none\n", "KillOnBadExit=1\n",
+        "NodeName=node1 NodeAddr=10.223.0.1 CPUs=2 State=UNKNOWN\n",
         "NodeName=node2 NodeAddr=10.223.0.2 CPUs=2 State=UNKNOWN\n",
         "PartitionName=nodes Nodes=node1,node2 Default=YES"}) {
     CAPTURE(line);
