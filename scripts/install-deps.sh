@@ -1,25 +1,36 @@
 #!/usr/bin/env bash
-# Installs everything scalebench needs from Debian 12 packages (run as root; no other network).
+# Installs what scalebench needs from Debian 12 packages (run as root; no other network).
+#   install-deps.sh            everything: the product and the test suite (scripts/test.sh)
+#   install-deps.sh --product  the product alone: what `scalebench` and `scalebench-train` run
+#                              (scripts/quickstart.sh); no test tools, PyTorch, Slurm, TeX, Chromium
 # CUDA, cuDNN and NCCL are not Debian packages: when /usr/local/cuda has them, the CUDA backend
 # is built too; without them the CPU-only build is complete.
 set -euo pipefail
 
-packages=(
+product=(
   build-essential cmake ccache pkg-config
   libboost-dev libboost-filesystem-dev   # Boost.Process, Boost.Asio, Boost.Math (headers), Boost.Filesystem
   libsqlite3-dev sqlite3
-  libfmt-dev nlohmann-json3-dev libcli11-dev doctest-dev
-  clang-format-14                        # the format gate (scripts/check-format.sh), pinned to 14
+  libfmt-dev nlohmann-json3-dev libcli11-dev
   libopenmpi-dev openmpi-bin
   libdnnl-dev ocl-icd-opencl-dev zlib1g-dev   # dnnl-config.cmake calls find_package(OpenCL): only a Recommends
-  gnuplot-nox
-  dataset-fashion-mnist
-  python3-torch python3-torchvision      # examples/torch_ddp_train.py: the second framework, the PyTorch peers in bench/
-  slurm-wlm munge                        # tests/slurm/test_slurm.sh: a real one-node Slurm for the srun launcher
-  texlive-latex-recommended              # tests compile `report --format latex` (booktabs, graphicx)
-  chromium                               # tests render `report --format html` headless and read its pixels
+  gnuplot-nox                            # scalebench plot renders through gnuplot
+  dataset-fashion-mnist                  # the quickstart's data
   iproute2 util-linux                    # scalebench cluster: ip netns, bridge, veth, tc; unshare --uts
 )
+tests=(
+  doctest-dev
+  clang-format-14                        # the format gate (scripts/check-format.sh), pinned to 14
+  python3-torch python3-torchvision      # examples/torch_ddp_train.py: the second framework, the PyTorch peers in bench/
+  slurm-wlm munge                        # tests/slurm/test_slurm.sh and `cluster up --slurm`: real Slurm
+  texlive-latex-recommended              # tests compile `report --format latex` (booktabs, graphicx)
+  chromium                               # tests render `report --format html` headless and read its pixels
+)
+case "${1:-}" in
+  --product) packages=("${product[@]}") ;;
+  "") packages=("${product[@]}" "${tests[@]}") ;;
+  *) echo "usage: install-deps.sh [--product]" >&2; exit 2 ;;
+esac
 
 missing=()
 for package in "${packages[@]}"; do

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# README command (a): install, build, run the quickstart experiment end to end, and leave the
+# README command (a): install what the product needs, build the product, run the quickstart experiment end to end, and leave the
 # database, the table and the figure in ./results.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-bash scripts/build.sh
+bash scripts/install-deps.sh --product   # only what it runs: no test tools, PyTorch, Slurm, TeX
+bash scripts/build.sh --product          # scalebench and scalebench-train, not the test suite
 build_dir="${BUILD_DIR:-build}"
 results="${RESULTS_DIR:-results}"
 db="$results/scalebench.db"

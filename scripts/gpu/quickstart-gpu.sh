@@ -18,8 +18,8 @@ if ((status == 0)) && [[ ! -x /usr/local/cuda/bin/nvcc ]] && ! command -v nvcc >
 fi
 ((status == 0)) || { echo "quickstart-gpu.sh: nothing run (exit $status)" >&2; exit "$status"; }
 
-bash scripts/install-deps.sh
-bash scripts/build.sh
+bash scripts/install-deps.sh --product
+bash scripts/build.sh --product
 build_dir="${BUILD_DIR:-build}"
 results="${RESULTS_DIR:-results}"
 db="$results/scalebench.db"
