@@ -1,10 +1,10 @@
 // `scalebench cluster up --slurm` for real (issue 24, item 3): four emulated nodes on a network
 // preset's links with munged, slurmctld and a slurmd per node; then one experiment across them
 // (mpirun with the hostfile, srun with one and two tasks per node, the PyTorch DDP script under
-// srun with MASTER_ADDR at node1), every run ok with each rank's node stored; a job inside sbatch
-// that runs `scalebench run` on node1; and `cluster down` leaving no namespace, link, daemon or
-// file. Needs root, `ip netns`, Slurm and munge; skipped (with the reason) elsewhere. The case
-// removes what it made also when it fails.
+// srun with MASTER_ADDR at node1), every run ok with each rank's node stored; srun inside salloc;
+// a job inside sbatch that runs `scalebench run` on node1; and `cluster down` leaving no namespace,
+// link, daemon or file. Needs root, `ip netns`, Slurm and munge; skipped (with the reason)
+// elsewhere. The case removes what it made also when it fails.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -47,7 +47,7 @@ std::optional<std::string> why_no_slurm_cluster() {
       0)
     return "a bridge cannot be made here";
   for (const char* tool : {"tc", "nsenter", "munged", "slurmctld", "slurmd", "srun", "sbatch",
-                           "squeue", "sinfo", "mpirun"})
+                           "salloc", "squeue", "sinfo", "mpirun"})
     if (std::system(
             ("PATH=\"$PATH:/usr/sbin:/sbin\" command -v " + std::string(tool) + " >/dev/null 2>&1")
                 .c_str()) != 0)
@@ -111,6 +111,10 @@ TEST_CASE("cluster up --slurm: four nodes, mpirun, srun, DDP and sbatch across t
         "node1 idle 2\nnode2 idle 2\nnode3 idle 2\nnode4 idle 2\n");
   CHECK(shell(env + "timeout 30 srun -N 4 --ntasks-per-node 1 hostname | sort") ==
         "node1\nnode2\nnode3\nnode4\n");
+  // An allocation: salloc's command runs here, its steps on the allocated nodes.
+  CHECK(shell(env + "timeout 30 salloc -N 2 --ntasks-per-node 1 sh -c "
+                    "'echo $SLURM_JOB_NODELIST; srun --label hostname | sort'") ==
+        "node[1-2]\n0: node1\n1: node2\n");
   const auto status = invoke({"cluster", "status", "--name", name, "--dir", cluster.string()});
   CHECK(status.out.find("daemon slurmctld pid ") != std::string::npos);
   CHECK(status.out.find("daemon slurmd-node4 pid ") != std::string::npos);
