@@ -40,15 +40,14 @@ std::string tail_of(const fs::path& path, std::size_t lines) {
   return out;
 }
 
-// What a daemon said: its own log, then what it wrote to stdout and stderr.
+// What a daemon said: its own log, or where that is empty, what it wrote to stdout and stderr
+// (in the foreground the daemons write their log to both).
 std::string logs_of(const SlurmLayout& layout, const std::string& daemon) {
-  std::string out;
   for (const auto& file : {layout.root / (daemon + ".log"), layout.root / (daemon + ".out")}) {
     const std::string tail = tail_of(file, 8);
-    if (!tail.empty()) out += fmt::format("\n  the tail of {}:{}", file.string(), tail);
+    if (!tail.empty()) return fmt::format("\n  the tail of {}:{}", file.string(), tail);
   }
-  return out.empty() ? fmt::format("\n  ({} wrote no log in {})", daemon, layout.root.string())
-                     : out;
+  return fmt::format("\n  ({} wrote no log in {})", daemon, layout.root.string());
 }
 
 // 1 KiB from /dev/urandom: munge's key, readable by root alone (munged refuses anything looser).

@@ -98,6 +98,10 @@ TEST_CASE("emulated cluster: up runs every command, writes the files, down remov
   // Plain sends: Open MPI's emulated put makes a link's two directions take turns.
   CHECK(env.find("export OMPI_MCA_btl_tcp_flags=send,inplace,need-ack,need-csum\n") !=
         std::string::npos);
+  // gloo (PyTorch) takes its address from eth0, not from the node's unresolvable hostname; no
+  // SLURM_CONF without --slurm.
+  CHECK(env.find("export GLOO_SOCKET_IFNAME=eth0\n") != std::string::npos);
+  CHECK(env.find("SLURM_CONF") == std::string::npos);
   // Ranks yield while they wait: the nodes share this machine's cores with the kernel's network.
   CHECK(env.find("export OMPI_MCA_mpi_yield_when_idle=1\n") != std::string::npos);
   // A lost node is noticed in seconds (keepalive after 4 s idle, 3 probes 2 s apart).
