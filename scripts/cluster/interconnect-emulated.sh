@@ -47,7 +47,8 @@ echo
 echo
 "$sb" query --db "$db" "SELECT link, np, bytes, round(avg(busbw_gbs), 5) AS busbw_gbs,
   round(min(busbw_gbs), 5) AS min, round(max(busbw_gbs), 5) AS max, count(*) AS runs
-  FROM allreduce_levels WHERE experiment = '$name' AND status = 'ok'
+  FROM allreduce_levels WHERE status = 'ok'
+    AND experiment_id = (SELECT max(id) FROM experiments WHERE name = '$name')
   GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
 if command -v gnuplot >/dev/null 2>&1; then
   mkdir -p "$(dirname "$plot")"
