@@ -11,7 +11,7 @@
 #   SKIP_RUN=1 bash scripts/cluster/interconnect-emulated.sh DB   # report only
 #
 # SCALEBENCH_BUILD: where scalebench and scalebench-train are (default ./build). About 8 minutes
-# on 2 cores (QUICK=1: about 40 s).
+# on 2 cores (QUICK=1: about 20 s).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${SCALEBENCH_BUILD:-build}
