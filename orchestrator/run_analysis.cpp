@@ -33,13 +33,24 @@ bool is_separator(std::string_view text) {
 
 // "error" in any case (ValueError:, scalebench-train: error:, srun: error:), the words a
 // program uses for the cause of a failure.
+// "error" or "errors" as a word's end ("RuntimeError", "error:"), not inside one: MPI_Abort's
+// "with errorcode 1." names no cause and must not hide the program's own error line.
 bool mentions_error(std::string_view text) {
   constexpr std::string_view kWord = "error";
   const auto lower = [](char c) {
     return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   };
-  return std::search(text.begin(), text.end(), kWord.begin(), kWord.end(),
-                     [&](char a, char b) { return lower(a) == b; }) != text.end();
+  const auto letter = [&](std::size_t at) {
+    return at < text.size() && std::isalpha(static_cast<unsigned char>(text[at])) != 0;
+  };
+  for (auto it = text.begin();; ++it) {
+    it = std::search(it, text.end(), kWord.begin(), kWord.end(),
+                     [&](char a, char b) { return lower(a) == b; });
+    if (it == text.end()) return false;
+    std::size_t after = static_cast<std::size_t>(it - text.begin()) + kWord.size();
+    if (after < text.size() && lower(text[after]) == 's') ++after;
+    if (!letter(after)) return true;
+  }
 }
 
 // A launcher's line that names the node a failure came from, most telling first: Open MPI's

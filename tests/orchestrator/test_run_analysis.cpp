@@ -344,3 +344,21 @@ TEST_CASE("across nodes the failure reason names the node the launcher says fail
                   kStart)
           .failure_reason == "ValueError: x");
 }
+
+TEST_CASE("MPI_Abort's 'with errorcode 1.' does not hide the program's own error line") {
+  const char* dashes = "--------------------------------------------------------------------------";
+  const std::vector<StampedLine> aborted = {
+      at(0.1, "[1,1]<stderr>:scalebench-train: error: no such file: /data/train (rank 1 on n2)"),
+      at(0.2, std::string("[1,1]<stderr>:") + dashes),
+      at(0.2, "[1,1]<stderr>:MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD"),
+      at(0.2, "[1,1]<stderr>:with errorcode 1."),
+      at(0.2, "[1,1]<stderr>:"),
+      at(0.2, "[1,1]<stderr>:NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes."),
+      at(0.2, std::string("[1,1]<stderr>:") + dashes),
+  };
+  CHECK(analyze_run(aborted, kStart).failure_reason ==
+        "scalebench-train: error: no such file: /data/train (rank 1 on n2)");
+  // Plural and capitalised forms still count.
+  CHECK(analyze_run({at(0.1, "[1,0]<stderr>:2 Errors found"), at(0.2, "[1,0]<stderr>:bye")}, kStart)
+            .failure_reason == "2 Errors found");
+}
