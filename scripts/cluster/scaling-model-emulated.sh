@@ -10,6 +10,7 @@
 #   bash scripts/cluster/scaling-model-emulated.sh [DB]     # default results/scaling-model-emulated.db
 #   SKIP_RUN=1 bash scripts/cluster/scaling-model-emulated.sh DB   # refit and print only
 #   EXPERIMENT=scaling-model-emulated-ring ...   # Open MPI's allreduce forced to the ring
+#   EXPERIMENT=scaling-model-emulated-tuned ...  # the ring, and messages up to 4 MiB sent eagerly
 #
 # SCALEBENCH_BUILD: where scalebench and scalebench-train are (default ./build). About 5 minutes
 # on 2 cores.
