@@ -112,7 +112,9 @@ TEST_CASE("cluster up --slurm: four nodes, mpirun, srun, DDP and sbatch across t
   CHECK(shell(env + "timeout 30 srun -N 4 --ntasks-per-node 1 hostname | sort") ==
         "node1\nnode2\nnode3\nnode4\n");
   // An allocation: salloc's command runs here, its steps on the allocated nodes.
-  CHECK(shell(env + "timeout 30 salloc -N 2 --ntasks-per-node 1 sh -c "
+  // Named nodes: right after the step above Slurm may still be completing on node1 and node2,
+  // and would give whichever two are free (node3 and node4 once, under ctest -j2).
+  CHECK(shell(env + "timeout 30 salloc -N 2 -w node1,node2 --ntasks-per-node 1 sh -c "
                     "'echo $SLURM_JOB_NODELIST; srun --label hostname | sort'") ==
         "node[1-2]\n0: node1\n1: node2\n");
   const auto status = invoke({"cluster", "status", "--name", name, "--dir", cluster.string()});
@@ -136,7 +138,14 @@ TEST_CASE("cluster up --slurm: four nodes, mpirun, srun, DDP and sbatch across t
           "program": ")" +
                   (test::source_dir() / "examples" / "torch_ddp_train.py").string() +
                   R"(", "launcher_args": ["-N", "2", "--ntasks-per-node", "1"],
-          "env": {"MASTER_ADDR": "10.221.0.1"}})";
+          "env": {"MASTER_ADDR": "10.221.0.1"}},
+        {"name": "torchrun", "launcher": "command", "np": [2], "train_images": 256,
+          "program": ")" +
+                  (test::source_dir() / "examples" / "torch_ddp_train.py").string() +
+                  R"(", "line_tags": "srun",
+          "command": ["srun", "-N", "2", "--ntasks-per-node=1", "--label", "sh", "-c",
+            "exec torchrun --nnodes=2 --nproc_per_node=1 --node_rank=$SLURM_NODEID --master_addr=10.221.0.1 --master_port=29400 --redirects 2 --tee 2 \"$@\"",
+            "torchrun", "{program}", "{args}"]})";
   std::ofstream(experiment) << R"({"name": "across", "repetitions": 1, "timeout_seconds": 60,
     "trainer": {"model": "mlp", "dataset": "synthetic", "train-images": 512, "test-images": 64,
                 "batch-size": 32, "epochs": 2, "threads": 1},
@@ -160,10 +169,11 @@ TEST_CASE("cluster up --slurm: four nodes, mpirun, srun, DDP and sbatch across t
   const std::string note = "attempts that were not ok:\n" + failed;
   if (failed != "condition,attempt,error\r\n") MESSAGE(note);
   CHECK(query(db, "SELECT condition FROM runs WHERE status = 'ok' ORDER BY id") ==
-        std::string("condition\r\nmpirun\r\nsrun-1\r\nsrun-2\r\n") + (torch ? "ddp\r\n" : ""));
+        std::string("condition\r\nmpirun\r\nsrun-1\r\nsrun-2\r\n") +
+            (torch ? "ddp\r\ntorchrun\r\n" : ""));
   CHECK(query(db,
               "SELECT count(*) FROM epochs JOIN runs ON runs.id = epochs.run_id "
-              "WHERE status = 'ok'") == "count(*)\r\n" + std::to_string(torch ? 8 : 6) + "\r\n");
+              "WHERE status = 'ok'") == "count(*)\r\n" + std::to_string(torch ? 10 : 6) + "\r\n");
   // Each rank's node, in rank order, from our trainer's header.
   CHECK(query(db,
               "SELECT condition, value FROM run_provenance WHERE key = 'rank_hosts' AND run_id IN "
