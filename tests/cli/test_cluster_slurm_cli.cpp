@@ -18,34 +18,20 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "cluster_support.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
 using test::invoke;
+using test::shell;
 namespace fs = std::filesystem;
 
 namespace {
 
-// stdout of a shell command (stderr discarded unless the command redirects it).
-std::string shell(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) out += chunk.data();
-  ::pclose(pipe);
-  return out;
-}
-
 std::optional<std::string> why_no_slurm_cluster() {
-  if (::geteuid() != 0) return "network namespaces and the Slurm daemons need root";
-  if (std::system("ip netns add sbprobe >/dev/null 2>&1 && ip netns del sbprobe") != 0)
-    return "`ip netns add` does not work here";
+  if (auto why = test::why_no_namespaces()) return why;
   if (std::system("unshare --uts --mount true >/dev/null 2>&1") != 0)
     return "`unshare --uts --mount` does not work here (util-linux, CAP_SYS_ADMIN)";
-  if (std::system("ip link add sbprobebr type bridge >/dev/null 2>&1 && ip link del sbprobebr") !=
-      0)
-    return "a bridge cannot be made here";
   for (const char* tool : {"tc", "nsenter", "munged", "slurmctld", "slurmd", "srun", "sbatch",
                            "salloc", "squeue", "sinfo", "mpirun"})
     if (std::system(

@@ -21,55 +21,25 @@
 #include <string>
 
 #include "cli_support.hpp"
+#include "cluster_support.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
 namespace fs = std::filesystem;
+using test::ClusterGuard;
+using test::shell;
 
 namespace {
 
-// stdout of a shell command (stderr discarded).
-std::string shell(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) out += chunk.data();
-  ::pclose(pipe);
-  return out;
-}
-
-// As tests/cli/test_cluster_cli.cpp: what `scalebench cluster up` needs.
+// What `scalebench cluster up` needs, and mpirun with our binaries.
 std::optional<std::string> why_no_clusters() {
-  if (::geteuid() != 0) return "network namespaces need root";
-  if (std::system("ip netns add sbprobe >/dev/null 2>&1 && ip netns del sbprobe") != 0)
-    return "`ip netns add` does not work here";
-  if (std::system("unshare --uts true >/dev/null 2>&1") != 0)
-    return "`unshare --uts` does not work here (util-linux, CAP_SYS_ADMIN)";
-  if (std::system("ip link add sbprobebr type bridge >/dev/null 2>&1 && ip link del sbprobebr") !=
-      0)
-    return "a bridge cannot be made here";
-  if (std::system("command -v tc >/dev/null 2>&1") != 0) return "no tc (iproute2)";
+  if (auto why = test::why_no_namespaces()) return why;
   if (std::system("command -v mpirun >/dev/null 2>&1") != 0) return "no mpirun";
   if (!fs::exists(test::binary_dir() / "scalebench") ||
       !fs::exists(test::binary_dir() / "scalebench-train"))
     return "needs the scalebench and scalebench-train binaries";
   return std::nullopt;
 }
-
-// Removes the cluster `name` at scope exit, whatever happened: `cluster down`, then any
-// namespace or link of its name that is still there.
-struct ClusterGuard {
-  std::string name;
-  fs::path dir;
-  ~ClusterGuard() {
-    (void)test::invoke({"cluster", "down", "--name", name, "--dir", dir.string()});
-    (void)std::system(("for n in $(ip netns list | awk '{print $1}' | grep '^sb-" + name +
-                       "-'); do ip netns del $n; done; ip link del sb" + name +
-                       "br >/dev/null 2>&1")
-                          .c_str());
-  }
-};
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
