@@ -3,6 +3,8 @@
 // emulated nodes, and a guard that removes a cluster whatever happened.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <array>
@@ -41,11 +43,27 @@ inline std::optional<std::string> why_no_namespaces() {
   return std::nullopt;
 }
 
+// One emulated-cluster test at a time on this machine (across test processes: ctest -j and the
+// sanitizer job): they share the machine's cores, and their timing checks and Slurm's node
+// choice assume no other cluster test beside them. Held until the test ends.
+struct ClusterTestLock {
+  int fd = ::open("/tmp/scalebench-cluster-tests.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  ClusterTestLock() {
+    if (fd >= 0) (void)::flock(fd, LOCK_EX);
+  }
+  ~ClusterTestLock() {
+    if (fd >= 0) ::close(fd);
+  }
+  ClusterTestLock(const ClusterTestLock&) = delete;
+  ClusterTestLock& operator=(const ClusterTestLock&) = delete;
+};
+
 // Removes the cluster `name` at scope exit, whatever happened: `cluster down`, then any
 // namespace or link of its name that is still there.
 struct ClusterGuard {
   std::string name;
   std::filesystem::path dir;
+  ClusterTestLock lock = {};  // taken with the guard, before the cluster is made; freed last
   ~ClusterGuard() {
     (void)invoke({"cluster", "down", "--name", name, "--dir", dir.string()});
     (void)std::system(("for n in $(ip netns list | awk '{print $1}' | grep '^sb-" + name +

@@ -61,6 +61,7 @@ std::vector<int> processes_naming(const std::string& text) {
 struct SlurmClusterGuard {
   std::string name;
   fs::path dir;
+  test::ClusterTestLock lock = {};  // one cluster test at a time (tests/cli/cluster_support.hpp)
   ~SlurmClusterGuard() {
     (void)invoke({"cluster", "down", "--name", name, "--dir", dir.string()});
     for (const int pid : processes_naming(dir.string() + "/slurm")) ::kill(pid, SIGKILL);
