@@ -46,16 +46,28 @@ inline std::optional<std::string> why_no_namespaces() {
 // One emulated-cluster test at a time on this machine (across test processes: ctest -j and the
 // sanitizer job): they share the machine's cores, and their timing checks and Slurm's node
 // choice assume no other cluster test beside them. Held until the test ends.
+// Re-entrant within a process: a test with two clusters holds two guards.
 struct ClusterTestLock {
-  int fd = ::open("/tmp/scalebench-cluster-tests.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
   ClusterTestLock() {
-    if (fd >= 0) (void)::flock(fd, LOCK_EX);
+    if (held()++ > 0) return;
+    fd() = ::open("/tmp/scalebench-cluster-tests.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    if (fd() >= 0) (void)::flock(fd(), LOCK_EX);
   }
   ~ClusterTestLock() {
-    if (fd >= 0) ::close(fd);
+    if (--held() == 0 && fd() >= 0) ::close(fd());
   }
   ClusterTestLock(const ClusterTestLock&) = delete;
   ClusterTestLock& operator=(const ClusterTestLock&) = delete;
+
+ private:
+  static int& held() {
+    static int count = 0;
+    return count;
+  }
+  static int& fd() {
+    static int descriptor = -1;
+    return descriptor;
+  }
 };
 
 // Removes the cluster `name` at scope exit, whatever happened: `cluster down`, then any
