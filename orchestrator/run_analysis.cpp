@@ -31,9 +31,8 @@ bool is_separator(std::string_view text) {
   return true;
 }
 
-// "error" in any case (ValueError:, scalebench-train: error:, srun: error:), the words a
-// program uses for the cause of a failure.
-// "error" or "errors" as a word's end ("RuntimeError", "error:"), not inside one: MPI_Abort's
+// "error" or "errors" in any case, ending a word (ValueError:, scalebench-train: error:, srun:
+// error:): the words a program uses for the cause of a failure. Not inside a word: MPI_Abort's
 // "with errorcode 1." names no cause and must not hide the program's own error line.
 bool mentions_error(std::string_view text) {
   constexpr std::string_view kWord = "error";
