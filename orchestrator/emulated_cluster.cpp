@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "orchestrator/emulated_slurm.hpp"
 
@@ -193,6 +194,69 @@ void stop_daemons(const json& created, DaemonSpawner& spawner, std::vector<std::
   }
 }
 
+// SIGKILL to every process in namespace `ns`, then up to 3 s for them to be gone: a process
+// still dying there keeps the namespace (and the files it has open) alive.
+void kill_namespace_processes(Executor& executor, const std::string& ns) {
+  for (int attempt = 0; attempt < 30; ++attempt) {
+    const auto pids = run_tool(executor, {"ip", "netns", "pids", ns}, true);
+    if (pids.empty()) return;
+    for (const auto& line : pids) {
+      try {
+        const int pid = std::stoi(line);
+        if (pid > 1) ::kill(pid, SIGKILL);
+      } catch (const std::exception&) {
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+// The recorded items `down` did not manage to remove: daemons still running, namespaces still
+// listed, links still shown, the Slurm directory still there.
+json still_present(const fs::path& directory, const json& created, Executor& executor,
+                   DaemonSpawner& daemons) {
+  json left = json::array();
+  const auto namespaces = run_tool(executor, {"ip", "netns", "list"}, true);
+  for (const auto& item : created) {
+    const std::string kind = item.value("kind", "");
+    const std::string name = item.value("name", "");
+    bool present = false;
+    if (kind == "daemon") {
+      present = daemons.running(item.value("pid", 0), item.value("marker", ""));
+    } else if (kind == "netns") {
+      for (const auto& line : namespaces)
+        present = present || line == name || line.rfind(name + " ", 0) == 0;
+    } else if (kind == "link") {
+      present = !run_tool(executor, {"ip", "link", "show", "dev", name}, true).empty();
+    } else if (kind == "dir") {
+      std::error_code ignored;
+      present = fs::exists(directory / name, ignored);
+    }
+    if (present) left.push_back(item);
+  }
+  return left;
+}
+
+// The directory's path goes into a shell script (rsh-agent), the env file, slurm.conf and a
+// Unix socket's address: plain characters only, and short enough for munge's socket (a
+// sockaddr_un holds 107 bytes).
+void check_cluster_directory(const fs::path& directory) {
+  const std::string path = directory.string();
+  const auto bad = path.find_first_not_of(
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-@%,=");
+  if (bad != std::string::npos)
+    throw ClusterError(fmt::format(
+        "--dir '{}': the character '{}' at {}: expected letters, digits and / . _ + - @ % , = "
+        "(the path goes into shell scripts and configuration files)",
+        path, path[bad], bad + 1));
+  const std::string socket = (directory / "slurm" / "munge.socket").string();
+  if (socket.size() > 107)
+    throw ClusterError(fmt::format(
+        "--dir '{}': too long; munge's socket {} would be {} bytes, a Unix socket's address "
+        "holds 107",
+        path, socket, socket.size()));
+}
+
 json read_state(const fs::path& directory) {
   std::ifstream in(directory / "state.json");
   if (!in) return nullptr;
@@ -249,6 +313,8 @@ ClusterPlan plan_cluster(ClusterSpec spec) {
     throw ClusterError(
         "the link: expected a rate in (0, 1000000] Mbit/s and a delay in [0, 10000] ms");
   if (spec.directory.empty()) spec.directory = default_cluster_directory(spec.name);
+  spec.directory = fs::absolute(spec.directory).lexically_normal();
+  check_cluster_directory(spec.directory);
   ClusterPlan plan;
   plan.bridge = fmt::format("sb{}br", spec.name);
   for (int k = 1; k <= spec.nodes; ++k) {
@@ -336,23 +402,18 @@ ClusterPlan cluster_up(const ClusterSpec& requested, Executor& executor, DaemonS
 std::vector<std::string> cluster_down(const fs::path& directory, Executor& executor,
                                       DaemonSpawner* spawner) {
   std::vector<std::string> removed;
-  const json state = read_state(directory);
+  json state = read_state(directory);
   if (state.is_null()) return removed;
   const json created = state.value("created", json::array());
   ProcessSpawner processes;
-  stop_daemons(created, spawner != nullptr ? *spawner : processes, removed);
-  // Namespaces first (their processes killed: a daemon left in one would keep it alive), then
-  // links, newest first.
+  DaemonSpawner& daemons = spawner != nullptr ? *spawner : processes;
+  stop_daemons(created, daemons, removed);
+  // Namespaces first (their processes killed and gone: a process left in one would keep it
+  // alive), then links, newest first.
   for (auto it = created.rbegin(); it != created.rend(); ++it) {
     if ((*it).value("kind", "") != "netns") continue;
     const std::string ns = (*it).value("name", "");
-    for (const auto& line : run_tool(executor, {"ip", "netns", "pids", ns}, true)) {
-      try {
-        const int pid = std::stoi(line);
-        if (pid > 1) ::kill(pid, SIGKILL);
-      } catch (const std::exception&) {
-      }
-    }
+    kill_namespace_processes(executor, ns);
     run_tool(executor, {"ip", "netns", "del", ns}, true);
     removed.push_back("namespace " + ns);
   }
@@ -368,6 +429,21 @@ std::vector<std::string> cluster_down(const fs::path& directory, Executor& execu
     if (made.value("kind", "") != "dir" || made.value("name", "") != "slurm") continue;
     std::error_code ignored;
     if (fs::remove_all(directory / "slurm", ignored) > 0) removed.push_back("directory slurm");
+  }
+  // Whatever is still there stays recorded, so that `down` can be run again; the files go only
+  // when nothing is left.
+  const json left = still_present(directory, created, executor, daemons);
+  if (!left.empty()) {
+    state["created"] = left;
+    write_file(directory / "state.json", state.dump(2) + "\n",
+               fs::perms::owner_read | fs::perms::owner_write);
+    std::string names;
+    for (const auto& item : left)
+      names += fmt::format("{}{} {}", names.empty() ? "" : ", ", item.value("kind", ""),
+                           item.value("name", ""));
+    throw ClusterError(fmt::format(
+        "cluster down: could not remove {}; they stay recorded in {}: run `cluster down` again",
+        names, (directory / "state.json").string()));
   }
   for (const char* file : {"hostfile", "env", "rsh-agent", "state.json"}) {
     std::error_code ignored;

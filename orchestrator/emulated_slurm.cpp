@@ -56,8 +56,16 @@ void write_munge_key(const fs::path& path) {
   std::string key(1024, '\0');
   if (!random.read(key.data(), static_cast<std::streamsize>(key.size())))
     throw ClusterError("/dev/urandom: cannot read a munge key");
-  write_text(path, key, fs::perms::owner_read | fs::perms::owner_write);
-  fs::permissions(path, fs::perms::owner_read);
+  // Created 0400: never readable by others, not even between the write and a chmod.
+  std::error_code ignored;
+  fs::remove(path, ignored);  // a key left by a crash
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
+  if (fd < 0)
+    throw ClusterError(
+        fmt::format("{}: cannot create a munge key: {}", path.string(), std::strerror(errno)));
+  const bool written = ::write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size());
+  ::close(fd);
+  if (!written) throw ClusterError(fmt::format("{}: cannot write the munge key", path.string()));
 }
 
 // Polls `ready` until it says so; a ClusterError from `late` when `timeout` has passed.
@@ -338,6 +346,9 @@ bool stop_daemon(DaemonSpawner& spawner, int pid, const std::string& marker) {
   for (int i = 0; i < 30 && spawner.running(pid, marker); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   if (spawner.running(pid, marker)) spawner.signal(pid, SIGKILL);
+  // Gone before its files are removed (it may still be writing its log or state).
+  for (int i = 0; i < 30 && spawner.running(pid, marker); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   return true;
 }
 

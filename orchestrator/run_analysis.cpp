@@ -55,14 +55,18 @@ bool mentions_error(std::string_view text) {
 // A launcher's line that names the node a failure came from, most telling first: Open MPI's
 // "Remote daemon: [[j,0],2] on node 10.0.0.2" (a lost node), "mpirun noticed that process rank
 // 1 with PID 9 on node n2 exited on signal 9", Slurm's "srun: error: n2: task 1: Killed" and
-// "Node failure on n2". The HNP line names mpirun's own host, not the failed one. 0: none.
-int node_line_rank(std::string_view text) {
+// "Node failure on n2". The HNP line names mpirun's own host, not the failed one. A plain
+// " on node " counts only from the launcher (its dashed block, or a line of mpirun's or prterun's
+// own), not from a program's message. 0: none.
+int node_line_rank(std::string_view text, bool in_launcher_block) {
   if (text.find("HNP daemon") != std::string_view::npos) return 0;
   if (text.find("Remote daemon") != std::string_view::npos &&
       text.find(" on node ") != std::string_view::npos)
     return 4;
   if (text.find("srun: error: Node failure on ") != std::string_view::npos) return 4;
-  if (text.find(" on node ") != std::string_view::npos) return 3;
+  const bool launchers_own = in_launcher_block || text.starts_with("mpirun ") ||
+                             text.starts_with("prterun ") || text.starts_with("mpiexec ");
+  if (launchers_own && text.find(" on node ") != std::string_view::npos) return 3;
   if (text.starts_with("srun: error: ") && text.find(": task ") != std::string_view::npos &&
       (text.ends_with("Killed") || text.find("signal") != std::string_view::npos))
     return 2;
@@ -290,7 +294,7 @@ void RunAnalyzer::note_stderr(const std::string& text, bool rank_tagged, int ran
     if (in_block_ && !rank_tagged && !block_reason_done_ && block_reason_.size() < 300)
       block_reason_ += (block_reason_.empty() ? "" : " ") + text.substr(0, 300);
     if (mentions_error(text)) (rank_tagged ? last_rank_error_ : last_error_) = text.substr(0, 1000);
-    if (!rank_tagged && node_line_rank(text) > node_line_rank(node_line_))
+    if (!rank_tagged && node_line_rank(text, in_block_) > node_line_rank(node_line_, true))
       node_line_ = std::string(util::trim(text)).substr(0, 300);
     if (pmi_reason_.empty() && (paragraphs_.size() < 1000 || paragraphs_.contains(rank_key))) {
       std::string& paragraph = paragraphs_[rank_key];

@@ -20,10 +20,12 @@ name=interconnect-emulated
 [[ ${QUICK:-0} == 1 ]] && name=interconnect-emulated-quick
 db=${1:-results/$name.db}
 plot=${2:-results/$name-by-link}
-# What the experiment files' hostfiles and env point at.
+# What the experiment files' hostfiles and env point at. Only the clusters this script brought
+# up are taken down: one of the same name that was already up (and made `up` fail) is not ours.
+made=()
 down() {
-  "$sb" cluster down --name mfast >/dev/null 2>&1 || true
-  "$sb" cluster down --name mslow >/dev/null 2>&1 || true
+  for cluster in "${made[@]}"; do "$sb" cluster down --name "$cluster" >/dev/null 2>&1 || true; done
+  made=()
 }
 
 if [[ ${SKIP_RUN:-0} != 1 ]]; then
@@ -33,8 +35,8 @@ if [[ ${SKIP_RUN:-0} != 1 ]]; then
   fi
   mkdir -p "$(dirname "$db")"
   trap down EXIT
-  "$sb" cluster up --name mfast --nodes 4 --rate 200 --subnet 231
-  "$sb" cluster up --name mslow --nodes 4 --rate 20 --subnet 232
+  "$sb" cluster up --name mfast --nodes 4 --rate 200 --subnet 231 && made+=(mfast)
+  "$sb" cluster up --name mslow --nodes 4 --rate 20 --subnet 232 && made+=(mslow)
   echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -n), $(nproc) cores: $sb run experiments/$name.json --db $db"
   "$sb" run "experiments/$name.json" --db "$db" --quiet
   down

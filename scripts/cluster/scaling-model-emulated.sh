@@ -33,8 +33,9 @@ if [[ ${SKIP_RUN:-0} != 1 ]]; then
     exit 77
   fi
   mkdir -p "$(dirname "$db")"
-  trap '"$sb" cluster down --name "$name" >/dev/null 2>&1 || true' EXIT
+  # The trap only once `up` succeeded: a cluster of this name that was already up is not ours.
   "$sb" cluster up --name "$name" --nodes "$nodes" --rate "$rate" --subnet "$subnet"
+  trap '"$sb" cluster down --name "$name" >/dev/null 2>&1 || true' EXIT
   echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -n), $(nproc) cores: $sb run $experiment --db $db"
   "$sb" run "$experiment" --db "$db" --quiet
   "$sb" cluster down --name "$name"

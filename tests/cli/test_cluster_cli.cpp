@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "cli_support.hpp"
 #include "cluster_support.hpp"
@@ -173,6 +174,21 @@ namespace {
 // A real experiment across the two nodes of cluster `name` with `repetitions` runs of our trainer
 // (about 4 s each), started in the background; `fault` is done to the cluster once a rank runs on
 // node2. Returns when `scalebench run` has ended.
+// A run started in the background is stopped (SIGTERM to it and its children: scalebench ends
+// the run and stores it) when a REQUIRE leaves the test early, so nothing outlives the test.
+struct StopOnExit {
+  std::string pid;
+  explicit StopOnExit(std::string process) : pid(std::move(process)) {}
+  StopOnExit(const StopOnExit&) = delete;
+  StopOnExit& operator=(const StopOnExit&) = delete;
+  ~StopOnExit() {
+    const std::string alive = "kill -0 " + pid + " 2>/dev/null && echo y";
+    if (shell(alive).empty()) return;
+    shell("pkill -TERM -P " + pid + "; kill -TERM " + pid + " 2>/dev/null");
+    for (int i = 0; i < 100 && shell(alive) == "y\n"; ++i) ::usleep(100'000);
+  }
+};
+
 void run_with_fault(const std::string& name, const fs::path& cluster, const fs::path& dir,
                     int repetitions, const std::string& fault) {
   const fs::path experiment = dir / "fault.json";
@@ -190,6 +206,7 @@ void run_with_fault(const std::string& name, const fs::path& cluster, const fs::
                                 " run " + experiment.string() + " --db " + (dir / "f.db").string() +
                                 " --quiet > " + (dir / "run.log").string() + " 2>&1 & echo $!");
   REQUIRE(!pid.empty());
+  const StopOnExit stop{pid.substr(0, pid.size() - 1)};
   const std::string on_node2 =
       "ip netns pids sb-" + name + "-node2 | xargs -r ps -o comm= -p | grep -c '^scalebench-trai'";
   for (int i = 0; i < 300 && shell(on_node2) == "0\n"; ++i) ::usleep(100'000);

@@ -76,24 +76,9 @@ std::string query(const std::string& db, const std::string& sql) {
   return invoke({"query", "--db", db, "--csv", sql}).out;
 }
 
-}  // namespace
-
-TEST_CASE("cluster up --slurm: four nodes, mpirun, srun, DDP and sbatch across them, then down") {
-  SCALEBENCH_SKIP_IF(why_no_slurm_cluster());
-  const bool torch = std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
-  test::TempDir dir;
-  const std::string name = "s" + std::to_string(::getpid() % 10000);
-  const fs::path cluster = dir / "c";
-  SlurmClusterGuard guard{name, cluster};
-  // 10gbe 50 times slower: 200 Mbit/s (its 1.5 ms latency only where the kernel has netem).
-  const auto up =
-      invoke({"cluster", "up", "--name", name, "--nodes", "4", "--slots", "2", "--link", "10gbe",
-              "--link-scale", "50", "--subnet", "221", "--slurm", "--dir", cluster.string()});
-  CAPTURE(up.err);
-  REQUIRE(up.status == 0);
-  CHECK(up.out.find("links 200 Mbit/s") != std::string::npos);
-  CHECK(up.out.find("Slurm: every node idle") != std::string::npos);
-  const std::string env = ". " + (cluster / "env").string() + " && ";
+// What Slurm says of the nodes: all idle, a step on each, an allocation's steps where asked, and
+// `cluster status` listing the daemons.
+void check_slurm_answers(const std::string& env, const std::string& name, const fs::path& cluster) {
   CHECK(shell(env + "sinfo -h -N -o '%N %T %c'") ==
         "node1 idle 2\nnode2 idle 2\nnode3 idle 2\nnode4 idle 2\n");
   CHECK(shell(env + "timeout 30 srun -N 4 --ntasks-per-node 1 hostname | sort") ==
@@ -108,9 +93,12 @@ TEST_CASE("cluster up --slurm: four nodes, mpirun, srun, DDP and sbatch across t
   CHECK(status.out.find("daemon slurmctld pid ") != std::string::npos);
   CHECK(status.out.find("daemon slurmd-node4 pid ") != std::string::npos);
   CHECK(status.out.find("NOT RUNNING") == std::string::npos);
+}
 
-  // One experiment across the nodes: mpirun with the hostfile, rank by rank round the nodes; srun
-  // with one and two tasks per node; the DDP script with its rendezvous at node1's address.
+// One experiment across the nodes: mpirun with the hostfile, rank by rank round the nodes; srun
+// with one and two tasks per node; with PyTorch, the DDP script with its rendezvous at node1's
+// address and torchrun, one per node, through the command launcher.
+fs::path write_across_experiment(const fs::path& dir, const fs::path& cluster, bool torch) {
   const fs::path experiment = dir / "across.json";
   std::string conditions =
       R"({"name": "mpirun", "launcher": "mpirun", "np": [4],
@@ -138,19 +126,12 @@ TEST_CASE("cluster up --slurm: four nodes, mpirun, srun, DDP and sbatch across t
                 "batch-size": 32, "epochs": 2, "threads": 1},
     "conditions": [)" + conditions +
                                    "]}";
-  const std::string scalebench = test::shell_quoted((test::binary_dir() / "scalebench").string());
-  const std::string db = (dir / "a.db").string();
-  // --retries 2: Open MPI 4.1's TCP transport, direct-launched by srun across nodes (mostly with
-  // two ranks on a node), now and then dies in MPI_Init on this loaded 2-core machine
-  // (docs/cluster.md); a failed attempt stays stored as a row of its own and is shown below.
-  const std::string run = shell(
-      env + "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 " + scalebench +
-      " run " + experiment.string() + " --db " + db + " --retries 2 --quiet 2>&1");
-  CAPTURE(run);
-  const auto logs = [&] {  // what the daemons said, where a check below fails
-    return shell("tail -n 5 " + cluster.string() + "/slurm/*.log 2>&1");
-  };
-  INFO(logs());
+  return experiment;
+}
+
+// Every condition ok once (failed attempts shown), its epochs stored and each rank's node, in
+// rank order, from our trainer's header.
+void check_runs_across_nodes(const std::string& db, bool torch) {
   const std::string failed =
       query(db, "SELECT condition, attempt, error FROM runs WHERE status <> 'ok' ORDER BY id");
   const std::string note = "attempts that were not ok:\n" + failed;
@@ -169,9 +150,11 @@ TEST_CASE("cluster up --slurm: four nodes, mpirun, srun, DDP and sbatch across t
         "srun-1,\"node1,node2,node3,node4\"\r\n"
         "srun-2,\"node1*2,node2*2,node3*2,node4*2\"\r\n");
   if (!torch) MESSAGE("no python3-torch: the DDP condition was left out");
+}
 
-  // A batch job on two nodes: its script runs on node1 and starts scalebench, whose srun steps
-  // run inside the job's allocation.
+// A batch job on two nodes: its script runs on node1 and starts scalebench, whose srun steps run
+// inside the job's allocation.
+void check_batch_job(const std::string& env, const std::string& scalebench, const fs::path& dir) {
   const fs::path inside = dir / "inside.json";
   std::ofstream(inside) << R"({"name": "inside", "repetitions": 1, "timeout_seconds": 60,
     "trainer": {"model": "mlp", "dataset": "synthetic", "train-images": 512, "test-images": 64,
@@ -196,6 +179,45 @@ TEST_CASE("cluster up --slurm: four nodes, mpirun, srun, DDP and sbatch across t
               "(SELECT id FROM runs WHERE status = 'ok')") == "value\r\n\"node1,node2\"\r\n");
   CHECK(query(batch_db, "SELECT value FROM provenance WHERE key = 'env.SLURM_JOB_NODELIST'") ==
         "value\r\nnode[1-2]\r\n");
+}
+
+}  // namespace
+
+TEST_CASE("cluster up --slurm: four nodes, mpirun, srun, DDP and sbatch across them, then down") {
+  SCALEBENCH_SKIP_IF(why_no_slurm_cluster());
+  const bool torch = std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
+  test::TempDir dir;
+  const std::string name = "s" + std::to_string(::getpid() % 10000);
+  const fs::path cluster = dir / "c";
+  SlurmClusterGuard guard{name, cluster};
+  // 10gbe 50 times slower: 200 Mbit/s (its 1.5 ms latency only where the kernel has netem).
+  const auto up =
+      invoke({"cluster", "up", "--name", name, "--nodes", "4", "--slots", "2", "--link", "10gbe",
+              "--link-scale", "50", "--subnet", "221", "--slurm", "--dir", cluster.string()});
+  CAPTURE(up.err);
+  REQUIRE(up.status == 0);
+  CHECK(up.out.find("links 200 Mbit/s") != std::string::npos);
+  CHECK(up.out.find("Slurm: every node idle") != std::string::npos);
+  const std::string env = ". " + (cluster / "env").string() + " && ";
+  check_slurm_answers(env, name, cluster);
+
+  const fs::path experiment = write_across_experiment(dir.path(), cluster, torch);
+  const std::string scalebench = test::shell_quoted((test::binary_dir() / "scalebench").string());
+  const std::string db = (dir / "a.db").string();
+  // --retries 2: Open MPI 4.1's TCP transport, direct-launched by srun across nodes (mostly with
+  // two ranks on a node), now and then dies in MPI_Init on this loaded 2-core machine
+  // (docs/cluster.md); a failed attempt stays stored as a row of its own and is shown below.
+  const std::string run = shell(
+      env + "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 " + scalebench +
+      " run " + experiment.string() + " --db " + db + " --retries 2 --quiet 2>&1");
+  CAPTURE(run);
+  const auto logs = [&] {  // what the daemons said, where a check below fails
+    return shell("tail -n 5 " + cluster.string() + "/slurm/*.log 2>&1");
+  };
+  INFO(logs());
+  check_runs_across_nodes(db, torch);
+
+  check_batch_job(env, scalebench, dir.path());
 
   // down: no daemon, namespace, link or file of the cluster is left.
   const auto down = invoke({"cluster", "down", "--name", name, "--dir", cluster.string()});

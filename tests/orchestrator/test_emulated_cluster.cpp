@@ -65,6 +65,19 @@ TEST_CASE("emulated cluster: names and addresses, and bad specs refused naming t
   spec.nodes = 2;
   spec.link = LinkShape{0, 1};
   CHECK_THROWS_WITH_AS(plan_cluster(spec), doctest::Contains("the link"), ClusterError);
+  spec.link.reset();
+  // The directory goes into a shell script and configuration files, and munge's socket into a
+  // 107-byte address: a space, a quote or a too-long path is refused, naming the character.
+  spec.directory = "/tmp/my cluster";
+  CHECK_THROWS_WITH_AS(plan_cluster(spec), doctest::Contains("the character ' ' at 8"),
+                       ClusterError);
+  spec.directory = "/tmp/a'b;rm";
+  CHECK_THROWS_WITH_AS(plan_cluster(spec), doctest::Contains("--dir '/tmp/a'b;rm'"), ClusterError);
+  spec.directory = "/tmp/" + std::string(90, 'd');
+  CHECK_THROWS_WITH_AS(plan_cluster(spec), doctest::Contains("a Unix socket's address holds 107"),
+                       ClusterError);
+  spec.directory = "relative/c";  // made absolute
+  CHECK(plan_cluster(spec).spec.directory == fs::current_path() / "relative/c");
 }
 
 TEST_CASE("emulated cluster: up runs every command, writes the files, down removes all of it") {
@@ -149,4 +162,35 @@ TEST_CASE("emulated cluster: a command failing half-way names it and undoes what
   CHECK(has(all, "ip link del sbt4br"));
   CHECK_FALSE(has(all, "ip netns del sb-t4-node2"));
   CHECK_FALSE(fs::exists(spec.directory / "state.json"));
+}
+
+TEST_CASE("emulated cluster: what down cannot remove stays recorded, and a second down finishes") {
+  test::TempDir dir;
+  ClusterSpec spec;
+  spec.name = "t5";
+  spec.nodes = 2;
+  spec.directory = dir / "c";
+  FakeExecutor maker([](const LaunchSpec&) { return FakeProcess{}; });
+  cluster_up(spec, maker);
+  // Node 2's namespace will not go: its delete fails and it is still listed.
+  FakeExecutor stuck([](const LaunchSpec& launch) {
+    FakeProcess p;
+    const std::string command = command_of(launch);
+    if (command == "ip netns del sb-t5-node2") p.exit_code = 1;
+    if (command == "ip netns list") p.lines.push_back({0, Stream::Stdout, "sb-t5-node2 (id: 1)"});
+    return p;
+  });
+  CHECK_THROWS_WITH_AS(cluster_down(spec.directory, stuck),
+                       doctest::Contains("could not remove netns sb-t5-node2; they stay recorded"),
+                       ClusterError);
+  const std::string state = read_file(spec.directory / "state.json");
+  CHECK(state.find("sb-t5-node2") != std::string::npos);
+  CHECK(state.find("\"name\": \"sbt5br\"") == std::string::npos);  // the bridge went
+  CHECK(fs::exists(spec.directory / "hostfile"));
+  FakeExecutor remover([](const LaunchSpec&) { return FakeProcess{}; });
+  const auto removed = cluster_down(spec.directory, remover);
+  CHECK(commands(remover).front() == "ip netns pids sb-t5-node2");
+  CHECK(has(commands(remover), "ip netns del sb-t5-node2"));
+  CHECK_FALSE(has(commands(remover), "ip netns del sb-t5-node1"));
+  CHECK_FALSE(fs::exists(spec.directory));
 }

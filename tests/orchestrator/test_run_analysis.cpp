@@ -337,6 +337,11 @@ TEST_CASE("across nodes the failure reason names the node the launcher says fail
                     kStart)
             .failure_reason ==
         "RuntimeError: connection reset [srun: error: Node failure on node2]");
+  // A program's own untagged line (a plain launch) that says "on node" is not the launcher's.
+  CHECK(analyze_run({at(0.1, "Traceback: RuntimeError: gradient overflow", Stream::Stderr),
+                     at(0.2, "checkpoint skipped on node n3 (read-only)", Stream::Stderr)},
+                    kStart)
+            .failure_reason.find("[checkpoint skipped") == std::string::npos);
   // A task's plain exit code names no failed node.
   CHECK(
       analyze_run({at(0.1, "[1,0]<stderr>:ValueError: x"),
