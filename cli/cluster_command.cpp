@@ -4,8 +4,10 @@
 #include <fmt/ostream.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <string_view>
 
+#include "cli/numeric_flags.hpp"
 #include "orchestrator/emulated_cluster.hpp"
 #include "orchestrator/executor.hpp"
 #include "stats/network_presets.hpp"
@@ -28,6 +30,42 @@ orchestrator::LinkShape scaled_link(const std::string& name, double scale, std::
 }
 
 }  // namespace
+
+void declare_cluster_options(CLI::App& app, ClusterCommand& options) {
+  app.add_option("action", options.action, "up, status or down")
+      ->required()
+      ->check(CLI::IsMember({"up", "status", "down"}));
+  app.add_option("--name", options.name, "The cluster's name: 1-6 of a-z, 0-9")
+      ->capture_default_str();
+  app.add_option("--nodes", options.nodes, "Nodes (network namespaces), 1-64")
+      ->transform(integer_in(1, 64))
+      ->capture_default_str();
+  app.add_option("--slots", options.slots, "Ranks per node in the hostfile")
+      ->transform(integer_in(1, 1024))
+      ->capture_default_str();
+  app.add_option("--rate", options.rate_mbit, "Each link's rate in Mbit/s (netem)")
+      ->transform(real_in({0, 1e6, true, false}));
+  app.add_option("--delay", options.delay_ms, "One-way node-to-node delay in ms")
+      ->transform(real_in({0, 1e4, false, false}));
+  app.add_option("--link", options.link,
+                 "A network preset (10gbe, edr-ib, ...: `scalebench model --network`), "
+                 "its bandwidth / --link-scale and latency x --link-scale")
+      ->excludes("--rate", "--delay");
+  app.add_option("--link-scale", options.link_scale,
+                 "How much slower than the preset the links run (2 cores cannot drive "
+                 "10 Gbit/s through tc)")
+      ->transform(real_in({1, 1e6, false, false}))
+      ->capture_default_str();
+  app.add_option("--dir", options.directory,
+                 "Where its state, hostfile, env and rsh-agent go (default "
+                 "/run/scalebench/cluster-NAME)");
+  app.add_option("--subnet", options.subnet, "The nodes are 10.SUBNET.0.K/24")
+      ->transform(integer_in(0, 255))
+      ->capture_default_str();
+  app.add_flag("--slurm", options.slurm,
+               "Also a Slurm: munged and slurmctld here, slurmd -N nodeK on each node, "
+               "--slots CPUs each; SLURM_CONF in the env file");
+}
 
 int cluster_command(const ClusterCommand& options, std::ostream& out, std::ostream&) {
   using namespace orchestrator;

@@ -5,6 +5,8 @@
 #include <ostream>
 #include <string>
 
+#include "cli/commands.hpp"
+
 namespace scalebench::cli {
 
 struct ClusterCommand {
@@ -20,6 +22,7 @@ struct ClusterCommand {
   int subnet = 213;         // the nodes are 10.<subnet>.0.<k>
   bool slurm = false;       // also start a Slurm across the nodes (slurmctld here, slurmd on each)
 };
+void declare_cluster_options(CLI::App& app, ClusterCommand& options);
 int cluster_command(const ClusterCommand& options, std::ostream& out, std::ostream& err);
 
 }  // namespace scalebench::cli

@@ -1,386 +1,46 @@
 #include "cli/commands.hpp"
 
-#include <fmt/format.h>
-#include <fmt/ostream.h>
-#include <unistd.h>
+#include <CLI/CLI.hpp>
 
-#include <algorithm>
-#include <csignal>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <ostream>
-#include <random>
-#include <thread>
-
-#include "cli/progress.hpp"
-#include "db/database.hpp"
-#include "orchestrator/executor.hpp"
-#include "orchestrator/experiment.hpp"
-#include "orchestrator/instance_lock.hpp"
-#include "orchestrator/provenance.hpp"
-#include "orchestrator/runner.hpp"
-#include "plotting/figure.hpp"
-#include "plotting/output_file.hpp"
-#include "plotting/query_output.hpp"
-#include "plotting/report_source.hpp"
-#include "plotting/scaling_plan.hpp"
-#include "plotting/scaling_plan_output.hpp"
-#include "util/text.hpp"
+#include "cli/numeric_flags.hpp"
 
 namespace scalebench::cli {
-namespace {
 
-namespace fs = std::filesystem;
-using orchestrator::ExpandOptions;
-
-// The trainer that ships with this scalebench: next to our own executable, else on PATH.
-std::string default_trainer() {
-  std::error_code error;
-  const auto self = fs::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const auto sibling = self.parent_path() / "scalebench-train";
-    if (fs::exists(sibling)) return sibling.string();
-  }
-  return "scalebench-train";
+void add_database_option(CLI::App& app, std::string& database) {
+  app.add_option("--db", database, "Results database (SQLite)")->capture_default_str();
 }
 
-std::string host_name() {
-  char buffer[256] = {};
-  ::gethostname(buffer, sizeof buffer - 1);
-  return buffer;
+void add_instance_options(CLI::App& app, std::optional<std::string>& experiment,
+                          std::vector<std::int64_t>& instances, bool& pool) {
+  app.add_option("--experiment", experiment,
+                 "Experiment name (default: the latest instance's); its latest instance is used");
+  app.add_option("--instance", instances,
+                 "An instance id (experiments.id); repeat to pool instances with identical specs");
+  app.add_flag("--pool", pool,
+               "Pool every instance of the experiment (refused unless their specs are identical)");
 }
 
-// "model=vgg16 " for a plan with factors: the columns of the dry run and of the progress lines.
-
-// --dry-run: the matrix as a table, one column per factor, then each run's command line.
-void print_matrix(std::ostream& out, const orchestrator::Experiment& experiment,
-                  const std::vector<orchestrator::RunPlan>& plans,
-                  std::optional<std::uint64_t> seed) {
-  std::vector<std::string> header = {"run", "repetition", "condition"};
-  for (const auto& factor : experiment.factors) header.push_back(factor.name);
-  header.push_back("np");
-  std::vector<std::vector<std::string>> rows;
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    std::vector<std::string> row = {std::to_string(i + 1), std::to_string(plans[i].repetition),
-                                    plans[i].condition};
-    for (const auto& [factor, level] : plans[i].levels) row.push_back(level);
-    row.push_back(std::to_string(plans[i].np));
-    rows.push_back(std::move(row));
-  }
-  std::vector<std::size_t> width(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) {
-    width[c] = header[c].size();
-    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
-  }
-  const auto print_row = [&](const std::vector<std::string>& row) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c)
-      line += fmt::format("{:<{}}{}", row[c], width[c], c + 1 < row.size() ? "  " : "");
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    fmt::print(out, "{}\n", line);
-  };
-  fmt::print(out, "experiment \"{}\": {} runs, order {}{}\n", experiment.name, plans.size(),
-             orchestrator::run_order_name(experiment.order),
-             seed ? fmt::format(" (seed {}{})", *seed,
-                                experiment.seed ? "" : "; drawn now, add \"seed\" to keep it")
-                  : "");
-  print_row(header);
-  for (const auto& row : rows) print_row(row);
-  fmt::print(out, "\n");
-  // Each run as it would start: its environment (the variables the condition or level set, and
-  // scalebench's own) in front of the command, as a shell would take them.
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    std::string env;
-    for (const auto& [name, value] : plans[i].launch.env)
-      env += name + "=" + orchestrator::shell_join({value}) + " ";
-    fmt::print(out, "[{}/{}] {}: {}{}\n", i + 1, plans.size(), plans[i].condition, env,
-               orchestrator::shell_join(plans[i].launch.argv));
-  }
+void add_unit_option(CLI::App& app, std::string& unit) {
+  app.add_option("--unit", unit,
+                 "What one sample is: run (its mean epoch time), nested (epochs within runs, a "
+                 "mixed model) or epoch (as the reference papers; p-values too small)")
+      ->check(CLI::IsMember(plotting::unit_names()))
+      ->capture_default_str();
 }
 
-std::string describe_matrix(const orchestrator::Instance& instance) {
-  const auto pending = static_cast<long long>(instance.pending.size());
-  if (!instance.resumed) return util::count_of(pending, "run");
-  return fmt::format("resuming instance {}: {} of {} already ok, {} to run", instance.record.id,
-                     instance.cells_ok,
-                     util::count_of(static_cast<long long>(instance.cells), "cell"), pending);
+void add_skip_epochs_option(CLI::App& app, std::optional<int>& skip_epochs) {
+  app.add_option("--skip-epochs", skip_epochs,
+                 "Leave out each run's first N epochs (warm-up) [the experiment file's "
+                 "\"warmup_epochs\", else 0]")
+      ->transform(integer_in(0, 100000));
 }
 
-}  // namespace
-
-int run_command(const RunCommand& options, std::ostream& out, std::ostream& err) {
-  // Validate everything before the database is touched: a bad file writes nothing.
-  const auto experiment = orchestrator::load_experiment(options.experiment_path);
-  if (options.retries < 0 || options.retries > 100)
-    throw Error(fmt::format("--retries {}: expected 0 to 100", options.retries));
-  ExpandOptions expand{default_trainer(), ::geteuid() == 0};
-  expand.max_runs = options.max_runs;
-  // A randomized order without a seed in the file gets a drawn one, stored with the instance; a
-  // resumed instance keeps the one it was started with.
-  std::optional<db::Database> database;
-  // One `run` of an instance at a time, taken before it reads what is left to run (and held to
-  // the end): a second `run` or `run --resume` of the same spec into this database refuses.
-  std::optional<util::FileLock> instance_lock;
-  const auto open_database = [&] {
-    database = db::Database::open(options.database);
-    instance_lock = orchestrator::lock_instance(
-        options.database, db::spec_hash(experiment.spec_json), experiment.name);
-  };
-  if (options.resume && !options.dry_run) open_database();
-  if (experiment.order == orchestrator::RunOrder::Randomized && !experiment.seed) {
-    std::optional<long long> stored;
-    if (database)
-      if (const auto latest =
-              database->latest_instance_of_spec(db::spec_hash(experiment.spec_json)))
-        stored = latest->order_seed;
-    expand.seed = stored ? static_cast<std::uint64_t>(*stored)
-                         : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
-  }
-  const auto seed = orchestrator::order_seed(experiment, expand.seed.value_or(0));
-  const auto plans = orchestrator::expand_matrix(experiment, expand);
-  if (options.dry_run) {
-    print_matrix(out, experiment, plans, seed);
-    return 0;
-  }
-
-  if (!database) open_database();
-  db::ExperimentRecord context;
-  context.name = experiment.name;
-  context.source_path = options.experiment_path;
-  context.spec_json = experiment.spec_json;
-  context.started_at = orchestrator::now_iso8601_utc();
-  context.host = host_name();
-  context.cpu_count = static_cast<int>(std::thread::hardware_concurrency());
-  context.scalebench_version = SCALEBENCH_VERSION;
-  context.factors_json = orchestrator::factors_json(experiment);
-  context.run_order = std::string(orchestrator::run_order_name(experiment.order));
-  if (seed) context.order_seed = static_cast<long long>(*seed);
-  orchestrator::ProcessExecutor executor;
-  if (!options.resume)
-    context.provenance = orchestrator::collect_instance_provenance(experiment, plans, executor);
-
-  auto instance = options.resume ? orchestrator::resume_instance(*database, context, plans)
-                                 : orchestrator::start_instance(*database, context, plans);
-  fmt::print(out, "scalebench: experiment \"{}\" ({}), instance {}: {} into {}\n", experiment.name,
-             options.experiment_path, instance.record.id, describe_matrix(instance),
-             options.database);
-  // SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE: the current run is stopped and stored, none starts.
-  const orchestrator::StopSignalHandlers stop_handlers;
-  // Progress on one updating line only when stderr is this process's terminal.
-  const auto style = options.quiet                              ? ProgressStyle::Quiet
-                     : (&err == &std::cerr && ::isatty(2) == 1) ? ProgressStyle::Terminal
-                                                                : ProgressStyle::Lines;
-  ProgressPrinter progress(out, err, style);
-  orchestrator::RunnerOptions runner;
-  runner.retries = options.retries;
-  const auto outcome =
-      orchestrator::run_instance(experiment, instance, executor, *database, &progress, runner);
-
-  fmt::print(out, "scalebench: {} of {} ok ({} this time, {} ok); results in {}\n",
-             outcome.cells_ok, util::count_of(static_cast<long long>(outcome.cells), "cell"),
-             util::count_of(static_cast<long long>(outcome.runs), "run"), outcome.ok,
-             options.database);
-  if (!outcome.side_files.empty()) {
-    fmt::print(err,
-               "scalebench: {} runs could not be written to {} and are in side files (each a "
-               "scalebench database; docs/database.md, \"Side files\"):\n",
-               outcome.side_files.size(), options.database);
-    for (const auto& file : outcome.side_files) fmt::print(err, "  {}\n", file.string());
-    fmt::print(err, "  merge them with: scalebench merge FILE... --into {}\n", options.database);
-  }
-  if (!outcome.lost_runs.empty()) {
-    fmt::print(
-        err, "scalebench: error: {} could not be stored, neither in {} nor in a side file:\n",
-        util::count_of(static_cast<long long>(outcome.lost_runs.size()), "run"), options.database);
-    for (const auto& why : outcome.lost_runs) fmt::print(err, "  {}\n", why);
-  }
-  if (progress.saw_allreduce()) {
-    fmt::print(out, "next: scalebench query --db {} \"{}\"\n", options.database,
-               plotting::allreduce_query(experiment.name));
-  } else {
-    fmt::print(out, "next: scalebench report --db {} --experiment {}\n", options.database,
-               orchestrator::shell_join({experiment.name}));
-  }
-  if (outcome.interrupted) {
-    const int signal = orchestrator::stop_signal();
-    fmt::print(err,
-               "scalebench: stopped{} after {} runs; they are stored; `scalebench run --resume "
-               "{}` runs the rest\n",
-               signal ? fmt::format(" by signal {}", signal) : "", outcome.runs,
-               orchestrator::shell_join({options.experiment_path}));
-    return 128 + (signal ? signal : SIGINT);
-  }
-  if (outcome.cells_ok != outcome.cells) {
-    fmt::print(
-        err,
-        "scalebench: {} no ok run: scalebench query --db {} \"SELECT id, "
-        "condition, np, repetition, attempt, status, error FROM runs WHERE "
-        "experiment_id = {} AND status != 'ok'\"\n",
-        outcome.cells - outcome.cells_ok == 1
-            ? std::string("1 cell has")
-            : util::count_of(static_cast<long long>(outcome.cells - outcome.cells_ok), "cell") +
-                  " have",
-        options.database, outcome.experiment_id);
-    return 1;
-  }
-  return 0;
-}
-
-int report_command(const ReportCommand& options, std::ostream& out, std::ostream&) {
-  const auto exporter = plotting::make_exporter(options.format);  // fail fast on a bad format
-  const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
-  if (options.output) {  // before any work
-    plotting::refuse_database_output(*options.output, options.database);
-    plotting::check_output_target(*options.output);
-  }
-  const plotting::InstanceQuery query{options.experiment, options.instances, options.pool,
-                                      options.skip_epochs};
-  // The HTML page embeds the figure: rendered into a private directory, read back as SVG. Without
-  // gnuplot the page says why it has none.
-  const auto with_figure = [&](auto report, auto plot) {
-    if (options.format != "html") return report;
-    try {
-      const plotting::PrivateTempDir dir(fs::temp_directory_path());
-      const auto files = plot(report, dir.path() / "figure");
-      std::ifstream in(files.svg, std::ios::binary);
-      report.figure_svg.assign(std::istreambuf_iterator<char>(in), {});
-    } catch (const std::exception& error) {
-      report.notes.push_back(fmt::format("No figure: {}", error.what()));
-    }
-    return report;
-  };
-  const auto text =
-      options.by
-          ? exporter->render(with_figure(
-                plotting::load_factor_report(database, query, options.base, *options.by,
-                                             options.unit),
-                [](const auto& r, const auto& p) { return plotting::plot_factor_scaling(r, p); }))
-          : exporter->render(with_figure(
-                plotting::load_report(database, query, options.base, options.unit),
-                [](const auto& r, const auto& p) { return plotting::plot_scaling(r, p); }));
-  if (!options.output) {
-    out << text;
-    return 0;
-  }
-  const fs::path path = *options.output;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  plotting::write_file_replacing(path, text);  // never through a symlink planted at `path`
-  fmt::print(out, "table: {}\n", path.string());
-  return 0;
-}
-
-int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
-  const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
-  const plotting::InstanceQuery query{options.experiment, options.instances, options.pool,
-                                      options.skip_epochs};
-  if (options.model) {
-    plotting::ScalingPlanOptions plan;
-    plan.training = query;
-    plan.fit_max_np = options.fit_max_np;
-    plan.max_np = options.max_np;
-    const auto experiment = plotting::select_instances(database, query).experiment;
-    const auto prefix =
-        plotting::figure_prefix(options.database, experiment + "-model", options.output_prefix);
-    const auto planned = plotting::figure_files(prefix);
-    for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
-      plotting::refuse_database_output(file, options.database);
-    const auto files =
-        plotting::plot_scaling_plan(plotting::build_scaling_plan(&database, plan), prefix);
-    fmt::print(out, "figure: {}\nfigure: {}\nfigure: {}\n", files.png.string(), files.svg.string(),
-               files.pdf.string());
-    return 0;
-  }
-  // Only what the chosen figure needs is loaded: --by fails early on an unknown factor.
-  std::optional<plotting::ReportTable> table;
-  std::optional<plotting::FactorReport> by_factor;
-  if (options.by)
-    by_factor =
-        plotting::load_factor_report(database, query, options.base, *options.by, options.unit);
-  else
-    table = plotting::load_report(database, query, options.base, options.unit);
-  const auto& experiment = by_factor ? by_factor->experiment : table->experiment;
-  const auto prefix = plotting::figure_prefix(
-      options.database, by_factor ? experiment + "-by-" + *options.by : experiment,
-      options.output_prefix);
-  const auto planned = plotting::figure_files(prefix);
-  for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
-    plotting::refuse_database_output(file, options.database);
-  const auto files = by_factor ? plotting::plot_factor_scaling(*by_factor, prefix)
-                               : plotting::plot_scaling(*table, prefix);
-  fmt::print(out, "figure: {}\nfigure: {}\nfigure: {}\n", files.png.string(), files.svg.string(),
-             files.pdf.string());
-  return 0;
-}
-
-int query_command(const QueryCommand& options, std::ostream& out, std::ostream& err) {
-  return query_command(options, db::QueryLimits{}, out, err);
-}
-
-int query_command(const QueryCommand& options, const db::QueryLimits& limits, std::ostream& out,
-                  std::ostream&) {
-  const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
-  // Trainer output can hold escape sequences: never raw to a terminal. CSV into a file or a pipe
-  // stays byte for byte.
-  const bool to_terminal = &out == &std::cout && ::isatty(STDOUT_FILENO) == 1;
-  // What is held for printing counts against --max-memory with SQLite's heap (the sink returns
-  // it). CSV streams: records gather up to `flush_at` bytes and are written from there on, so a
-  // small result comes out whole or not at all. The aligned table needs every row for its
-  // widths: it keeps the escaped cells, bounded, and writes them line by line at the end.
-  const std::size_t flush_at = std::min<std::size_t>(limits.max_memory_bytes / 4, 1 << 20);
-  std::string pending;
-  std::size_t rows_written = 0;
-  std::size_t rows_pending = 0;
-  std::optional<plotting::AlignedTable> table;
-  db::QueryRowSink sink;
-  sink.columns = [&](const std::vector<std::string>& columns) {
-    if (options.csv) {
-      plotting::append_csv_record(pending, columns, to_terminal);
-    } else {
-      table.emplace(columns);
-    }
-  };
-  sink.row = [&](std::vector<std::optional<std::string>>& row) -> std::size_t {
-    if (!options.csv) {
-      table->add(row);
-      return table->held_bytes();
-    }
-    plotting::append_csv_record(pending, row, to_terminal);
-    ++rows_pending;
-    if (pending.size() >= flush_at) {
-      out.write(pending.data(), static_cast<std::streamsize>(pending.size()));
-      pending.clear();
-      rows_written += rows_pending;
-      rows_pending = 0;
-      if (pending.capacity() > 2 * flush_at) pending.shrink_to_fit();
-    }
-    return pending.capacity();
-  };
-  try {
-    database.query_read_only(options.sql, limits, sink);
-  } catch (const db::QueryLimitError& error) {
-    using Limit = db::QueryLimitError::Limit;
-    const char* option = error.limit() == Limit::Time   ? "--timeout SECONDS"
-                         : error.limit() == Limit::Rows ? "--max-rows N"
-                                                        : "--max-memory SIZE";
-    std::string message = fmt::format("{}; raise it with {}", error.what(), option);
-    if (!options.csv && error.limit() == Limit::Memory && table && table->rows() > 0) {
-      message += " (the aligned table holds every row to align the columns; --csv streams them)";
-    }
-    if (options.csv && rows_written > 0) {
-      out.flush();
-      message +=
-          fmt::format("; the CSV written before the stop is incomplete ({} rows)", rows_written);
-    }
-    throw db::QueryLimitError(error.limit(), message);
-  }
-  if (options.csv) {
-    out.write(pending.data(), static_cast<std::streamsize>(pending.size()));
-  } else {
-    table->write(out);
-  }
-  return 0;
+void add_report_source_options(CLI::App& app, ReportSourceOptions& options) {
+  add_database_option(app, options.database);
+  add_instance_options(app, options.experiment, options.instances, options.pool);
+  app.add_option("--base", options.base, "Base condition label for Tukey and speed-up");
+  add_unit_option(app, options.unit);
+  add_skip_epochs_option(app, options.skip_epochs);
 }
 
 }  // namespace scalebench::cli

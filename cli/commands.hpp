@@ -1,70 +1,44 @@
-// What each subcommand does, once its options are parsed (cli.cpp parses them).
+// What the subcommands share. Each subcommand has its own file, cli/<name>_command.cpp, with an
+// options struct, a function that declares its arguments and options on a CLI::App (bound to that
+// struct) and one that runs it once they are parsed; cli.cpp lists them in one table.
 #pragma once
 
 #include <cstdint>
-#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "db/database.hpp"
 #include "plotting/report.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace scalebench::cli {
 
 inline constexpr const char* kDefaultDatabase = "results/scalebench.db";
 
-struct RunCommand {
-  std::string experiment_path;
-  std::string database = kDefaultDatabase;
-  bool dry_run = false;  // print the matrix, run nothing, write nothing
-  bool resume = false;   // continue the latest instance of the same spec: cells not yet ok only
-  int retries = 0;       // re-runs of a cell whose run is not ok
-  std::size_t max_runs = 10'000;  // refuse bigger matrices (orchestrator::kDefaultMaxRuns)
-  bool quiet = false;             // no progress lines on stderr
-};
-int run_command(const RunCommand& options, std::ostream& out, std::ostream& err);
-
-struct ReportCommand {
+// The stored measurements a table or figure is drawn from: what report and plot share.
+struct ReportSourceOptions {
   std::string database = kDefaultDatabase;
   std::optional<std::string> experiment;  // default: the latest one
   std::vector<std::int64_t> instances;    // explicit instances (pooled when several)
   bool pool = false;                      // every instance of the experiment (identical specs)
   std::optional<int> skip_epochs;         // warm-up epochs left out of each run
-  std::string format = "markdown";
   std::optional<std::string> base;
-  std::optional<std::string> output;  // default: stdout
-  std::optional<std::string> by;      // a factor: one column block per level (Table 2)
   std::string unit = std::string(plotting::kDefaultUnit);
 };
-int report_command(const ReportCommand& options, std::ostream& out, std::ostream& err);
 
-struct PlotCommand {
-  std::string database = kDefaultDatabase;
-  std::optional<std::string> experiment;
-  std::vector<std::int64_t> instances;
-  bool pool = false;
-  std::optional<int> skip_epochs;  // warm-up epochs left out of each run
-  std::optional<std::string> base;
-  std::optional<std::string> output_prefix;  // default: results/<experiment>-scaling
-  std::optional<std::string> by;             // a factor: one curve per level (Figure 2)
-  std::string unit = std::string(plotting::kDefaultUnit);
-  // The scaling model's figure instead (scalebench model --plot with these settings).
-  bool model = false;
-  std::optional<int> fit_max_np;
-  int max_np = 1024;
-};
-int plot_command(const PlotCommand& options, std::ostream& out, std::ostream& err);
-
-struct QueryCommand {
-  std::string database = kDefaultDatabase;
-  std::string sql;
-  bool csv = false;
-};
-int query_command(const QueryCommand& options, std::ostream& out, std::ostream& err);
-// The same with limits other than the defaults (the one above runs this with db::QueryLimits{}).
-// A limit error names the option that raises it.
-int query_command(const QueryCommand& options, const db::QueryLimits& limits, std::ostream& out,
-                  std::ostream& err);
+// The options several subcommands declare, with one help text each.
+void add_database_option(CLI::App& app, std::string& database);
+// Which stored instances a report, figure or statistic uses (plotting/instances.hpp).
+void add_instance_options(CLI::App& app, std::optional<std::string>& experiment,
+                          std::vector<std::int64_t>& instances, bool& pool);
+// What report, plot and stats share: what one sample is (docs/statistics.md, "Unit of analysis").
+void add_unit_option(CLI::App& app, std::string& unit);
+// What report, plot, stats, compare and model share: the warm-up left out (docs/metrics.md).
+void add_skip_epochs_option(CLI::App& app, std::optional<int>& skip_epochs);
+// What report and plot share: the database, the instances, the base group, the unit, the warm-up.
+void add_report_source_options(CLI::App& app, ReportSourceOptions& options);
 
 }  // namespace scalebench::cli

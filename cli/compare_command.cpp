@@ -4,12 +4,44 @@
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
 
+#include <CLI/CLI.hpp>
 #include <ostream>
 
+#include "cli/numeric_flags.hpp"
 #include "plotting/compare.hpp"
 #include "plotting/csv_table.hpp"
 
 namespace scalebench::cli {
+
+void declare_compare_options(CLI::App& app, CompareCommand& options) {
+  app.add_option("--db", options.database, "The baseline's results database")
+      ->capture_default_str();
+  app.add_option("--experiment", options.experiment,
+                 "The baseline experiment (default: the latest instance's)");
+  app.add_option("--instance", options.instances,
+                 "The baseline's instance ids (repeat to pool identical specs)");
+  app.add_option("--to-db", options.to_database, "The candidate's database (default: --db)");
+  app.add_option("--to-experiment", options.to_experiment,
+                 "The candidate experiment (default: --experiment)");
+  app.add_option("--to-instance", options.to_instances, "The candidate's instance ids");
+  add_skip_epochs_option(app, options.skip_epochs);
+  app.add_option("--threshold", options.threshold_percent,
+                 "Slower or faster only beyond PCT percent; 'no difference' is marked 'CI "
+                 "within +-PCT' when the whole interval is inside")
+      ->transform(real_in({0, 100, false, true}))
+      ->capture_default_str();
+  app.add_option("--confidence", options.confidence, "Of the intervals and the tests")
+      ->transform(real_in({0, 1, true, true}))
+      ->capture_default_str();
+  app.add_option("--fail-if-slower", options.fail_if_slower_percent,
+                 "Exit 3 when a cell is significantly slower by PCT percent or more (a CI "
+                 "gate); exit 4 when a compared cell has too few runs to test")
+      ->transform(real_in({0, 1e6}));
+  app.add_flag("--allow-too-few", options.allow_too_few,
+               "With --fail-if-slower: let cells with too few runs to test pass (exit 0 "
+               "instead of 4)");
+  app.add_flag("--json", options.json, "JSON output");
+}
 
 int compare_command(const CompareCommand& options, std::ostream& out, std::ostream& err) {
   const plotting::InstanceQuery baseline{options.experiment, options.instances, false,

@@ -33,6 +33,7 @@ struct CompareCommand {
 // as for every command). A gate never passes because it could not look.
 inline constexpr int kSlowerExit = 3;
 inline constexpr int kTooFewExit = 4;
+void declare_compare_options(CLI::App& app, CompareCommand& options);
 int compare_command(const CompareCommand& options, std::ostream& out, std::ostream& err);
 
 }  // namespace scalebench::cli

@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 #include <sys/stat.h>
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 
 #include "db/database.hpp"
@@ -34,6 +35,15 @@ fs::path private_copy(const std::string& source, const fs::path& directory) {
 }
 
 }  // namespace
+
+void declare_merge_options(CLI::App& app, MergeCommand& options) {
+  app.add_option("sources", options.sources,
+                 "Side files (<db>.unsaved/*.db) or other scalebench databases")
+      ->required();
+  app.add_option("--into", options.into, "The results database that takes their runs")->required();
+  app.add_flag("--skip-duplicates", options.skip_duplicates,
+               "Skip runs the database already holds instead of refusing the file");
+}
 
 int merge_command(const MergeCommand& options, std::ostream& out, std::ostream&) {
   for (const auto& source : options.sources) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.hpp"
+
 namespace scalebench::cli {
 
 struct MergeCommand {
@@ -13,6 +15,7 @@ struct MergeCommand {
   std::string into;
   bool skip_duplicates = false;
 };
+void declare_merge_options(CLI::App& app, MergeCommand& options);
 int merge_command(const MergeCommand& options, std::ostream& out, std::ostream& err);
 
 }  // namespace scalebench::cli

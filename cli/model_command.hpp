@@ -27,6 +27,7 @@ struct ModelCommand {
   bool published = false;                  // the validation table against published curves
   bool list_networks = false;
 };
+void declare_model_options(CLI::App& app, ModelCommand& options);
 int model_command(const ModelCommand& options, std::ostream& out, std::ostream& err);
 
 }  // namespace scalebench::cli

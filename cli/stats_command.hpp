@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.hpp"
+
 namespace scalebench::cli {
 
 struct StatsCommand {
@@ -30,6 +32,7 @@ struct StatsCommand {
   bool contrast = false;  // two factors of two levels: the interaction contrast with its CI
 };
 
+void declare_stats_options(CLI::App& app, StatsCommand& options);
 int stats_command(const StatsCommand& options, std::ostream& out, std::ostream& err);
 
 }  // namespace scalebench::cli

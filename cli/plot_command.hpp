@@ -1,0 +1,24 @@
+// `scalebench plot`: the scaling figure of an experiment's stored runs (plotting/figure.hpp), or
+// with --model the scaling model's.
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "cli/commands.hpp"
+
+namespace scalebench::cli {
+
+struct PlotCommand : ReportSourceOptions {
+  std::optional<std::string> output_prefix;  // default: results/<experiment>-scaling
+  std::optional<std::string> by;             // a factor: one curve per level (Figure 2)
+  // The scaling model's figure instead (scalebench model --plot with these settings).
+  bool model = false;
+  std::optional<int> fit_max_np;
+  int max_np = 1024;
+};
+void declare_plot_options(CLI::App& app, PlotCommand& options);
+int plot_command(const PlotCommand& options, std::ostream& out, std::ostream& err);
+
+}  // namespace scalebench::cli

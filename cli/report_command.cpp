@@ -1,0 +1,75 @@
+#include "cli/report_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <ostream>
+
+#include "db/database.hpp"
+#include "plotting/figure.hpp"
+#include "plotting/output_file.hpp"
+#include "plotting/report_source.hpp"
+
+namespace scalebench::cli {
+
+namespace fs = std::filesystem;
+
+void declare_report_options(CLI::App& app, ReportCommand& options) {
+  add_report_source_options(app, options);
+  app.add_option("--format", options.format, "Output format")
+      ->check(CLI::IsMember(plotting::exporter_names()))
+      ->capture_default_str();
+  app.add_option("--output,-o", options.output, "Write to this file instead of stdout");
+  app.add_option("--by", options.by,
+                 "A factor of the experiment file: one column block per level, rows by np, "
+                 "and the two-way ANOVA factor x np (HorovodRunner's Table 2)");
+}
+
+int report_command(const ReportCommand& options, std::ostream& out, std::ostream&) {
+  const auto exporter = plotting::make_exporter(options.format);  // fail fast on a bad format
+  const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
+  if (options.output) {  // before any work
+    plotting::refuse_database_output(*options.output, options.database);
+    plotting::check_output_target(*options.output);
+  }
+  const plotting::InstanceQuery query{options.experiment, options.instances, options.pool,
+                                      options.skip_epochs};
+  // The HTML page embeds the figure: rendered into a private directory, read back as SVG. Without
+  // gnuplot the page says why it has none.
+  const auto with_figure = [&](auto report, auto plot) {
+    if (options.format != "html") return report;
+    try {
+      const plotting::PrivateTempDir dir(fs::temp_directory_path());
+      const auto files = plot(report, dir.path() / "figure");
+      std::ifstream in(files.svg, std::ios::binary);
+      report.figure_svg.assign(std::istreambuf_iterator<char>(in), {});
+    } catch (const std::exception& error) {
+      report.notes.push_back(fmt::format("No figure: {}", error.what()));
+    }
+    return report;
+  };
+  const auto text =
+      options.by
+          ? exporter->render(with_figure(
+                plotting::load_factor_report(database, query, options.base, *options.by,
+                                             options.unit),
+                [](const auto& r, const auto& p) { return plotting::plot_factor_scaling(r, p); }))
+          : exporter->render(with_figure(
+                plotting::load_report(database, query, options.base, options.unit),
+                [](const auto& r, const auto& p) { return plotting::plot_scaling(r, p); }));
+  if (!options.output) {
+    out << text;
+    return 0;
+  }
+  const fs::path path = *options.output;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  plotting::write_file_replacing(path, text);  // never through a symlink planted at `path`
+  fmt::print(out, "table: {}\n", path.string());
+  return 0;
+}
+
+}  // namespace scalebench::cli

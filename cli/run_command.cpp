@@ -1,0 +1,250 @@
+#include "cli/run_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <ostream>
+#include <random>
+#include <thread>
+
+#include "cli/numeric_flags.hpp"
+#include "cli/progress.hpp"
+#include "db/database.hpp"
+#include "orchestrator/executor.hpp"
+#include "orchestrator/experiment.hpp"
+#include "orchestrator/instance_lock.hpp"
+#include "orchestrator/provenance.hpp"
+#include "orchestrator/runner.hpp"
+#include "plotting/report_source.hpp"
+#include "util/text.hpp"
+
+namespace scalebench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using orchestrator::ExpandOptions;
+
+// The trainer that ships with this scalebench: next to our own executable, else on PATH.
+std::string default_trainer() {
+  std::error_code error;
+  const auto self = fs::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const auto sibling = self.parent_path() / "scalebench-train";
+    if (fs::exists(sibling)) return sibling.string();
+  }
+  return "scalebench-train";
+}
+
+std::string host_name() {
+  char buffer[256] = {};
+  ::gethostname(buffer, sizeof buffer - 1);
+  return buffer;
+}
+
+// --dry-run: the matrix as a table, one column per factor, then each run's command line.
+void print_matrix(std::ostream& out, const orchestrator::Experiment& experiment,
+                  const std::vector<orchestrator::RunPlan>& plans,
+                  std::optional<std::uint64_t> seed) {
+  std::vector<std::string> header = {"run", "repetition", "condition"};
+  for (const auto& factor : experiment.factors) header.push_back(factor.name);
+  header.push_back("np");
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    std::vector<std::string> row = {std::to_string(i + 1), std::to_string(plans[i].repetition),
+                                    plans[i].condition};
+    for (const auto& [factor, level] : plans[i].levels) row.push_back(level);
+    row.push_back(std::to_string(plans[i].np));
+    rows.push_back(std::move(row));
+  }
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    width[c] = header[c].size();
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+  }
+  const auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c)
+      line += fmt::format("{:<{}}{}", row[c], width[c], c + 1 < row.size() ? "  " : "");
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    fmt::print(out, "{}\n", line);
+  };
+  fmt::print(out, "experiment \"{}\": {} runs, order {}{}\n", experiment.name, plans.size(),
+             orchestrator::run_order_name(experiment.order),
+             seed ? fmt::format(" (seed {}{})", *seed,
+                                experiment.seed ? "" : "; drawn now, add \"seed\" to keep it")
+                  : "");
+  print_row(header);
+  for (const auto& row : rows) print_row(row);
+  fmt::print(out, "\n");
+  // Each run as it would start: its environment (the variables the condition or level set, and
+  // scalebench's own) in front of the command, as a shell would take them.
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    std::string env;
+    for (const auto& [name, value] : plans[i].launch.env)
+      env += name + "=" + orchestrator::shell_join({value}) + " ";
+    fmt::print(out, "[{}/{}] {}: {}{}\n", i + 1, plans.size(), plans[i].condition, env,
+               orchestrator::shell_join(plans[i].launch.argv));
+  }
+}
+
+std::string describe_matrix(const orchestrator::Instance& instance) {
+  const auto pending = static_cast<long long>(instance.pending.size());
+  if (!instance.resumed) return util::count_of(pending, "run");
+  return fmt::format("resuming instance {}: {} of {} already ok, {} to run", instance.record.id,
+                     instance.cells_ok,
+                     util::count_of(static_cast<long long>(instance.cells), "cell"), pending);
+}
+
+// The end of a run: the tally, where runs went that the database could not take, what to do
+// next, and the exit status (128 + signal when stopped, 1 when a cell has no ok run).
+int report_outcome(const RunCommand& options, const orchestrator::Experiment& experiment,
+                   const orchestrator::ExperimentOutcome& outcome, bool saw_allreduce,
+                   std::ostream& out, std::ostream& err) {
+  fmt::print(out, "scalebench: {} of {} ok ({} this time, {} ok); results in {}\n",
+             outcome.cells_ok, util::count_of(static_cast<long long>(outcome.cells), "cell"),
+             util::count_of(static_cast<long long>(outcome.runs), "run"), outcome.ok,
+             options.database);
+  if (!outcome.side_files.empty()) {
+    fmt::print(err,
+               "scalebench: {} runs could not be written to {} and are in side files (each a "
+               "scalebench database; docs/database.md, \"Side files\"):\n",
+               outcome.side_files.size(), options.database);
+    for (const auto& file : outcome.side_files) fmt::print(err, "  {}\n", file.string());
+    fmt::print(err, "  merge them with: scalebench merge FILE... --into {}\n", options.database);
+  }
+  if (!outcome.lost_runs.empty()) {
+    fmt::print(
+        err, "scalebench: error: {} could not be stored, neither in {} nor in a side file:\n",
+        util::count_of(static_cast<long long>(outcome.lost_runs.size()), "run"), options.database);
+    for (const auto& why : outcome.lost_runs) fmt::print(err, "  {}\n", why);
+  }
+  if (saw_allreduce) {
+    fmt::print(out, "next: scalebench query --db {} \"{}\"\n", options.database,
+               plotting::allreduce_query(experiment.name));
+  } else {
+    fmt::print(out, "next: scalebench report --db {} --experiment {}\n", options.database,
+               orchestrator::shell_join({experiment.name}));
+  }
+  if (outcome.interrupted) {
+    const int signal = orchestrator::stop_signal();
+    fmt::print(err,
+               "scalebench: stopped{} after {} runs; they are stored; `scalebench run --resume "
+               "{}` runs the rest\n",
+               signal ? fmt::format(" by signal {}", signal) : "", outcome.runs,
+               orchestrator::shell_join({options.experiment_path}));
+    return 128 + (signal ? signal : SIGINT);
+  }
+  if (outcome.cells_ok != outcome.cells) {
+    fmt::print(
+        err,
+        "scalebench: {} no ok run: scalebench query --db {} \"SELECT id, "
+        "condition, np, repetition, attempt, status, error FROM runs WHERE "
+        "experiment_id = {} AND status != 'ok'\"\n",
+        outcome.cells - outcome.cells_ok == 1
+            ? std::string("1 cell has")
+            : util::count_of(static_cast<long long>(outcome.cells - outcome.cells_ok), "cell") +
+                  " have",
+        options.database, outcome.experiment_id);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void declare_run_options(CLI::App& app, RunCommand& options) {
+  app.add_option("experiment", options.experiment_path, "Experiment file (JSON)")->required();
+  add_database_option(app, options.database);
+  app.add_flag("--dry-run", options.dry_run, "Print the runs without starting them");
+  app.add_flag("--quiet", options.quiet,
+               "No progress on stderr (the current epoch, the matrix's time left)");
+  app.add_flag("--resume", options.resume,
+               "Continue the latest instance of the same spec: run only its cells not yet ok "
+               "(refused while another run of it is going on)");
+  app.add_option("--retries", options.retries,
+                 "Re-run a cell whose run is not ok up to N times (every attempt is stored)")
+      ->transform(integer_in(0, 1000))
+      ->capture_default_str();
+  app.add_option("--max-runs", options.max_runs,
+                 "Refuse a matrix of more runs than this (a guard against typos)")
+      ->transform(integer_in(1, 1'000'000'000))
+      ->capture_default_str();
+}
+
+int run_command(const RunCommand& options, std::ostream& out, std::ostream& err) {
+  // Validate everything before the database is touched: a bad file writes nothing.
+  const auto experiment = orchestrator::load_experiment(options.experiment_path);
+  if (options.retries < 0 || options.retries > 100)
+    throw Error(fmt::format("--retries {}: expected 0 to 100", options.retries));
+  ExpandOptions expand{default_trainer(), ::geteuid() == 0};
+  expand.max_runs = options.max_runs;
+  // A randomized order without a seed in the file gets a drawn one, stored with the instance; a
+  // resumed instance keeps the one it was started with.
+  std::optional<db::Database> database;
+  // One `run` of an instance at a time, taken before it reads what is left to run (and held to
+  // the end): a second `run` or `run --resume` of the same spec into this database refuses.
+  std::optional<util::FileLock> instance_lock;
+  const auto open_database = [&] {
+    database = db::Database::open(options.database);
+    instance_lock = orchestrator::lock_instance(
+        options.database, db::spec_hash(experiment.spec_json), experiment.name);
+  };
+  if (options.resume && !options.dry_run) open_database();
+  if (experiment.order == orchestrator::RunOrder::Randomized && !experiment.seed) {
+    std::optional<long long> stored;
+    if (database)
+      if (const auto latest =
+              database->latest_instance_of_spec(db::spec_hash(experiment.spec_json)))
+        stored = latest->order_seed;
+    expand.seed = stored ? static_cast<std::uint64_t>(*stored)
+                         : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
+  }
+  const auto seed = orchestrator::order_seed(experiment, expand.seed.value_or(0));
+  const auto plans = orchestrator::expand_matrix(experiment, expand);
+  if (options.dry_run) {
+    print_matrix(out, experiment, plans, seed);
+    return 0;
+  }
+
+  if (!database) open_database();
+  db::ExperimentRecord context;
+  context.name = experiment.name;
+  context.source_path = options.experiment_path;
+  context.spec_json = experiment.spec_json;
+  context.started_at = orchestrator::now_iso8601_utc();
+  context.host = host_name();
+  context.cpu_count = static_cast<int>(std::thread::hardware_concurrency());
+  context.scalebench_version = SCALEBENCH_VERSION;
+  context.factors_json = orchestrator::factors_json(experiment);
+  context.run_order = std::string(orchestrator::run_order_name(experiment.order));
+  if (seed) context.order_seed = static_cast<long long>(*seed);
+  orchestrator::ProcessExecutor executor;
+  if (!options.resume)
+    context.provenance = orchestrator::collect_instance_provenance(experiment, plans, executor);
+
+  auto instance = options.resume ? orchestrator::resume_instance(*database, context, plans)
+                                 : orchestrator::start_instance(*database, context, plans);
+  fmt::print(out, "scalebench: experiment \"{}\" ({}), instance {}: {} into {}\n", experiment.name,
+             options.experiment_path, instance.record.id, describe_matrix(instance),
+             options.database);
+  // SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE: the current run is stopped and stored, none starts.
+  const orchestrator::StopSignalHandlers stop_handlers;
+  // Progress on one updating line only when stderr is this process's terminal.
+  const auto style = options.quiet                              ? ProgressStyle::Quiet
+                     : (&err == &std::cerr && ::isatty(2) == 1) ? ProgressStyle::Terminal
+                                                                : ProgressStyle::Lines;
+  ProgressPrinter progress(out, err, style);
+  orchestrator::RunnerOptions runner;
+  runner.retries = options.retries;
+  const auto outcome =
+      orchestrator::run_instance(experiment, instance, executor, *database, &progress, runner);
+  return report_outcome(options, experiment, outcome, progress.saw_allreduce(), out, err);
+}
+
+}  // namespace scalebench::cli
