@@ -12,6 +12,7 @@
 #include <set>
 
 #include "orchestrator/command_template.hpp"
+#include "orchestrator/experiment_reader.hpp"
 #include "orchestrator/json_document.hpp"
 #include "util/text.hpp"
 
@@ -19,299 +20,6 @@ namespace scalebench::orchestrator {
 namespace {
 
 using nlohmann::json;
-
-// True when `text` holds a placeholder that is expanded in "command" (or {args}).
-bool has_known_placeholder(std::string_view text) {
-  bool found = false;
-  scan_template(
-      text, [](std::string_view) {},
-      [&](std::string_view name) { found |= is_command_placeholder(name) || name == "args"; });
-  return found;
-}
-
-// Walks the JSON tree, remembering where it is, so that every error names its field.
-class Reader {
- public:
-  Reader(const std::filesystem::path& file, const json& value, std::string where)
-      : file_(file), value_(value), where_(std::move(where)) {}
-
-  [[noreturn]] void fail(std::string_view expected) const {
-    throw ExperimentError(fmt::format("{}: field \"{}\": expected {}, got {}", file_.string(),
-                                      shown_path(where_), expected, describe(value_)));
-  }
-  // For a problem with a key rather than its value.
-  [[noreturn]] void fail_key(const std::string& key, std::string_view expected) const {
-    throw ExperimentError(fmt::format("{}: field \"{}\": expected {}, got the key \"{}\"",
-                                      file_.string(), shown_path(path_step(where_, key)), expected,
-                                      printable(key)));
-  }
-
-  bool has(const std::string& key) const { return value_.contains(key); }
-  Reader at(const std::string& key) const {
-    return Reader(file_, value_.at(key), path_step(where_, key));
-  }
-  Reader at(std::size_t index) const {
-    return Reader(file_, value_.at(index), fmt::format("{}[{}]", where_, index));
-  }
-  const json& value() const { return value_; }
-  const std::string& path() const { return where_; }
-
-  void require_object(const std::vector<std::string>& known_keys) const {
-    if (!value_.is_object()) fail("an object");
-    for (const auto& [key, unused] : value_.items()) {
-      if (std::find(known_keys.begin(), known_keys.end(), key) != known_keys.end()) continue;
-      const auto suggestion =
-          key.size() <= 100 ? util::closest_match(key, known_keys) : std::nullopt;
-      throw ExperimentError(
-          fmt::format("{}: field \"{}\": unknown field{}; known fields here: {}", file_.string(),
-                      shown_path(path_step(where_, key)),
-                      suggestion ? fmt::format(" (did you mean \"{}\"?)", *suggestion) : "",
-                      fmt::join(known_keys, ", ")));
-    }
-  }
-  void require_key(const std::string& key) const {
-    if (!has(key))
-      throw ExperimentError(fmt::format("{}: field \"{}\": missing (required)", file_.string(),
-                                        shown_path(path_step(where_, key))));
-  }
-
-  // Every string may end up in an argv, an environment or the database: none may hold a NUL.
-  std::string string() const {
-    if (!value_.is_string()) fail("a string");
-    const auto& text = value_.get_ref<const std::string&>();
-    if (text.find('\0') != std::string::npos) fail("a string without NUL characters");
-    return text;
-  }
-  std::string non_empty_string() const {
-    auto text = string();
-    if (text.empty()) fail("a non-empty string");
-    return text;
-  }
-  // A string passed as it is, where a placeholder would be a mistake (they work in "command").
-  std::string literal_string() const {
-    auto text = string();
-    if (has_known_placeholder(text))
-      fail(
-          "no placeholder: {np}, {program}, {repetition}, {condition} and {args} are expanded "
-          "only in \"command\"");
-    return text;
-  }
-  int int_in_range(long long max) const {
-    const bool ok =
-        value_.is_number_unsigned()
-            ? value_.get<unsigned long long>() >= 1 &&
-                  value_.get<unsigned long long>() <= static_cast<unsigned long long>(max)
-            : value_.is_number_integer() && value_.get<long long>() >= 1 &&
-                  value_.get<long long>() <= max;
-    if (!ok) fail(fmt::format("a positive integer (at most {})", max));
-    return static_cast<int>(value_.get<long long>());
-  }
-  // "line_tags": a form's name, or {"pattern": "regex with (?<rank>...)"}.
-  TagOptions line_tags() const {
-    if (value_.is_string()) {
-      try {
-        return tag_options_named(string());
-      } catch (const std::invalid_argument&) {
-        fail(fmt::format("one of {} or {{\"pattern\": \"...(?<rank>\\\\d+)...\"}}",
-                         fmt::join(kLineTagNames, ", ")));
-      }
-    }
-    if (!value_.is_object()) fail("a tag form's name or an object with \"pattern\"");
-    require_object({"pattern"});
-    require_key("pattern");
-    const auto pattern = at("pattern").non_empty_string();
-    if (pattern.size() > 1000) at("pattern").fail("a pattern of at most 1000 characters");
-    TagOptions options;
-    try {
-      options.pattern = std::make_shared<const TagPattern>(pattern);
-    } catch (const std::invalid_argument& error) {
-      at("pattern").fail(
-          fmt::format("a regular expression with one (?<rank>...) group ({})", error.what()));
-    }
-    return options;
-  }
-  // "line_forms": a preset's name, or {"preset", "epoch_start", "epoch_base", "epoch_end",
-  // "total_epochs", "metrics": {"loss": ...}} (orchestrator/line_forms.hpp).
-  std::shared_ptr<const LineForms> line_forms() const {
-    const auto names = fmt::format("{}", fmt::join(kLineFormNames, ", "));
-    if (value_.is_string()) {
-      try {
-        return line_forms_named(string());
-      } catch (const std::invalid_argument&) {
-        fail(fmt::format("one of {} or an object of patterns", names));
-      }
-    }
-    if (!value_.is_object()) fail(fmt::format("one of {} or an object of patterns", names));
-    require_object({"preset", "epoch_start", "epoch_base", "epoch_end", "total_epochs", "metrics"});
-    std::shared_ptr<const LineForms> base;
-    if (has("preset")) base = at("preset").line_forms();
-    LineFormPatterns patterns;
-    if (has("epoch_start")) patterns.epoch_start = at("epoch_start").non_empty_string();
-    if (has("epoch_end")) patterns.epoch_end = at("epoch_end").non_empty_string();
-    if (has("epoch_base")) {
-      const auto& v = at("epoch_base").value();
-      if (!v.is_number_integer() || (v.get<long long>() != 0 && v.get<long long>() != 1))
-        at("epoch_base").fail("0 or 1 (the number the program gives its first epoch)");
-      patterns.epoch_base = static_cast<int>(v.get<long long>());
-    }
-    if (has("total_epochs")) patterns.total_epochs = at("total_epochs").int_in_range(1'000'000);
-    if (has("metrics")) {
-      const auto metrics = at("metrics");
-      if (!metrics.value().is_object()) metrics.fail("an object of metric patterns");
-      metrics.require_object({kMetricNames[0].data(), kMetricNames[1].data(),
-                              kMetricNames[2].data(), kMetricNames[3].data()});
-      for (const auto& [name, value] : metrics.value().items())
-        patterns.metrics.emplace_back(name, metrics.at(name).non_empty_string());
-    }
-    try {
-      return line_forms_from_patterns(base.get(), patterns);
-    } catch (const LineFormError& error) {
-      // The field's own path in the file when it is there (a preset's field is not).
-      if (!error.field.empty() && has(error.field[0])) {
-        const Reader field = at(error.field[0]);
-        if (error.field.size() > 1 && field.has(error.field[1]))
-          field.at(error.field[1]).fail(error.what());
-        field.fail(error.what());
-      }
-      fail(error.what());
-    }
-  }
-  // "stdout": "pipe" (the default) or "pty".
-  bool stdout_pty() const {
-    if (!value_.is_string() || (string() != "pipe" && string() != "pty"))
-      fail("\"pipe\" or \"pty\" (a pseudo-terminal: programs line-buffer as on a terminal)");
-    return string() == "pty";
-  }
-  // "train_images" or "train_images_per_rank" of this object, at most one of them.
-  std::optional<ImagesPerEpoch> images_per_epoch() const {
-    if (has("train_images") && has("train_images_per_rank"))
-      at("train_images_per_rank")
-          .fail("either \"train_images\" (all ranks) or \"train_images_per_rank\", not both");
-    if (has("train_images")) return ImagesPerEpoch{at("train_images").train_images(), false};
-    if (has("train_images_per_rank"))
-      return ImagesPerEpoch{at("train_images_per_rank").train_images(), true};
-    return std::nullopt;
-  }
-  long long train_images() const {
-    const bool ok =
-        value_.is_number_unsigned() && value_.get<unsigned long long>() >= 1 &&
-        value_.get<unsigned long long>() <= static_cast<unsigned long long>(kMaxTrainImages);
-    if (!ok) fail("a positive integer number of images per epoch (all ranks; at most 10^15)");
-    return value_.get<long long>();
-  }
-  double timeout_seconds() const {
-    // The parser admits only finite numbers; the range keeps now() + timeout far from the
-    // clock's limit and every positive value at least one millisecond.
-    if (!value_.is_number() || !(value_.get<double>() >= kMinTimeoutSeconds) ||
-        !(value_.get<double>() <= kMaxTimeoutSeconds))
-      fail(fmt::format("a number of seconds from {} to {} (30 days)", kMinTimeoutSeconds,
-                       kMaxTimeoutSeconds));
-    return value_.get<double>();
-  }
-  bool boolean() const {
-    if (!value_.is_boolean()) fail("true or false");
-    return value_.get<bool>();
-  }
-  std::vector<std::string> strings() const {
-    if (!value_.is_array()) fail("an array of strings");
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < value_.size(); ++i) out.push_back(at(i).string());
-    return out;
-  }
-  // A level's "args": literal strings, but one element may be exactly "{args}", the place of the
-  // arguments the experiment and condition give (the level's args then go around them).
-  std::vector<std::string> level_args(bool& has_slot) const {
-    if (!value_.is_array()) fail("an array of strings");
-    std::vector<std::string> out;
-    has_slot = false;
-    for (std::size_t i = 0; i < value_.size(); ++i) {
-      if (value_[i].is_string() && value_[i].get<std::string>() == "{args}") {
-        if (has_slot) at(i).fail("one \"{args}\" at most");
-        has_slot = true;
-        out.emplace_back("{args}");
-        continue;
-      }
-      out.push_back(at(i).literal_string());
-    }
-    return out;
-  }
-  std::vector<std::string> literal_strings() const {
-    if (!value_.is_array()) fail("an array of strings");
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < value_.size(); ++i) out.push_back(at(i).literal_string());
-    return out;
-  }
-  std::vector<int> np_values() const {
-    if (!value_.is_array() || value_.empty()) fail("a non-empty array of positive integers");
-    std::vector<int> out;
-    for (std::size_t i = 0; i < value_.size(); ++i) out.push_back(at(i).int_in_range(kMaxNp));
-    if (std::set<int>(out.begin(), out.end()).size() != out.size()) fail("distinct np values");
-    return out;
-  }
-  // Names a POSIX shell could export ([A-Za-z_][A-Za-z0-9_]*): anything else (empty, '=', NUL)
-  // cannot be passed to a process's environment as asked.
-  std::map<std::string, std::string> environment() const {
-    if (!value_.is_object()) fail("an object of strings");
-    std::map<std::string, std::string> out;
-    for (const auto& [key, unused] : value_.items()) {
-      const bool portable =
-          !key.empty() && (std::isalpha(static_cast<unsigned char>(key[0])) || key[0] == '_') &&
-          key.find_first_not_of(
-              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-              std::string::npos;
-      if (!portable)
-        fail_key(key,
-                 "an environment variable name of letters, digits and _, not starting "
-                 "with a digit");
-      out[key] = at(key).string();
-    }
-    return out;
-  }
-  // {"epochs": 3, "dataset": "x", "verbose": true} -> --dataset x --epochs 3 --verbose
-  std::vector<TrainerArgs::Option> options() const {
-    if (!value_.is_object()) fail("an object of trainer options");
-    std::vector<TrainerArgs::Option> out;
-    for (const auto& [key, item] : value_.items()) {
-      const bool name_ok =
-          !key.empty() && key[0] != '-' &&
-          key.find_first_not_of(
-              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") ==
-              std::string::npos;
-      if (!name_ok)
-        fail_key(key, "an option name of letters, digits and _-. (not starting with -)");
-      TrainerArgs::Option option{key, {}};
-      if (item.is_boolean()) {
-        if (item.get<bool>()) option.argv.push_back("--" + key);
-      } else if (item.is_string()) {
-        option.argv = {"--" + key, at(key).literal_string()};
-      } else if (item.is_number()) {
-        option.argv = {"--" + key, item.dump()};
-      } else {
-        at(key).fail("a string, number or boolean");
-      }
-      out.push_back(std::move(option));
-    }
-    return out;
-  }
-  // The "trainer" and "args" fields of the object being read.
-  TrainerArgs trainer_args() const {
-    TrainerArgs out;
-    if (has("trainer")) out.options = at("trainer").options();
-    if (has("args")) out.raw = at("args").literal_strings();
-    return out;
-  }
-
- private:
-  static std::string describe(const json& value) {
-    // ASCII-only dump, so that cutting it cannot split a UTF-8 sequence.
-    std::string text = value.dump(-1, ' ', true, json::error_handler_t::replace);
-    if (text.size() > 40) text = text.substr(0, 37) + "...";
-    return text;
-  }
-  const std::filesystem::path& file_;
-  const json& value_;
-  std::string where_;
-};
 
 bool valid_name(const std::string& name) {
   if (name.empty() || name.size() > 100) return false;
@@ -322,7 +30,7 @@ bool valid_name(const std::string& name) {
   return true;
 }
 
-Launcher parse_launcher(const Reader& reader) {
+Launcher parse_launcher(const ExperimentReader& reader) {
   const auto name = reader.string();
   if (name == "single") return Launcher::Single;
   if (name == "mpirun") return Launcher::Mpirun;
@@ -333,7 +41,7 @@ Launcher parse_launcher(const Reader& reader) {
 }
 
 // A "command" argv template, its placeholders checked.
-std::vector<std::string> command_template(const Reader& command) {
+std::vector<std::string> command_template(const ExperimentReader& command) {
   auto parts = command.strings();
   if (parts.empty()) command.fail("a non-empty array of strings");
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -354,7 +62,8 @@ std::vector<std::string> command_template(const Reader& command) {
   return parts;
 }
 
-Condition parse_condition(const Reader& reader, const std::optional<std::vector<int>>& default_np) {
+Condition parse_condition(const ExperimentReader& reader,
+                          const std::optional<std::vector<int>>& default_np) {
   reader.require_object({"name", "launcher", "np", "trainer", "args", "launcher_args", "command",
                          "env", "oversubscribe", "train_images", "train_images_per_rank", "program",
                          "line_tags", "stdout", "line_forms"});
@@ -420,7 +129,7 @@ bool valid_factor_name(const std::string& name) {
 
 // A level: a string or number (shorthand: the trainer option named after the factor), or an
 // object naming what the level changes.
-FactorLevel parse_level(const Reader& reader, const std::string& factor) {
+FactorLevel parse_level(const ExperimentReader& reader, const std::string& factor) {
   FactorLevel level;
   const auto& value = reader.value();
   if (value.is_string() || value.is_number()) {
@@ -470,7 +179,7 @@ FactorLevel parse_level(const Reader& reader, const std::string& factor) {
   return level;
 }
 
-std::vector<Factor> parse_factors(const Reader& reader) {
+std::vector<Factor> parse_factors(const ExperimentReader& reader) {
   if (!reader.value().is_object() || reader.value().empty())
     reader.fail("an object of factors, each a non-empty array of levels");
   std::vector<Factor> factors;
@@ -531,7 +240,8 @@ std::vector<Factor> parse_factors(const Reader& reader) {
   return factors;
 }
 
-std::vector<Exclusion> parse_exclude(const Reader& reader, const std::vector<Factor>& factors,
+std::vector<Exclusion> parse_exclude(const ExperimentReader& reader,
+                                     const std::vector<Factor>& factors,
                                      const std::vector<Condition>& conditions) {
   if (!reader.value().is_array()) reader.fail("an array of objects");
   std::vector<std::string> keys = {"condition", "launcher", "np"};
@@ -560,7 +270,7 @@ std::vector<Exclusion> parse_exclude(const Reader& reader, const std::vector<Fac
           if (factor.name == key)
             for (const auto& level : factor.levels) known.push_back(level.name);
       }
-      const auto one = [&](const Reader& item) {
+      const auto one = [&](const ExperimentReader& item) {
         const auto& v = item.value();
         std::string text;
         if (key == "np" && v.is_number_integer())
@@ -682,7 +392,7 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
         fmt::format("{}: the file is empty; expected a JSON object", path.string()));
   const json document = parse_json_document(text, path);
 
-  const Reader root(path, document, "");
+  const ExperimentReader root(path, document, "");
   root.require_object({"name", "description", "repetitions", "timeout_seconds", "program",
                        "trainer", "args", "np", "conditions", "factors", "exclude", "order", "seed",
                        "train_images", "train_images_per_rank", "stdout", "warmup_epochs",
