@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "db/record_columns.hpp"
 #include "db/schema.hpp"
 #include "db/schema_guard.hpp"
 #include "db/sqlite_statement.hpp"
@@ -82,6 +83,98 @@ void insert_provenance(sqlite3* db, const std::string& path, std::int64_t experi
     st.bind(3, key);
     st.bind(4, value);
     st.run();
+  }
+}
+
+// A run's levels, the built-in factors (condition, launcher, np) first.
+void insert_run_factors(sqlite3* db, const std::string& path, std::int64_t run_id,
+                        const RunRecord& r) {
+  Statement factor(db, path, "INSERT INTO run_factors (run_id, factor, level) VALUES (?1, ?2, ?3)",
+                   "insert a run's factor level");
+  const auto add = [&](const std::string& name, const std::string& level) {
+    factor.bind(1, run_id);
+    factor.bind(2, name);
+    factor.bind(3, level);
+    factor.run();
+  };
+  add("condition", r.condition);
+  add("launcher", r.launcher);
+  add("np", std::to_string(r.np));
+  for (const auto& [name, level] : r.factors) {
+    for (const char* built_in : kBuiltInFactors)
+      if (name == built_in)
+        throw DatabaseError(
+            fmt::format("{}: a run's factor may not be named {} (built in)", path, name));
+    add(name, level);
+  }
+  // A factor name the views do not have yet gets its column (normally insert_experiment has
+  // made it from the instance's factor list already; then this returns at once).
+  if (!r.factors.empty()) refresh_level_views(db, path);
+}
+
+// The run_id fields of the epoch, line and allreduce records are ignored: they belong to the run
+// being inserted.
+void insert_epochs(sqlite3* db, const std::string& path, std::int64_t run_id,
+                   const std::vector<EpochRecord>& epochs) {
+  if (epochs.empty()) return;
+  Statement ep(db, path, insert_sql("epochs", {"run_id"}, kEpochColumns), "insert an epoch");
+  for (const EpochRecord& e : epochs) {
+    ep.bind(1, run_id);
+    bind_columns(ep, 2, e, kEpochColumns);
+    ep.run();
+  }
+  Statement re(db, path, insert_sql("epoch_rank_ends", {"run_id", "epoch"}, kRankEndColumns),
+               "insert a rank's epoch end");
+  for (const EpochRecord& e : epochs)
+    for (const RankEnd& end : e.rank_ends) {
+      re.bind(1, run_id);
+      re.bind(2, e.epoch);
+      bind_columns(re, 3, end, kRankEndColumns);
+      re.run();
+    }
+}
+
+void insert_lines(sqlite3* db, const std::string& path, std::int64_t run_id,
+                  const std::vector<LineRecord>& lines) {
+  if (lines.empty()) return;
+  Statement ln(db, path, insert_sql("lines", {"run_id"}, kLineColumns), "insert an output line");
+  for (const LineRecord& l : lines) {
+    ln.bind(1, run_id);
+    bind_columns(ln, 2, l, kLineColumns);
+    ln.run();
+  }
+}
+
+// Another connection's stage (a side file's): its staged lines copied row by row into `db`'s
+// lines, their offsets shifted (bounded memory all the same).
+void copy_staged_lines(sqlite3* db, const std::string& path, std::int64_t run_id, sqlite3* stage,
+                       double offset_shift_seconds) {
+  const std::string stage_path =
+      sqlite3_db_filename(stage, "main") ? sqlite3_db_filename(stage, "main") : "";
+  Statement read(
+      stage, stage_path,
+      fmt::format("SELECT {} FROM temp.staged_lines ORDER BY seq", column_names({}, kLineColumns)),
+      "read staged output lines");
+  Statement ln(db, path, insert_sql("lines", {"run_id"}, kLineColumns), "insert an output line");
+  while (read.step()) {
+    LineRecord line;
+    read_columns(read, 0, line, kLineColumns);
+    line.offset_seconds += offset_shift_seconds;
+    ln.bind(1, run_id);
+    bind_columns(ln, 2, line, kLineColumns);
+    ln.run();
+  }
+}
+
+void insert_allreduce(sqlite3* db, const std::string& path, std::int64_t run_id,
+                      const std::vector<AllreduceRecord>& results) {
+  if (results.empty()) return;
+  Statement ar(db, path, insert_sql("allreduce_results", {"run_id"}, kAllreduceColumns),
+               "insert an allreduce result");
+  for (const AllreduceRecord& a : results) {
+    ar.bind(1, run_id);
+    bind_columns(ar, 2, a, kAllreduceColumns);
+    ar.run();
   }
 }
 
@@ -247,26 +340,9 @@ bool Database::hardened() const {
 
 std::int64_t Database::insert_experiment(const ExperimentRecord& e) {
   Transaction tx(handle_, path_, "insert an experiment");
-  Statement st(handle_, path_,
-               "INSERT INTO experiments (name, source_path, spec_json, started_at, host, "
-               "cpu_count, scalebench_version, spec_hash, cells, ended_at, end_reason, "
-               "factors_json, run_order, order_seed) "
-               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+  Statement st(handle_, path_, insert_sql("experiments", {}, kExperimentColumns),
                "insert an experiment");
-  st.bind(1, e.name);
-  st.bind(2, e.source_path);
-  st.bind(3, e.spec_json);
-  st.bind(4, e.started_at);
-  st.bind(5, e.host);
-  st.bind(6, e.cpu_count);
-  st.bind(7, e.scalebench_version);
-  st.bind(8, e.spec_hash.empty() ? spec_hash(e.spec_json) : e.spec_hash);
-  st.bind(9, e.cells);
-  st.bind(10, e.ended_at);
-  st.bind(11, e.end_reason);
-  st.bind(12, e.factors_json);
-  st.bind(13, e.run_order);
-  st.bind(14, e.order_seed);
+  bind_columns(st, 1, e, kExperimentColumns);
   st.run();
   const std::int64_t id = sqlite3_last_insert_rowid(handle_);
   insert_provenance(handle_, path_, id, std::nullopt, e.provenance);
@@ -308,15 +384,10 @@ void Database::flush_staged_lines() const {
   exec(handle_, path_, "BEGIN", "start staging output lines");
   try {
     Statement ins(handle_, path_,
-                  "INSERT OR REPLACE INTO temp.staged_lines (seq, offset_seconds, stream, rank, "
-                  "text) VALUES (?1, ?2, ?3, ?4, ?5)",
+                  insert_sql("temp.staged_lines", {}, kLineColumns, "INSERT OR REPLACE"),
                   "stage an output line");
     for (const LineRecord& l : stage_buffer_) {
-      ins.bind(1, l.seq);
-      ins.bind(2, l.offset_seconds);
-      ins.bind(3, l.stream);
-      ins.bind(4, l.rank);
-      ins.bind(5, l.text);
+      bind_columns(ins, 1, l, kLineColumns);
       ins.run();
     }
   } catch (...) {
@@ -354,112 +425,14 @@ std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) 
   flush_staged_lines();
   const RunRecord& r = bundle.run;
   Transaction tx(handle_, path_, "insert a run");
-
-  Statement run(handle_, path_,
-                "INSERT INTO runs (experiment_id, experiment, condition, launcher, np, "
-                "repetition, command_line, status, exit_code, signal, error, started_at, "
-                "ended_at, wall_seconds, startup_seconds, train_images, images_per_second, "
-                "attempt, env_json, test_accuracy) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-                "?17, ?18, ?19, ?20)",
-                "insert a run");
-  run.bind(1, r.experiment_id);
-  run.bind(2, r.experiment);
-  run.bind(3, r.condition);
-  run.bind(4, r.launcher);
-  run.bind(5, r.np);
-  run.bind(6, r.repetition);
-  run.bind(7, r.command_line);
-  run.bind(8, to_string(r.status));
-  run.bind(9, r.exit_code);
-  run.bind(10, r.signal);
-  run.bind(11, r.error);
-  run.bind(12, r.started_at);
-  run.bind(13, r.ended_at);
-  run.bind(14, r.wall_seconds);
-  run.bind(15, r.startup_seconds);
-  run.bind(16, r.train_images);
-  run.bind(17, r.images_per_second);
-  run.bind(18, r.attempt);
-  run.bind(19, r.env_json);
-  run.bind(20, r.test_accuracy);
+  Statement run(handle_, path_, insert_sql("runs", {}, kRunColumns), "insert a run");
+  bind_columns(run, 1, r, kRunColumns);
   run.run();
   const std::int64_t run_id = sqlite3_last_insert_rowid(handle_);
   insert_provenance(handle_, path_, r.experiment_id, run_id, r.provenance);
-  {
-    Statement factor(handle_, path_,
-                     "INSERT INTO run_factors (run_id, factor, level) VALUES (?1, ?2, ?3)",
-                     "insert a run's factor level");
-    const auto add = [&](const std::string& name, const std::string& level) {
-      factor.bind(1, run_id);
-      factor.bind(2, name);
-      factor.bind(3, level);
-      factor.run();
-    };
-    add("condition", r.condition);
-    add("launcher", r.launcher);
-    add("np", std::to_string(r.np));
-    for (const auto& [name, level] : r.factors) {
-      for (const char* built_in : kBuiltInFactors)
-        if (name == built_in)
-          throw DatabaseError(
-              fmt::format("{}: a run's factor may not be named {} (built in)", path_, name));
-      add(name, level);
-    }
-    // A factor name the views do not have yet gets its column (normally insert_experiment has
-    // made it from the instance's factor list already; then this returns at once).
-    if (!r.factors.empty()) refresh_level_views(handle_, path_);
-  }
-
-  // The run_id fields of the epoch and line records are ignored: they belong to this run.
-  if (!bundle.epochs.empty()) {
-    Statement ep(handle_, path_,
-                 "INSERT INTO epochs (run_id, epoch, total_epochs, start_offset_seconds, "
-                 "duration_seconds, trainer_seconds, loss, accuracy, end_rule, test_accuracy) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                 "insert an epoch");
-    for (const EpochRecord& e : bundle.epochs) {
-      ep.bind(1, run_id);
-      ep.bind(2, e.epoch);
-      ep.bind(3, e.total_epochs);
-      ep.bind(4, e.start_offset_seconds);
-      ep.bind(5, e.duration_seconds);
-      ep.bind(6, e.trainer_seconds);
-      ep.bind(7, e.loss);
-      ep.bind(8, e.accuracy);
-      ep.bind(9, e.end_rule);
-      ep.bind(10, e.test_accuracy);
-      ep.run();
-    }
-    Statement re(handle_, path_,
-                 "INSERT INTO epoch_rank_ends (run_id, epoch, rank, end_offset_seconds, end_rule) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5)",
-                 "insert a rank's epoch end");
-    for (const EpochRecord& e : bundle.epochs)
-      for (const RankEnd& end : e.rank_ends) {
-        re.bind(1, run_id);
-        re.bind(2, e.epoch);
-        re.bind(3, end.rank);
-        re.bind(4, end.end_offset_seconds);
-        re.bind(5, end.end_rule);
-        re.run();
-      }
-  }
-  if (!bundle.lines.empty()) {
-    Statement ln(handle_, path_,
-                 "INSERT INTO lines (run_id, seq, offset_seconds, stream, rank, text) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                 "insert an output line");
-    for (const LineRecord& l : bundle.lines) {
-      ln.bind(1, run_id);
-      ln.bind(2, l.seq);
-      ln.bind(3, l.offset_seconds);
-      ln.bind(4, l.stream);
-      ln.bind(5, l.rank);
-      ln.bind(6, l.text);
-      ln.run();
-    }
-  }
+  insert_run_factors(handle_, path_, run_id, r);
+  insert_epochs(handle_, path_, run_id, bundle.epochs);
+  insert_lines(handle_, path_, run_id, bundle.lines);
   if (stage == handle_) {
     Statement staged(
         handle_, path_,
@@ -470,48 +443,9 @@ std::int64_t Database::insert_run_impl(const RunBundle& bundle, sqlite3* stage) 
     staged.bind(2, bundle.staged_offset_shift_seconds);
     staged.run();
   } else {
-    // Another connection's stage: copied row by row (a side file; bounded memory all the same).
-    const std::string stage_path =
-        sqlite3_db_filename(stage, "main") ? sqlite3_db_filename(stage, "main") : "";
-    Statement read(stage, stage_path,
-                   "SELECT seq, offset_seconds, stream, rank, text FROM temp.staged_lines "
-                   "ORDER BY seq",
-                   "read staged output lines");
-    Statement ln(handle_, path_,
-                 "INSERT INTO lines (run_id, seq, offset_seconds, stream, rank, text) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                 "insert an output line");
-    while (read.step()) {
-      ln.bind(1, run_id);
-      ln.bind(2, read.int64(0));
-      ln.bind(3, read.real(1) + bundle.staged_offset_shift_seconds);
-      ln.bind(4, read.text(2));
-      ln.bind(5, read.optional_int(3));
-      ln.bind(6, read.text(4));
-      ln.run();
-    }
+    copy_staged_lines(handle_, path_, run_id, stage, bundle.staged_offset_shift_seconds);
   }
-  if (!bundle.allreduce.empty()) {
-    Statement ar(handle_, path_,
-                 "INSERT INTO allreduce_results (run_id, seq, transport, bytes, count, type, "
-                 "redop, time_us, algbw_gbs, busbw_gbs, wrong) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                 "insert an allreduce result");
-    for (const AllreduceRecord& a : bundle.allreduce) {
-      ar.bind(1, run_id);
-      ar.bind(2, a.seq);
-      ar.bind(3, a.transport);
-      ar.bind(4, a.bytes);
-      ar.bind(5, a.count);
-      ar.bind(6, a.type);
-      ar.bind(7, a.redop);
-      ar.bind(8, a.time_us);
-      ar.bind(9, a.algbw_gbs);
-      ar.bind(10, a.busbw_gbs);
-      ar.bind(11, a.wrong);
-      ar.run();
-    }
-  }
+  insert_allreduce(handle_, path_, run_id, bundle.allreduce);
   tx.commit();
   return run_id;
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "db/database.hpp"
+#include "db/record_columns.hpp"
 #include "db/sqlite_statement.hpp"
 
 namespace scalebench::db {
@@ -18,13 +19,16 @@ namespace {
 
 // ---- row readers -------------------------------------------------------------------------------
 
-constexpr const char* kRunColumns =
-    "id, experiment_id, experiment, condition, launcher, np, repetition, command_line, status, "
-    "exit_code, signal, error, started_at, ended_at, wall_seconds, startup_seconds, "
-    "train_images, images_per_second, attempt, env_json, "
+// A run's factors as one column: [[factor, level], ...] of its run_factors rows but the built-ins.
+constexpr const char* kRunFactorsColumn =
     "(SELECT json_group_array(json_array(factor, level)) FROM (SELECT factor, level FROM "
     "run_factors AS f WHERE f.run_id = runs.id AND f.factor NOT IN ('condition', 'launcher', "
-    "'np') ORDER BY f.factor)), test_accuracy";
+    "'np') ORDER BY f.factor))";
+
+// SELECT id, <kRunColumns>, <factors> FROM runs ...
+std::string run_select_list() {
+  return column_names({"id"}, kRunColumns) + ", " + kRunFactorsColumn;
+}
 
 // The factors column of a run query: [[factor, level], ...].
 FactorLevels parse_factor_levels(const std::string& json_text, const std::string& path) {
@@ -42,27 +46,8 @@ FactorLevels parse_factor_levels(const std::string& json_text, const std::string
 RunRecord read_run(const Statement& st, const std::string& path) {
   RunRecord r;
   r.id = st.int64(0);
-  r.experiment_id = st.int64(1);
-  r.experiment = st.text(2);
-  r.condition = st.text(3);
-  r.launcher = st.text(4);
-  r.np = st.integer(5);
-  r.repetition = st.integer(6);
-  r.command_line = st.text(7);
-  r.status = parse_run_status(st.text(8));
-  r.exit_code = st.optional_int(9);
-  r.signal = st.optional_int(10);
-  r.error = st.text(11);
-  r.started_at = st.text(12);
-  r.ended_at = st.text(13);
-  r.wall_seconds = st.real(14);
-  r.startup_seconds = st.optional_real(15);
-  r.train_images = st.optional_int64(16);
-  r.images_per_second = st.optional_real(17);
-  r.attempt = st.integer(18);
-  r.env_json = st.text(19);
-  r.factors = parse_factor_levels(st.text(20), path);
-  r.test_accuracy = st.optional_real(21);
+  read_columns(st, 1, r, kRunColumns);
+  r.factors = parse_factor_levels(st.text(1 + std::size(kRunColumns)), path);
   return r;
 }
 
@@ -76,27 +61,13 @@ std::string placeholders_json(const std::vector<std::int64_t>& ids) {
 
 namespace {
 
-constexpr const char* kExperimentColumns =
-    "id, name, source_path, spec_json, started_at, host, cpu_count, scalebench_version, "
-    "spec_hash, cells, ended_at, end_reason, factors_json, run_order, order_seed";
+// SELECT id, <kExperimentColumns> FROM experiments ...
+std::string experiment_select_list() { return column_names({"id"}, kExperimentColumns); }
 
 ExperimentRecord read_experiment(const Statement& st) {
   ExperimentRecord e;
   e.id = st.int64(0);
-  e.name = st.text(1);
-  e.source_path = st.text(2);
-  e.spec_json = st.text(3);
-  e.started_at = st.text(4);
-  e.host = st.text(5);
-  e.cpu_count = st.integer(6);
-  e.scalebench_version = st.text(7);
-  e.spec_hash = st.text(8);
-  e.cells = st.optional_int64(9);
-  if (!st.is_null(10)) e.ended_at = st.text(10);
-  if (!st.is_null(11)) e.end_reason = st.text(11);
-  e.factors_json = st.text(12);
-  e.run_order = st.text(13);
-  e.order_seed = st.optional_int64(14);
+  read_columns(st, 1, e, kExperimentColumns);
   return e;
 }
 
@@ -104,7 +75,7 @@ ExperimentRecord read_experiment(const Statement& st) {
 
 std::vector<ExperimentRecord> Database::experiments() const {
   Statement st(handle_, path_,
-               fmt::format("SELECT {} FROM experiments ORDER BY id", kExperimentColumns),
+               fmt::format("SELECT {} FROM experiments ORDER BY id", experiment_select_list()),
                "read experiments");
   std::vector<ExperimentRecord> out;
   while (st.step()) out.push_back(read_experiment(st));
@@ -113,7 +84,7 @@ std::vector<ExperimentRecord> Database::experiments() const {
 
 std::optional<ExperimentRecord> Database::experiment(std::int64_t id) const {
   Statement st(handle_, path_,
-               fmt::format("SELECT {} FROM experiments WHERE id = ?1", kExperimentColumns),
+               fmt::format("SELECT {} FROM experiments WHERE id = ?1", experiment_select_list()),
                "read an experiment instance");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
@@ -121,10 +92,10 @@ std::optional<ExperimentRecord> Database::experiment(std::int64_t id) const {
 }
 
 std::vector<ExperimentRecord> Database::instances(const std::string& name) const {
-  Statement st(
-      handle_, path_,
-      fmt::format("SELECT {} FROM experiments WHERE name = ?1 ORDER BY id", kExperimentColumns),
-      "read experiment instances");
+  Statement st(handle_, path_,
+               fmt::format("SELECT {} FROM experiments WHERE name = ?1 ORDER BY id",
+                           experiment_select_list()),
+               "read experiment instances");
   st.bind(1, name);
   std::vector<ExperimentRecord> out;
   while (st.step()) out.push_back(read_experiment(st));
@@ -135,7 +106,7 @@ std::optional<ExperimentRecord> Database::latest_instance(
     const std::optional<std::string>& name) const {
   Statement st(handle_, path_,
                fmt::format("SELECT {} FROM experiments {} ORDER BY id DESC LIMIT 1",
-                           kExperimentColumns, name ? "WHERE name = ?1" : ""),
+                           experiment_select_list(), name ? "WHERE name = ?1" : ""),
                "read the latest experiment instance");
   if (name) st.bind(1, *name);
   if (!st.step()) return std::nullopt;
@@ -146,7 +117,7 @@ std::optional<ExperimentRecord> Database::latest_instance_of_spec(const std::str
   Statement st(
       handle_, path_,
       fmt::format("SELECT {} FROM experiments WHERE spec_hash = ?1 ORDER BY id DESC LIMIT 1",
-                  kExperimentColumns),
+                  experiment_select_list()),
       "read the latest instance of a spec");
   st.bind(1, hash);
   if (!st.step()) return std::nullopt;
@@ -157,7 +128,7 @@ std::vector<RunRecord> Database::runs_of_instances(const std::vector<std::int64_
   Statement st(handle_, path_,
                fmt::format("SELECT {} FROM runs WHERE experiment_id IN (SELECT value FROM "
                            "json_each(?1)) ORDER BY id",
-                           kRunColumns),
+                           run_select_list()),
                "read runs");
   st.bind(1, placeholders_json(ids));
   std::vector<RunRecord> out;
@@ -167,8 +138,9 @@ std::vector<RunRecord> Database::runs_of_instances(const std::vector<std::int64_
 
 std::vector<RunRecord> Database::runs(const std::optional<std::string>& experiment) const {
   const std::string sql =
-      experiment ? fmt::format("SELECT {} FROM runs WHERE experiment = ?1 ORDER BY id", kRunColumns)
-                 : fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns);
+      experiment
+          ? fmt::format("SELECT {} FROM runs WHERE experiment = ?1 ORDER BY id", run_select_list())
+          : fmt::format("SELECT {} FROM runs ORDER BY id", run_select_list());
   Statement st(handle_, path_, sql, "read runs");
   if (experiment) st.bind(1, *experiment);
   std::vector<RunRecord> out;
@@ -177,39 +149,33 @@ std::vector<RunRecord> Database::runs(const std::optional<std::string>& experime
 }
 
 std::vector<EpochRecord> Database::epochs(std::int64_t run_id) const {
-  Statement st(
-      handle_, path_,
-      "SELECT run_id, epoch, total_epochs, start_offset_seconds, duration_seconds, "
-      "trainer_seconds, loss, accuracy, end_rule, test_accuracy FROM epochs WHERE run_id = ?1 "
-      "ORDER BY epoch",
-      "read epochs");
+  Statement st(handle_, path_,
+               fmt::format("SELECT {} FROM epochs WHERE run_id = ?1 ORDER BY epoch",
+                           column_names({"run_id"}, kEpochColumns)),
+               "read epochs");
   st.bind(1, run_id);
   std::vector<EpochRecord> out;
   while (st.step()) {
     EpochRecord e;
     e.run_id = st.int64(0);
-    e.epoch = st.integer(1);
-    e.total_epochs = st.integer(2);
-    e.start_offset_seconds = st.real(3);
-    e.duration_seconds = st.optional_real(4);
-    e.trainer_seconds = st.optional_real(5);
-    e.loss = st.optional_real(6);
-    e.accuracy = st.optional_real(7);
-    if (!st.is_null(8)) e.end_rule = st.text(8);
-    e.test_accuracy = st.optional_real(9);
+    read_columns(st, 1, e, kEpochColumns);
     out.push_back(e);
   }
   // Per-rank ends (schema 7), so that a run read here can be written elsewhere whole (merge).
-  Statement ends(handle_, path_,
-                 "SELECT epoch, rank, end_offset_seconds, end_rule FROM epoch_rank_ends "
-                 "WHERE run_id = ?1 ORDER BY epoch, rank",
-                 "read the ranks' epoch ends");
+  Statement ends(
+      handle_, path_,
+      fmt::format("SELECT {} FROM epoch_rank_ends WHERE run_id = ?1 ORDER BY epoch, rank",
+                  column_names({"epoch"}, kRankEndColumns)),
+      "read the ranks' epoch ends");
   ends.bind(1, run_id);
   while (ends.step()) {
     const int epoch = ends.integer(0);
     const auto it = std::find_if(out.begin(), out.end(),
                                  [&](const EpochRecord& e) { return e.epoch == epoch; });
-    if (it != out.end()) it->rank_ends.push_back({ends.integer(1), ends.real(2), ends.text(3)});
+    if (it == out.end()) continue;
+    RankEnd end;
+    read_columns(ends, 1, end, kRankEndColumns);
+    it->rank_ends.push_back(std::move(end));
   }
   return out;
 }
@@ -249,19 +215,15 @@ Provenance Database::instance_provenance(std::int64_t experiment_id) const {
 
 std::vector<LineRecord> Database::lines(std::int64_t run_id) const {
   Statement st(handle_, path_,
-               "SELECT run_id, seq, offset_seconds, stream, rank, text FROM lines "
-               "WHERE run_id = ?1 ORDER BY seq",
+               fmt::format("SELECT {} FROM lines WHERE run_id = ?1 ORDER BY seq",
+                           column_names({"run_id"}, kLineColumns)),
                "read output lines");
   st.bind(1, run_id);
   std::vector<LineRecord> out;
   while (st.step()) {
     LineRecord l;
     l.run_id = st.int64(0);
-    l.seq = st.int64(1);
-    l.offset_seconds = st.real(2);
-    l.stream = st.text(3);
-    l.rank = st.optional_int(4);
-    l.text = st.text(5);
+    read_columns(st, 1, l, kLineColumns);
     out.push_back(std::move(l));
   }
   return out;
@@ -269,24 +231,15 @@ std::vector<LineRecord> Database::lines(std::int64_t run_id) const {
 
 std::vector<AllreduceRecord> Database::allreduce_results(std::int64_t run_id) const {
   Statement st(handle_, path_,
-               "SELECT run_id, seq, transport, bytes, count, type, redop, time_us, algbw_gbs, "
-               "busbw_gbs, wrong FROM allreduce_results WHERE run_id = ?1 ORDER BY seq",
+               fmt::format("SELECT {} FROM allreduce_results WHERE run_id = ?1 ORDER BY seq",
+                           column_names({"run_id"}, kAllreduceColumns)),
                "read allreduce results");
   st.bind(1, run_id);
   std::vector<AllreduceRecord> out;
   while (st.step()) {
     AllreduceRecord a;
     a.run_id = st.int64(0);
-    a.seq = st.int64(1);
-    a.transport = st.text(2);
-    a.bytes = static_cast<long long>(st.int64(3));
-    a.count = static_cast<long long>(st.int64(4));
-    a.type = st.text(5);
-    a.redop = st.text(6);
-    a.time_us = st.real(7);
-    a.algbw_gbs = st.real(8);
-    a.busbw_gbs = st.real(9);
-    a.wrong = static_cast<long long>(st.int64(10));
+    read_columns(st, 1, a, kAllreduceColumns);
     out.push_back(std::move(a));
   }
   return out;
