@@ -47,15 +47,17 @@ void declare_cluster_options(CLI::App& app, ClusterCommand& options) {
       ->transform(real_in({0, 1e6, true, false}));
   app.add_option("--delay", options.delay_ms, "One-way node-to-node delay in ms")
       ->transform(real_in({0, 1e4, false, false}));
-  app.add_option("--link", options.link,
-                 "A network preset (10gbe, edr-ib, ...: `scalebench model --network`), "
-                 "its bandwidth / --link-scale and latency x --link-scale")
-      ->excludes("--rate", "--delay");
+  auto* link =
+      app.add_option("--link", options.link,
+                     "A network preset (10gbe, edr-ib, ...: `scalebench model --network`), "
+                     "its bandwidth / --link-scale and latency x --link-scale")
+          ->excludes("--rate", "--delay");
   app.add_option("--link-scale", options.link_scale,
                  "How much slower than the preset the links run (2 cores cannot drive "
                  "10 Gbit/s through tc)")
       ->transform(real_in({1, 1e6, false, false}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(link);
   app.add_option("--dir", options.directory,
                  "Where its state, hostfile, env and rsh-agent go (default "
                  "/run/scalebench/cluster-NAME)");

@@ -142,6 +142,13 @@ TEST_CASE("an experiment with the mpirun launcher runs across two emulated nodes
             .out == "value\r\n\"node1,node2\"\r\n");
 }
 
+TEST_CASE("cluster up: option mistakes are refused before anything is made, naming the option") {
+  // No root needed: the options are read before the cluster is.
+  const auto scale_alone = invoke({"cluster", "up", "--name", "zz", "--link-scale", "5"});
+  CHECK(scale_alone.status != 0);
+  CHECK(scale_alone.err.find("--link-scale requires --link") != std::string::npos);
+}
+
 TEST_CASE("cluster up --link: a network preset's bandwidth scaled down as the links' rate") {
   SCALEBENCH_SKIP_IF(why_no_namespaces());
   test::TempDir dir;
