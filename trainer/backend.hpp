@@ -13,17 +13,13 @@
 #include <string_view>
 #include <vector>
 
+#include "trainer/model/spec.hpp"
+
 namespace scalebench::trainer {
 
-struct ModelSpec {
-  std::string name = "mlp";
-  std::size_t input_size = 784;               // C×H×W of one image
-  int channels = 1, height = 28, width = 28;  // the image shape, for convolutional models
-  std::vector<int> hidden{128};               // hidden layer widths of the MLP
-  int classes = 10;
-  std::uint32_t seed = 1;  // parameter initialisation
-  int rank = 0;            // dropout masks differ between ranks (seeded by seed and rank)
-};
+// What a model is and how it is optimised: backend-neutral, in trainer/model/spec.hpp.
+using model::ModelSpec;
+using model::OptimizerOptions;
 
 // How a backend runs a model, as opposed to what the model is (ModelSpec): each backend reads
 // its own settings and ignores the others'.
@@ -76,12 +72,6 @@ class AllreduceBenchmark {
   virtual double time(std::size_t n, int warmup, int iterations) = 0;
 };
 
-struct OptimizerOptions {
-  double lr = 0.05;  // already scaled by the number of ranks
-  double momentum = 0.0;
-  std::string name = "sgd";  // sgd | momentum | nesterov | adadelta | rmsprop | adam | radam
-  double weight_decay = 0.0;
-};
 using SgdOptions = OptimizerOptions;
 
 // Sums over one batch, so that the loop can average over an epoch and over ranks.

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "trainer/backend.hpp"
+#include "trainer/model/spec.hpp"
 
 namespace scalebench::trainer::model {
 

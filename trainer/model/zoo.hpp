@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "trainer/backend.hpp"
 #include "trainer/model/ops.hpp"
+#include "trainer/model/spec.hpp"
 
 namespace scalebench::trainer::model {
 
