@@ -243,12 +243,12 @@ void compare_networks(const model::ModelDescription& description, std::uint32_t 
   Tally& after = tallies[2];
   // Batch norm's running statistics after two training steps, then inference with them.
   for (std::size_t i = 0; i < cpu_net.nodes().size(); ++i) {
-    auto* bn = dynamic_cast<cpu::BatchNorm*>(cpu_net.nodes()[i].layer.get());
+    const auto* bn = dynamic_cast<const cpu::BatchNorm*>(cpu_net.layer(i));
     if (bn == nullptr) continue;
     CAPTURE(i);
     double mean_floor = 0, var_floor = 0;
     for (const auto& twin : twins) {
-      auto* twin_bn = dynamic_cast<cpu::BatchNorm*>(twin->nodes()[i].layer.get());
+      const auto* twin_bn = dynamic_cast<const cpu::BatchNorm*>(twin->layer(i));
       REQUIRE(twin_bn != nullptr);
       mean_floor = std::max(mean_floor, mean_difference(bn->running_mean(), twin_bn->running_mean(),
                                                         bn->running_var()));

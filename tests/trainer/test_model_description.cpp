@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <stdexcept>
 
 #include "trainer/cpu/models.hpp"
+#include "trainer/model/backward.hpp"
 #include "trainer/model/dropout_mask.hpp"
-#include "trainer/model/liveness.hpp"
 #include "trainer/model/parameters.hpp"
 #include "trainer/model/shapes.hpp"
 #include "trainer/model/zoo.hpp"
@@ -139,4 +141,39 @@ TEST_CASE(
   CHECK(plan.delta[1] != plan.delta[2]);
   CHECK(plan.delta[1] != plan.delta[3]);
   CHECK(plan.delta[2] != plan.delta[3]);
+}
+
+TEST_CASE("backward schedule: the first share into the delta, later ones into the partial") {
+  using model::Share;
+  model::Graph g;
+  const int a = g.op(model::Graph::input, model::Dense{4, 4, model::Init::glorot});  // 20
+  const int r = g.op(a, model::Eltwise{});
+  const int s = g.add(r, a);  // a is read twice
+  const int t = g.add(s, s);  // x + x
+  g.op(t, model::Dense{4, 2, model::Init::glorot});
+  const model::BackwardSchedule schedule(g);
+  CHECK(schedule.share(5, 0) == Share::delta);
+  CHECK(schedule.share(4, 0) == Share::delta);
+  CHECK(schedule.share(4, 1) == Share::partial);
+  CHECK(schedule.share(3, 0) == Share::delta);
+  CHECK(schedule.share(3, 1) == Share::delta);  // node 3 runs backward before node 2
+  CHECK(schedule.share(2, 0) == Share::partial);
+  CHECK(schedule.share(1, 0) == Share::none);  // the model's input needs no gradient
+  CHECK(schedule.consumers(1) == 2);
+  CHECK(schedule.consumers(3) == 2);
+  CHECK(schedule.consumers(5) == 0);
+  // After a node with parameters, everything from its offset on is final.
+  CHECK(schedule.gradients_ready(5) == std::optional<std::size_t>(20));
+  CHECK(schedule.gradients_ready(1) == std::optional<std::size_t>(0));
+  CHECK_FALSE(schedule.gradients_ready(2).has_value());
+  CHECK_FALSE(schedule.gradients_ready(4).has_value());
+}
+
+TEST_CASE("backward schedule: a graph without an operation or with an unread node is refused") {
+  CHECK_THROWS_AS(model::BackwardSchedule(model::Graph()), std::invalid_argument);
+  model::Graph g;
+  g.op(model::Graph::input, model::Flatten{});  // never read
+  g.op(model::Graph::input, model::Dense{4, 2, model::Init::glorot});
+  CHECK_THROWS_WITH_AS(model::BackwardSchedule{g}, doctest::Contains("graph node 1 is never used"),
+                       std::invalid_argument);
 }

@@ -109,23 +109,23 @@ namespace {
 // pooling, flatten, dense. Input 2×6×6, 3 classes. tanh, not ReLU: central differences across a
 // ReLU kink are one-sided (the fused BN+ReLU is checked exactly against BN then ReLU in
 // test_layers.cpp).
-cpu::Graph branching_graph() {
-  using namespace cpu;
+model::Graph branching_graph() {
+  using namespace model;
   Graph g;
-  const int c1 = g.add_layer<Conv2d>(Graph::input, conv2d(2, 4, 3, 1, 1));
-  const int norm = g.add_layer<BatchNorm>(c1, 4);
-  const int bn = g.add_layer<Eltwise>(norm, Activation::tanh);
-  const int c2 = g.add_layer<Conv2d>(bn, conv2d(4, 4, 3, 1, 1));
+  const int c1 = g.op(Graph::input, Conv2d{conv2d(2, 4, 3, 1, 1)});
+  const int norm = g.op(c1, BatchNorm{4});
+  const int bn = g.op(norm, Eltwise{Activation::tanh});
+  const int c2 = g.op(bn, Conv2d{conv2d(4, 4, 3, 1, 1)});
   const int sum = g.add(c2, bn);
-  const int relu = g.add_layer<Eltwise>(sum, Activation::tanh);
-  const int c3 = g.add_layer<Conv2d>(relu, conv2d(4, 2, 1));
+  const int relu = g.op(sum, Eltwise{Activation::tanh});
+  const int c3 = g.op(relu, Conv2d{conv2d(4, 2, 1)});
   const int cat = g.concat({relu, c3});
   const int twice = g.add(cat, cat);
   Pool2dOptions pool;
   pool.kind = PoolKind::average;
-  const int p = g.add_layer<Pool2d>(twice, pool);
-  const int flat = g.add_layer<Flatten>(p);
-  g.add_layer<Dense>(flat, 6 * 3 * 3, 3, Init::glorot);
+  const int p = g.op(twice, Pool2d{pool});
+  const int flat = g.op(p, Flatten{});
+  g.op(flat, Dense{6 * 3 * 3, 3, Init::glorot});
   return g;
 }
 
@@ -182,10 +182,10 @@ TEST_CASE("gradients-ready offsets fall to 0 and the gradients above them are fi
 }
 
 TEST_CASE("graphs that read a later node or leave a node unused are rejected") {
-  cpu::Graph g;
+  model::Graph g;
   CHECK_THROWS_AS(g.add(0, 3), std::invalid_argument);
-  const int a = g.add_layer<cpu::Flatten>(cpu::Graph::input);
-  g.add_layer<cpu::Dense>(cpu::Graph::input, 4, 2, cpu::Init::glorot);  // a is never used
+  const int a = g.op(model::Graph::input, model::Flatten{});
+  g.op(model::Graph::input, model::Dense{4, 2, model::Init::glorot});  // a is never used
   (void)a;
   CHECK_THROWS_AS(cpu::Network(std::move(g), {4}, 1, SgdOptions{}), std::invalid_argument);
 }
@@ -196,12 +196,12 @@ TEST_CASE("dropout's mask follows the logical NCHW index, not the blocked layout
   // must drop the same elements, whatever blocked format (nChw8c, nChw16c) the convolution's
   // output has on this CPU. The cuda backend hashes the same logical indices.
   auto build = [](bool dropout_first) {
-    cpu::Graph g;
-    int x = g.add_layer<cpu::Conv2d>(cpu::Graph::input, cpu::conv2d(3, 16, 3, 1, 1));
-    if (dropout_first) x = g.add_layer<cpu::Dropout>(x, 0.5f, 99u);
-    x = g.add_layer<cpu::Flatten>(x);
-    if (!dropout_first) x = g.add_layer<cpu::Dropout>(x, 0.5f, 99u);
-    g.add_layer<cpu::Dense>(x, std::size_t{16 * 8 * 8}, std::size_t{4}, cpu::Init::glorot);
+    model::Graph g;
+    int x = g.op(model::Graph::input, model::Conv2d{model::conv2d(3, 16, 3, 1, 1)});
+    if (dropout_first) x = g.op(x, model::Dropout{0.5f, 99u});
+    x = g.op(x, model::Flatten{});
+    if (!dropout_first) x = g.op(x, model::Dropout{0.5f, 99u});
+    g.op(x, model::Dense{16 * 8 * 8, 4, model::Init::glorot});
     return cpu::Network(std::move(g), cpu::Dims{3, 8, 8}, 7, SgdOptions{});
   };
   cpu::Network before_flatten = build(true);
@@ -220,10 +220,10 @@ TEST_CASE("dropout's mask follows the logical NCHW index, not the blocked layout
                      after_flatten.gradients().begin()));
   }
   // And the mask is not trivial: without dropout the loss differs.
-  cpu::Graph g;
-  int x = g.add_layer<cpu::Conv2d>(cpu::Graph::input, cpu::conv2d(3, 16, 3, 1, 1));
-  x = g.add_layer<cpu::Flatten>(x);
-  g.add_layer<cpu::Dense>(x, std::size_t{16 * 8 * 8}, std::size_t{4}, cpu::Init::glorot);
+  model::Graph g;
+  int x = g.op(model::Graph::input, model::Conv2d{model::conv2d(3, 16, 3, 1, 1)});
+  x = g.op(x, model::Flatten{});
+  g.op(x, model::Dense{16 * 8 * 8, 4, model::Init::glorot});
   cpu::Network plain(std::move(g), cpu::Dims{3, 8, 8}, 7, SgdOptions{});
   CHECK(plain.train_batch(images, labels, 5).loss_sum !=
         before_flatten.train_batch(images, labels, 5).loss_sum);

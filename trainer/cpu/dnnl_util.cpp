@@ -51,6 +51,27 @@ memory::desc plain_desc(const Dims& dims) {
   return memory::desc(dims, memory::data_type::f32, t);
 }
 
+memory::desc any_desc(const Dims& dims) {
+  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+}
+
+void require_4d(const memory::desc& src, std::string_view layer) {
+  if (src.dims().size() != 4) {
+    throw std::invalid_argument(
+        fmt::format("{} needs a 4-D input (N×C×H×W), got {} dimensions", layer, src.dims().size()));
+  }
+}
+
+memory::dim output_extent(memory::dim size, int kernel, int stride, int begin, int end,
+                          std::string_view layer) {
+  const memory::dim padded = size + begin + end;
+  if (padded < kernel) {
+    throw std::invalid_argument(
+        fmt::format("{}: kernel {} is larger than the padded input {}", layer, kernel, padded));
+  }
+  return (padded - kernel) / stride + 1;
+}
+
 bool is_plain(const memory::desc& desc) { return desc == plain_desc(desc.dims()); }
 
 std::size_t float_count(const memory::desc& desc) { return desc.get_size() / sizeof(float); }

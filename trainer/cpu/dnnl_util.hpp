@@ -2,9 +2,11 @@
 // staging buffer that puts a tensor into the memory format a primitive asked for.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <span>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -21,7 +23,17 @@ dnnl::stream& stream();
 void execute(const dnnl::primitive& p, const std::unordered_map<int, memory>& args);
 
 // A float32 descriptor in a plain (row-major) format for `dims`: nc, nchw, oihw, goihw, x.
+// any_desc: the same with the format left to the primitive (format_tag::any).
 memory::desc plain_desc(const Dims& dims);
+memory::desc any_desc(const Dims& dims);
+// A model::Pair (height, width) as oneDNN dims.
+inline Dims to_dims(const std::array<int, 2>& pair) { return {pair[0], pair[1]}; }
+// Throws std::invalid_argument naming `layer` unless `src` is 4-D (N×C×H×W).
+void require_4d(const memory::desc& src, std::string_view layer);
+// Output extent of a window of `kernel` with `stride` over `size` padded by begin and end; throws
+// std::invalid_argument naming `layer` when the kernel is larger than the padded input.
+memory::dim output_extent(memory::dim size, int kernel, int stride, int begin, int end,
+                          std::string_view layer);
 // True when `desc` is the plain row-major layout of its dims (so a float* walks it in order).
 bool is_plain(const memory::desc& desc);
 // Number of floats in the buffer of `desc` (padding of blocked formats included).

@@ -202,6 +202,9 @@ class Dense final : public Layer {
   std::span<float> weights_, bias_, weight_grad_, bias_grad_;
 };
 
+// One layer per operation (a new operation without a case here does not compile).
+std::unique_ptr<Layer> make_layer(const model::Op& op);
+
 // dst = a + b (residual connection) through oneDNN's binary primitive; dst takes a's format.
 class AddPlan {
  public:

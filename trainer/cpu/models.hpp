@@ -1,5 +1,5 @@
 // The models of --model as CPU networks: the backend-neutral descriptions of trainer/model/zoo.hpp
-// (where each model's structure is documented) lowered to graphs of CPU layers.
+// (where each model's structure is documented), each lowered to a Network.
 #pragma once
 
 #include <memory>
@@ -40,9 +40,8 @@ std::unique_ptr<Network> make_inception_v3(const ModelSpec& spec,
 std::unique_ptr<Network> make_mobilenet_v2(const ModelSpec& spec,
                                            const OptimizerOptions& optimizer);
 
-// One CPU layer per operation, the same nodes in the same order (so the same parameter layout).
-Graph lower(const model::Graph& description);
-// The lowered network, its parameters initialised from `seed`.
+// The description lowered to a CPU network (one layer per operation), its parameters initialised
+// from `seed`.
 std::unique_ptr<Network> make_network(model::ModelDescription description, std::uint32_t seed,
                                       const OptimizerOptions& optimizer);
 

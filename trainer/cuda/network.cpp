@@ -10,7 +10,7 @@
 #include "trainer/cuda/cuda_kernels.hpp"
 #include "trainer/cuda/nccl.hpp"
 #include "trainer/errors.hpp"
-#include "trainer/model/liveness.hpp"
+#include "trainer/model/backward.hpp"
 #include "trainer/model/parameters.hpp"
 
 namespace scalebench::trainer::cuda {
@@ -72,6 +72,7 @@ CudaNetwork::CudaNetwork(model::ModelDescription description, std::vector<float>
                          const OptimizerOptions& optimizer, int device,
                          const DeviceOptions& options)
     : graph_(std::move(description.graph)),
+      schedule_(graph_),
       input_(std::move(description.input)),
       context_(device, options),
       lr_(optimizer.lr),
@@ -83,15 +84,12 @@ CudaNetwork::CudaNetwork(model::ModelDescription description, std::vector<float>
       throw BackendError(fmt::format("backend cuda: graph node {} ({}): {}; use --backend cpu", i,
                                      model::op_name(nodes[i].op), *why));
   }
-  consumers_.assign(nodes.size(), 0);
-  parameter_offset_.assign(nodes.size(), 0);
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    for (int j : nodes[i].inputs) ++consumers_[static_cast<std::size_t>(j)];
-    parameter_offset_[i] = count_;
-    const bool op = nodes[i].kind == model::Node::Kind::op;
-    if (op) count_ += model::parameter_count(nodes[i].op);
-    states_.push_back(op ? make_layer_state(nodes[i].op) : LayerState());
-  }
+  model::ParameterLayout layout = model::parameter_layout(graph_);
+  parameter_offset_ = std::move(layout.offsets);
+  count_ = layout.total;
+  for (const model::Node& node : nodes)
+    states_.push_back(node.kind == model::Node::Kind::op ? make_layer_state(node.op)
+                                                         : LayerState());
   if (count_ != initial_parameters.size()) {
     throw std::logic_error("cuda network: the initial parameters do not fit the model's layout");
   }
@@ -229,13 +227,11 @@ CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
 }
 
 void CudaNetwork::allocate_backward(Plan& p) {
-  // The CPU network's liveness (trainer/model/liveness.hpp): every tensor is packed NCHW here, so
-  // equal element counts are interchangeable buffers.
-  const std::vector<model::Node>& nodes = graph_.nodes();
-  const std::size_t n = nodes.size();
-  const model::BackwardBuffers plan = model::plan_backward_buffers(
-      n, [&](std::size_t i) -> const std::vector<int>& { return nodes[i].inputs; },
-      [&](std::size_t i) { return p.shapes[i].count(); });
+  // The backend-neutral liveness (trainer/model/backward.hpp): every tensor is packed NCHW here,
+  // so equal element counts are interchangeable buffers.
+  const std::size_t n = graph_.nodes().size();
+  const model::BackwardBuffers plan =
+      model::plan_backward_buffers(graph_, [&](std::size_t i) { return p.shapes[i].count(); });
   std::vector<float*> buffers;
   for (const std::size_t node : plan.sized_by) {
     p.buffers.emplace_back(p.shapes[node].count());
@@ -313,46 +309,42 @@ BatchStats CudaNetwork::read_loss(Plan& p, std::size_t batch) {
 
 void CudaNetwork::backward(Plan& p) {
   const std::vector<model::Node>& nodes = graph_.nodes();
-  const std::size_t n = nodes.size();
-  // The CPU network's order: a node's first gradient share goes straight into its delta, later
-  // ones into its partial and are added.
-  std::vector<char> written(n, 0);
-  written[n - 1] = 1;  // the loss gradient
-  auto target = [&](int j) -> float* {
-    const auto k = static_cast<std::size_t>(j);
-    if (k == 0) return nullptr;
-    return written[k] ? p.partials[k] : p.deltas[k];
-  };
-  auto settle = [&](int j) {
-    const auto k = static_cast<std::size_t>(j);
-    if (k == 0) return;
-    if (!written[k]) {
-      written[k] = 1;
-      return;
+  // Node i's k-th input: where its share goes (null: the model's input, no gradient), and adding
+  // it to the delta when it was a partial (model::BackwardSchedule).
+  auto target = [&](std::size_t i, std::size_t k) -> float* {
+    const auto j = static_cast<std::size_t>(nodes[i].inputs[k]);
+    switch (schedule_.share(i, k)) {
+      case model::Share::none:
+        return nullptr;
+      case model::Share::delta:
+        return p.deltas[j];
+      case model::Share::partial:
+        return p.partials[j];
     }
-    accumulate(context_, p.deltas[k], p.partials[k], p.shapes[k].count());
+    return nullptr;
   };
-  for (std::size_t i = n; i-- > 1;) {
+  auto settle = [&](std::size_t i, std::size_t k) {
+    if (schedule_.share(i, k) != model::Share::partial) return;
+    const auto j = static_cast<std::size_t>(nodes[i].inputs[k]);
+    accumulate(context_, p.deltas[j], p.partials[j], p.shapes[j].count());
+  };
+  for (std::size_t i = nodes.size(); i-- > 1;) {
     const model::Node& node = nodes[i];
-    auto in = [&](std::size_t k) { return node.inputs[k]; };
     if (p.layers[i]) {
-      p.layers[i]->backward(p.activations[static_cast<std::size_t>(in(0))], p.activations[i],
-                            p.deltas[i], target(in(0)));
-      settle(in(0));
+      p.layers[i]->backward(p.activations[static_cast<std::size_t>(node.inputs[0])],
+                            p.activations[i], p.deltas[i], target(i, 0));
+      settle(i, 0);
       // Queued, not finished: a device allreduce orders itself after this point on the stream.
-      if (ready_ && model::parameter_count(node.op) > 0) ready_(parameter_offset_[i]);
+      if (const auto ready = schedule_.gradients_ready(i); ready_ && ready) ready_(*ready);
     } else if (p.adds[i]) {
-      float* a = target(in(0));
-      if (a != nullptr) p.adds[i]->backward(p.deltas[i], a);
-      settle(in(0));
-      float* b = target(in(1));
-      if (b != nullptr) p.adds[i]->backward(p.deltas[i], b);
-      settle(in(1));
+      for (std::size_t k = 0; k < 2; ++k) {
+        if (float* t = target(i, k)) p.adds[i]->backward(p.deltas[i], t);
+        settle(i, k);
+      }
     } else {
       for (std::size_t k = 0; k < node.inputs.size(); ++k) {
-        float* t = target(in(k));
-        if (t != nullptr) p.concats[i]->backward(p.deltas[i], k, t);
-        settle(in(k));
+        if (float* t = target(i, k)) p.concats[i]->backward(p.deltas[i], k, t);
+        settle(i, k);
       }
     }
   }

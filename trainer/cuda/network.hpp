@@ -1,7 +1,9 @@
-// The CUDA model: the CPU backend's graph (trainer/cpu/network.hpp), lowered node by node to
-// cuDNN/cuBLAS plans on one GPU. Models are defined once, as CPU graphs (trainer/cpu/models.cpp),
-// so both backends train the same architecture from the same initial parameters (same seed),
-// and the CPU network is the oracle the cross-backend tests compare against.
+// The CUDA model: the backend-neutral graph (trainer/model/ops.hpp) lowered node by node to
+// cuDNN/cuBLAS plans on one GPU. Models are defined once (trainer/model/zoo.cpp), so both
+// backends train the same architecture from the same initial parameters (same seed), and the CPU
+// network is the oracle the cross-backend tests compare against. The backward order, the
+// accumulation of gradient shares and the buffer liveness are the CPU's too, written once
+// (trainer/model/backward.hpp).
 //
 // The flat parameter and gradient buffers live on the device, in the CPU layout. One training
 // step queues forward, loss and backward on the compute stream and waits only for the loss (a
@@ -19,6 +21,7 @@
 #include "trainer/cuda/device.hpp"
 #include "trainer/cuda/layers.hpp"
 #include "trainer/cuda/optimizer.hpp"
+#include "trainer/model/backward.hpp"
 #include "trainer/model/zoo.hpp"
 
 namespace scalebench::trainer::cuda {
@@ -70,12 +73,13 @@ class CudaNetwork final : public Model {
   void backward(Plan& p);
 
   model::Graph graph_;
+  model::BackwardSchedule schedule_;
   model::InputDims input_;
   std::vector<float> host_parameters_, host_gradients_;  // allocated when first asked for
   Context context_;
   std::size_t count_ = 0;
   DeviceArray<float> parameters_, gradients_;
-  std::vector<std::size_t> consumers_, parameter_offset_;
+  std::vector<std::size_t> parameter_offset_;
   std::vector<LayerState> states_;
   std::unique_ptr<DeviceOptimizer> optimizer_;
   double lr_;
