@@ -6,16 +6,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "trainer/cuda/cudnn_util.hpp"
 #include "trainer/cuda/layers.hpp"
 #include "trainer/errors.hpp"
 
 namespace scalebench::trainer::cuda {
-namespace {
-
-const float kOne = 1.0f;
-const float kZero = 0.0f;
-
-}  // namespace
 
 DeviceAdd::DeviceAdd(Context& context, const Shape& a, const Shape& b)
     : context_(context), shape_(a), desc_(a) {

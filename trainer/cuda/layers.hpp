@@ -88,6 +88,11 @@ std::unique_ptr<DeviceLayer> make_device_layer(const model::Op& op, Context& con
                                                const Shape& in, float* params, float* grads,
                                                LayerState& state);
 
+// The convolution's device plan (conv2d.cpp), as make_device_layer makes it for model::Conv2d.
+std::unique_ptr<DeviceLayer> make_conv2d_layer(const model::Conv2dOptions& options,
+                                               Context& context, const Shape& in, float* params,
+                                               float* grads);
+
 // dst = a + b (a residual connection) through cudnnOpTensor; both inputs get dy back.
 class DeviceAdd {
  public:
