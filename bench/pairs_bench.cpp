@@ -3,7 +3,7 @@
 // each pair's critical value) was one exact studentized range integral.
 // Usage: pairs_bench [--groups 300] [--runs 2] [--spread 0.001] [--sample 200] [--full-old]
 // Prints '#' lines: the new path for the pairs alone (stats::tukey_hsd + stats::games_howell) and
-// for the whole analysis (plotting::analyze_observations, what `scalebench stats` runs after
+// for the whole analysis (report::analyze_observations, what `scalebench stats` runs after
 // reading the database, with one factor: also the letters, Welch, Levene, ...), the old exact
 // per-pair path (timed on --sample pairs spread over the family and scaled to all pairs, or on all
 // of them with --full-old), the ratio old / new for the pairs, and the worst relative difference
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "bench/bench_support.hpp"
-#include "plotting/analysis.hpp"
+#include "report/analysis/statistics.hpp"
 #include "stats/games_howell.hpp"
 #include "stats/summary_statistics.hpp"
 #include "stats/tukey.hpp"
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
 
   // Run times N(1 + spread (g mod 16), 0.05) per group; mt19937_64 seed 42.
   std::mt19937_64 rng(42);
-  scalebench::plotting::Observations data;
+  scalebench::report::Observations data;
   data.source = "pairs_bench";
   data.response = "epoch_seconds";
   data.factor_names = {"condition"};
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   const auto games_howell = stats::games_howell(groups);
   const double new_seconds = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
-  const auto report = scalebench::plotting::analyze_observations(data, 2, 0.95);
+  const auto report = scalebench::report::analyze_observations(data, 2, 0.95);
   const double analysis_seconds = seconds_since(t0);
   const OldTiming old = time_old_path(groups, sample);
   const double old_seconds =

@@ -1,4 +1,4 @@
-// Times plotting::build_report on a synthetic experiment of G groups (issue 16: 300 groups took
+// Times report::build_report on a synthetic experiment of G groups (issue 16: 300 groups took
 // ~150 s while Tukey p was computed for all G(G-1)/2 pairs), and one studentized range p-value.
 // Usage: report_bench [--groups 300] [--epochs 10] [--reps 1]
 // Output: '#' lines with the seconds (min over reps, one thread) and a checksum of the p-values.
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bench/bench_support.hpp"
-#include "plotting/report.hpp"
+#include "report/analysis/report.hpp"
 #include "stats/tukey.hpp"
 
 using scalebench::bench::seconds_since;
@@ -45,10 +45,10 @@ int main(int argc, char** argv) {
   }
 
   double best = 1e300;
-  scalebench::plotting::ReportTable table;
+  scalebench::report::ReportTable table;
   for (int r = 0; r < reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    table = scalebench::plotting::build_report("bench", samples);
+    table = scalebench::report::build_report("bench", samples);
     best = std::min(best, seconds_since(t0));
   }
   double sum_p = 0;

@@ -10,7 +10,7 @@
 #include "cli/numeric_flags.hpp"
 #include "orchestrator/emulated_cluster.hpp"
 #include "orchestrator/executor.hpp"
-#include "stats/network_presets.hpp"
+#include "scaling/network_presets.hpp"
 
 namespace scalebench::cli {
 namespace {
@@ -19,7 +19,7 @@ namespace {
 // latency x scale as the node-to-node delay, so a step's compute x scale keeps the preset's ratio
 // of communication to computation (docs/cluster.md, "Links from presets").
 orchestrator::LinkShape scaled_link(const std::string& name, double scale, std::string& note) {
-  const stats::NetworkPreset& preset = stats::network_preset(name);
+  const scaling::NetworkPreset& preset = scaling::network_preset(name);
   orchestrator::LinkShape link;
   link.rate_mbit = preset.link.bandwidth * 8 / 1e6 / scale;
   link.delay_ms = preset.link.alpha * 1e3 * scale;

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/numeric_flags.hpp"
+#include "report/analysis/report_assembly.hpp"
+#include "report/data/report_input.hpp"
 
 namespace scalebench::cli {
 
@@ -24,7 +26,7 @@ void add_unit_option(CLI::App& app, std::string& unit) {
   app.add_option("--unit", unit,
                  "What one sample is: run (its mean epoch time), nested (epochs within runs, a "
                  "mixed model) or epoch (as the reference papers; p-values too small)")
-      ->check(CLI::IsMember(plotting::unit_names()))
+      ->check(CLI::IsMember(report::unit_names()))
       ->capture_default_str();
 }
 
@@ -41,6 +43,21 @@ void add_report_source_options(CLI::App& app, ReportSourceOptions& options) {
   app.add_option("--base", options.base, "Base condition label for Tukey and speed-up");
   add_unit_option(app, options.unit);
   add_skip_epochs_option(app, options.skip_epochs);
+}
+
+report::ReportTable load_report(const db::Database& database, const report::InstanceQuery& query,
+                                const std::optional<std::string>& base, const std::string& unit) {
+  report::check_unit(unit);
+  return report::report_of(report::load_report_input(database, query, base), unit);
+}
+
+report::FactorReport load_factor_report(const db::Database& database,
+                                        const report::InstanceQuery& query,
+                                        const std::optional<std::string>& base,
+                                        const std::string& factor, const std::string& unit) {
+  report::check_unit(unit);
+  return report::factor_report_of(report::load_report_input(database, query, base, true), factor,
+                                  unit);
 }
 
 }  // namespace scalebench::cli

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "plotting/report.hpp"
+#include "db/database.hpp"
+#include "report/analysis/report.hpp"
+#include "report/data/instances.hpp"
 
 namespace CLI {
 class App;
@@ -26,12 +28,12 @@ struct ReportSourceOptions {
   bool pool = false;                      // every instance of the experiment (identical specs)
   std::optional<int> skip_epochs;         // warm-up epochs left out of each run
   std::optional<std::string> base;
-  std::string unit = std::string(plotting::kDefaultUnit);
+  std::string unit = std::string(report::kDefaultUnit);
 };
 
 // The options several subcommands declare, with one help text each.
 void add_database_option(CLI::App& app, std::string& database);
-// Which stored instances a report, figure or statistic uses (plotting/instances.hpp).
+// Which stored instances a report, figure or statistic uses (report/data/instances.hpp).
 void add_instance_options(CLI::App& app, std::optional<std::string>& experiment,
                           std::vector<std::int64_t>& instances, bool& pool);
 // What report, plot and stats share: what one sample is (docs/statistics.md, "Unit of analysis").
@@ -40,5 +42,15 @@ void add_unit_option(CLI::App& app, std::string& unit);
 void add_skip_epochs_option(CLI::App& app, std::optional<int>& skip_epochs);
 // What report and plot share: the database, the instances, the base group, the unit, the warm-up.
 void add_report_source_options(CLI::App& app, ReportSourceOptions& options);
+
+// The report of the instances `query` selects: report/data loads, report/analysis builds. The
+// unit is checked before the database is read. `base` is a row label; with a factor (report
+// --by), a label without the factor ("hvd np=1").
+report::ReportTable load_report(const db::Database& database, const report::InstanceQuery& query,
+                                const std::optional<std::string>& base, const std::string& unit);
+report::FactorReport load_factor_report(const db::Database& database,
+                                        const report::InstanceQuery& query,
+                                        const std::optional<std::string>& base,
+                                        const std::string& factor, const std::string& unit);
 
 }  // namespace scalebench::cli

@@ -8,8 +8,9 @@
 #include <ostream>
 
 #include "cli/numeric_flags.hpp"
-#include "plotting/compare.hpp"
-#include "plotting/csv_table.hpp"
+#include "report/analysis/compare.hpp"
+#include "report/data/observations.hpp"
+#include "report/export/compare_export.hpp"
 
 namespace scalebench::cli {
 
@@ -44,32 +45,32 @@ void declare_compare_options(CLI::App& app, CompareCommand& options) {
 }
 
 int compare_command(const CompareCommand& options, std::ostream& out, std::ostream& err) {
-  const plotting::InstanceQuery baseline{options.experiment, options.instances, false,
-                                         options.skip_epochs};
-  const plotting::InstanceQuery candidate{
+  const report::InstanceQuery baseline{options.experiment, options.instances, false,
+                                       options.skip_epochs};
+  const report::InstanceQuery candidate{
       options.to_experiment ? options.to_experiment : options.experiment, options.to_instances,
       false, options.skip_epochs};
   const std::string to_database = options.to_database.value_or(options.database);
   if (to_database == options.database && candidate.experiment == baseline.experiment &&
       candidate.instances == baseline.instances)
-    throw plotting::InputError(
+    throw report::InputError(
         "compare needs two different things: --to-experiment NAME, --to-instance ID or "
         "--to-db FILE (e.g. --instance 1 --to-instance 2)");
   if (options.fail_if_slower_percent && !(*options.fail_if_slower_percent >= 0))
-    throw plotting::InputError(fmt::format("--fail-if-slower {}: expected a percentage >= 0",
-                                           *options.fail_if_slower_percent));
-  const auto load = [](const std::string& path, const plotting::InstanceQuery& query) {
-    return plotting::observations_from_database(path, query, {"group"}, "run");
+    throw report::InputError(fmt::format("--fail-if-slower {}: expected a percentage >= 0",
+                                         *options.fail_if_slower_percent));
+  const auto load = [](const std::string& path, const report::InstanceQuery& query) {
+    return report::observations_from_database(path, query, {"group"}, "run");
   };
   const auto comparison =
-      plotting::compare_observations(load(options.database, baseline), load(to_database, candidate),
-                                     {options.confidence, options.threshold_percent / 100});
+      report::compare_observations(load(options.database, baseline), load(to_database, candidate),
+                                   {options.confidence, options.threshold_percent / 100});
   if (options.json)
-    out << plotting::comparison_json(comparison).dump(2) << "\n";
+    out << report::dump_json(report::comparison_json(comparison));
   else
-    out << plotting::render_comparison_text(comparison);
+    out << report::render_comparison_text(comparison);
   if (!options.fail_if_slower_percent) return 0;
-  const auto slower = plotting::slower_than(comparison, *options.fail_if_slower_percent / 100);
+  const auto slower = report::slower_than(comparison, *options.fail_if_slower_percent / 100);
   if (!slower.empty()) {
     std::vector<std::string> cells;
     for (const auto* row : slower)
@@ -82,7 +83,7 @@ int compare_command(const CompareCommand& options, std::ostream& out, std::ostre
   // gate by default, however much slower it is: that is its own failure unless allowed.
   std::vector<std::string> untested;
   for (const auto& row : comparison.rows)
-    if (row.verdict == plotting::Verdict::TooFewRuns)
+    if (row.verdict == report::Verdict::TooFewRuns)
       untested.push_back(fmt::format("{} (baseline {} run{}, candidate {} run{})", row.cell,
                                      row.baseline_runs, row.baseline_runs == 1 ? "" : "s",
                                      row.candidate_runs, row.candidate_runs == 1 ? "" : "s"));

@@ -9,7 +9,7 @@
 
 #include "db/database.hpp"
 #include "db/merge.hpp"
-#include "plotting/output_file.hpp"
+#include "report/export/output_file.hpp"
 
 namespace scalebench::cli {
 namespace {
@@ -52,7 +52,7 @@ int merge_command(const MergeCommand& options, std::ostream& out, std::ostream&)
   }
   auto into = db::Database::open(options.into);
   for (const auto& source : options.sources) {
-    const plotting::PrivateTempDir work(fs::temp_directory_path());
+    const report::PrivateTempDir work(fs::temp_directory_path());
     const auto side = db::Database::open(private_copy(source, work.path()).string());
     const auto merged = db::merge_database(into, side, source, options.skip_duplicates);
     fmt::print(

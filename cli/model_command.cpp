@@ -12,11 +12,11 @@
 #include "cli/numeric_flags.hpp"
 #include "db/database.hpp"
 #include "plotting/figure.hpp"
-#include "plotting/output_file.hpp"
-#include "plotting/report.hpp"
-#include "plotting/scaling_plan_output.hpp"
-#include "stats/network_presets.hpp"
-#include "stats/scaling_validation.hpp"
+#include "report/analysis/report.hpp"
+#include "report/export/output_file.hpp"
+#include "scaling/network_presets.hpp"
+#include "scaling/plan_output.hpp"
+#include "scaling/validation.hpp"
 
 namespace scalebench::cli {
 
@@ -27,7 +27,7 @@ namespace {
 std::string networks_table() {
   std::string out =
       "| preset | what | latency (us) | bandwidth (GB/s) | source |\n|---|---|---:|---:|---|\n";
-  for (const auto& p : stats::network_presets())
+  for (const auto& p : scaling::network_presets())
     out += fmt::format("| {} | {} | {:g} | {:g} | {} |\n", p.name, p.description,
                        p.link.alpha * 1e6, p.link.bandwidth * 1e-9, p.source);
   return out;
@@ -37,7 +37,7 @@ std::string published_table() {
   std::string out =
       "| study | model | GPUs | network | published | predicted | error | calibrated | error | "
       "calibration (other cases) |\n|---|---|---:|---|---:|---:|---:|---:|---:|---|\n";
-  for (const auto& row : stats::validate_published()) {
+  for (const auto& row : scaling::validate_published()) {
     const auto& c = *row.published;
     const std::string calibration =
         row.calibration.overhead > 0
@@ -62,9 +62,9 @@ void emit(const ModelCommand& options, const std::string& text, std::ostream& ou
     return;
   }
   const fs::path path = *options.output;
-  plotting::refuse_database_output(path, options.database);
+  report::refuse_database_output(path, options.database);
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  plotting::write_file_replacing(path, text);
+  report::write_file_replacing(path, text);
   fmt::print(out, "table: {}\n", path.string());
 }
 
@@ -155,32 +155,32 @@ int model_command(const ModelCommand& options, std::ostream& out, std::ostream&)
     out << published_table();
     return 0;
   }
-  plotting::ScalingPlanOptions plan = options.plan;
+  scaling::ScalingPlanOptions plan = options.plan;
   for (const auto& filter : options.only) {
     const auto eq = filter.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw plotting::ReportError(fmt::format("--only '{}' is not FACTOR=LEVEL", filter));
+      throw report::ReportError(fmt::format("--only '{}' is not FACTOR=LEVEL", filter));
     plan.only.emplace_back(filter.substr(0, eq), filter.substr(eq + 1));
   }
-  plotting::require_scaling_plan_format(options.format);  // before any work
+  scaling::require_scaling_plan_format(options.format);  // before any work
   // --images-per-second sets the model up from presets alone; otherwise it is fitted to runs.
   const bool measured = !options.plan.images_per_second;
   if (!measured && (options.experiment || !options.instances.empty() || options.pool))
-    throw plotting::ReportError(
+    throw report::ReportError(
         "--images-per-second sets the model up from presets: drop it to fit --experiment's runs");
   std::optional<db::Database> database;
   if (measured) {
     database.emplace(db::Database::open(options.database, db::OpenMode::ReadOnly));
-    plan.training = plotting::InstanceQuery{options.experiment, options.instances, options.pool};
+    plan.training = report::InstanceQuery{options.experiment, options.instances, options.pool};
     if (options.allreduce_experiment)
-      plan.allreduce = plotting::InstanceQuery{options.allreduce_experiment, {}, false};
+      plan.allreduce = report::InstanceQuery{options.allreduce_experiment, {}, false};
   }
-  const auto result = plotting::build_scaling_plan(database ? &*database : nullptr, plan);
+  const auto result = scaling::build_scaling_plan(database ? &*database : nullptr, plan);
   std::optional<std::string> svg;
   if (options.plot_prefix) {
     const auto planned = plotting::figure_files(*options.plot_prefix);
     for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
-      plotting::refuse_database_output(file, options.database);
+      report::refuse_database_output(file, options.database);
     const auto files = plotting::plot_scaling_plan(result, *options.plot_prefix);
     fmt::print(out, "figure: {}\n", files.svg.string());
     if (options.format == "html") {
@@ -188,7 +188,7 @@ int model_command(const ModelCommand& options, std::ostream& out, std::ostream&)
       svg.emplace(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
   }
-  emit(options, plotting::format_scaling_plan(result, options.format, svg), out);
+  emit(options, scaling::format_scaling_plan(result, options.format, svg), out);
   return 0;
 }
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "plotting/scaling_plan.hpp"
+#include "scaling/plan.hpp"
 
 namespace scalebench::cli {
 
@@ -20,7 +20,7 @@ struct ModelCommand {
   bool pool = false;
   std::optional<std::string> allreduce_experiment;
   std::vector<std::string> only;  // FACTOR=LEVEL
-  plotting::ScalingPlanOptions plan;
+  scaling::ScalingPlanOptions plan;
   std::string format = "markdown";
   std::optional<std::string> output;       // default: stdout
   std::optional<std::string> plot_prefix;  // draw the figure there

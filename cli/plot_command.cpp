@@ -9,10 +9,10 @@
 #include "cli/numeric_flags.hpp"
 #include "db/database.hpp"
 #include "plotting/figure.hpp"
-#include "plotting/output_file.hpp"
-#include "plotting/report_source.hpp"
-#include "plotting/scaling_plan.hpp"
-#include "plotting/scaling_plan_output.hpp"
+#include "report/data/instances.hpp"
+#include "report/export/output_file.hpp"
+#include "scaling/plan.hpp"
+#include "scaling/plan_output.hpp"
 
 namespace scalebench::cli {
 
@@ -36,40 +36,39 @@ void declare_plot_options(CLI::App& app, PlotCommand& options) {
 
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
-  const plotting::InstanceQuery query{options.experiment, options.instances, options.pool,
-                                      options.skip_epochs};
+  const report::InstanceQuery query{options.experiment, options.instances, options.pool,
+                                    options.skip_epochs};
   if (options.model) {
-    plotting::ScalingPlanOptions plan;
+    scaling::ScalingPlanOptions plan;
     plan.training = query;
     plan.fit_max_np = options.fit_max_np;
     plan.max_np = options.max_np;
-    const auto experiment = plotting::select_instances(database, query).experiment;
+    const auto experiment = report::select_instances(database, query).experiment;
     const auto prefix =
         plotting::figure_prefix(options.database, experiment + "-model", options.output_prefix);
     const auto planned = plotting::figure_files(prefix);
     for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
-      plotting::refuse_database_output(file, options.database);
+      report::refuse_database_output(file, options.database);
     const auto files =
-        plotting::plot_scaling_plan(plotting::build_scaling_plan(&database, plan), prefix);
+        plotting::plot_scaling_plan(scaling::build_scaling_plan(&database, plan), prefix);
     fmt::print(out, "figure: {}\nfigure: {}\nfigure: {}\n", files.png.string(), files.svg.string(),
                files.pdf.string());
     return 0;
   }
   // Only what the chosen figure needs is loaded: --by fails early on an unknown factor.
-  std::optional<plotting::ReportTable> table;
-  std::optional<plotting::FactorReport> by_factor;
+  std::optional<report::ReportTable> table;
+  std::optional<report::FactorReport> by_factor;
   if (options.by)
-    by_factor =
-        plotting::load_factor_report(database, query, options.base, *options.by, options.unit);
+    by_factor = load_factor_report(database, query, options.base, *options.by, options.unit);
   else
-    table = plotting::load_report(database, query, options.base, options.unit);
+    table = load_report(database, query, options.base, options.unit);
   const auto& experiment = by_factor ? by_factor->experiment : table->experiment;
   const auto prefix = plotting::figure_prefix(
       options.database, by_factor ? experiment + "-by-" + *options.by : experiment,
       options.output_prefix);
   const auto planned = plotting::figure_files(prefix);
   for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
-    plotting::refuse_database_output(file, options.database);
+    report::refuse_database_output(file, options.database);
   const auto files = by_factor ? plotting::plot_factor_scaling(*by_factor, prefix)
                                : plotting::plot_scaling(*table, prefix);
   fmt::print(out, "figure: {}\nfigure: {}\nfigure: {}\n", files.png.string(), files.svg.string(),

@@ -10,7 +10,7 @@
 #include <ostream>
 
 #include "cli/numeric_flags.hpp"
-#include "plotting/query_output.hpp"
+#include "cli/query_format.hpp"
 
 namespace scalebench::cli {
 
@@ -45,11 +45,11 @@ int query_command(const QueryCommand& options, std::ostream& out, std::ostream&)
   std::string pending;
   std::size_t rows_written = 0;
   std::size_t rows_pending = 0;
-  std::optional<plotting::AlignedTable> table;
+  std::optional<cli::AlignedTable> table;
   db::QueryRowSink sink;
   sink.columns = [&](const std::vector<std::string>& columns) {
     if (options.csv) {
-      plotting::append_csv_record(pending, columns, to_terminal);
+      cli::append_csv_record(pending, columns, to_terminal);
     } else {
       table.emplace(columns);
     }
@@ -59,7 +59,7 @@ int query_command(const QueryCommand& options, std::ostream& out, std::ostream&)
       table->add(row);
       return table->held_bytes();
     }
-    plotting::append_csv_record(pending, row, to_terminal);
+    cli::append_csv_record(pending, row, to_terminal);
     ++rows_pending;
     if (pending.size() >= flush_at) {
       out.write(pending.data(), static_cast<std::streamsize>(pending.size()));

@@ -11,8 +11,8 @@
 
 #include "db/database.hpp"
 #include "plotting/figure.hpp"
-#include "plotting/output_file.hpp"
-#include "plotting/report_source.hpp"
+#include "report/export/exporters.hpp"
+#include "report/export/output_file.hpp"
 
 namespace scalebench::cli {
 
@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 void declare_report_options(CLI::App& app, ReportCommand& options) {
   add_report_source_options(app, options);
   app.add_option("--format", options.format, "Output format")
-      ->check(CLI::IsMember(plotting::exporter_names()))
+      ->check(CLI::IsMember(report::exporter_names()))
       ->capture_default_str();
   app.add_option("--output,-o", options.output, "Write to this file instead of stdout");
   app.add_option("--by", options.by,
@@ -30,20 +30,20 @@ void declare_report_options(CLI::App& app, ReportCommand& options) {
 }
 
 int report_command(const ReportCommand& options, std::ostream& out, std::ostream&) {
-  const auto exporter = plotting::make_exporter(options.format);  // fail fast on a bad format
+  const auto exporter = report::make_exporter(options.format);  // fail fast on a bad format
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   if (options.output) {  // before any work
-    plotting::refuse_database_output(*options.output, options.database);
-    plotting::check_output_target(*options.output);
+    report::refuse_database_output(*options.output, options.database);
+    report::check_output_target(*options.output);
   }
-  const plotting::InstanceQuery query{options.experiment, options.instances, options.pool,
-                                      options.skip_epochs};
+  const report::InstanceQuery query{options.experiment, options.instances, options.pool,
+                                    options.skip_epochs};
   // The HTML page embeds the figure: rendered into a private directory, read back as SVG. Without
   // gnuplot the page says why it has none.
   const auto with_figure = [&](auto report, auto plot) {
     if (options.format != "html") return report;
     try {
-      const plotting::PrivateTempDir dir(fs::temp_directory_path());
+      const report::PrivateTempDir dir(fs::temp_directory_path());
       const auto files = plot(report, dir.path() / "figure");
       std::ifstream in(files.svg, std::ios::binary);
       report.figure_svg.assign(std::istreambuf_iterator<char>(in), {});
@@ -55,11 +55,10 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
   const auto text =
       options.by
           ? exporter->render(with_figure(
-                plotting::load_factor_report(database, query, options.base, *options.by,
-                                             options.unit),
+                load_factor_report(database, query, options.base, *options.by, options.unit),
                 [](const auto& r, const auto& p) { return plotting::plot_factor_scaling(r, p); }))
           : exporter->render(with_figure(
-                plotting::load_report(database, query, options.base, options.unit),
+                load_report(database, query, options.base, options.unit),
                 [](const auto& r, const auto& p) { return plotting::plot_scaling(r, p); }));
   if (!options.output) {
     out << text;
@@ -67,7 +66,7 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
   }
   const fs::path path = *options.output;
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  plotting::write_file_replacing(path, text);  // never through a symlink planted at `path`
+  report::write_file_replacing(path, text);  // never through a symlink planted at `path`
   fmt::print(out, "table: {}\n", path.string());
   return 0;
 }

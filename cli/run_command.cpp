@@ -21,7 +21,7 @@
 #include "orchestrator/instance_lock.hpp"
 #include "orchestrator/provenance.hpp"
 #include "orchestrator/runner.hpp"
-#include "plotting/report_source.hpp"
+#include "report/data/report_input.hpp"
 #include "util/text.hpp"
 
 namespace scalebench::cli {
@@ -126,7 +126,7 @@ int report_outcome(const RunCommand& options, const orchestrator::Experiment& ex
   }
   if (saw_allreduce) {
     fmt::print(out, "next: scalebench query --db {} \"{}\"\n", options.database,
-               plotting::allreduce_query(experiment.name));
+               report::allreduce_query(experiment.name));
   } else {
     fmt::print(out, "next: scalebench report --db {} --experiment {}\n", options.database,
                orchestrator::shell_join({experiment.name}));

@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 
 #include "cli/numeric_flags.hpp"
-#include "plotting/analysis.hpp"
-#include "plotting/csv_table.hpp"
+#include "report/analysis/statistics.hpp"
+#include "report/data/observations.hpp"
+#include "report/export/stats_export.hpp"
 
 namespace scalebench::cli {
 
@@ -48,44 +48,42 @@ int stats_command(const StatsCommand& options, std::ostream& out, std::ostream&)
   const int sources =
       (options.csv ? 1 : 0) + (options.summary ? 1 : 0) + (options.database ? 1 : 0);
   if (sources != 1)
-    throw plotting::InputError("give exactly one of --csv FILE, --summary FILE, --db PATH");
+    throw report::InputError("give exactly one of --csv FILE, --summary FILE, --db PATH");
   if (!(options.confidence > 0 && options.confidence < 1))
-    throw plotting::InputError(
+    throw report::InputError(
         fmt::format("--confidence {}: expected a number between 0 and 1", options.confidence));
-  plotting::StatsReport report;
-  std::optional<plotting::ContrastReport> contrast;
+  report::StatsReport report;
+  std::optional<report::ContrastReport> contrast;
   if (options.contrast && options.summary)
-    throw plotting::InputError("--contrast needs observations (--csv or --db), not --summary");
+    throw report::InputError("--contrast needs observations (--csv or --db), not --summary");
   if (options.summary) {
-    report = plotting::analyze_summary_file(*options.summary, options.confidence);
+    report = report::analyze_summary_file(*options.summary, options.confidence);
   } else if (options.csv) {
-    if (options.response.empty()) throw plotting::InputError("--csv needs --response COLUMN");
+    if (options.response.empty()) throw report::InputError("--csv needs --response COLUMN");
     if (options.factors.empty())
-      throw plotting::InputError("--csv needs --factor COLUMN (once or twice)");
+      throw report::InputError("--csv needs --factor COLUMN (once or twice)");
     const auto data =
-        plotting::observations_from_csv(*options.csv, options.response, options.factors);
-    report = plotting::analyze_observations(data, options.ss_type, options.confidence,
-                                            !options.no_interaction);
-    if (options.contrast) contrast = plotting::interaction_contrast_of(data, options.confidence);
+        report::observations_from_csv(*options.csv, options.response, options.factors);
+    report = report::analyze_observations(data, options.ss_type, options.confidence,
+                                          !options.no_interaction);
+    if (options.contrast) contrast = report::interaction_contrast_of(data, options.confidence);
   } else {
-    const auto data = plotting::observations_from_database(
+    const auto data = report::observations_from_database(
         *options.database,
-        plotting::InstanceQuery{options.experiment, options.instances, options.pool,
-                                options.skip_epochs},
+        report::InstanceQuery{options.experiment, options.instances, options.pool,
+                              options.skip_epochs},
         options.factors, options.unit, options.only,
         options.response.empty() ? "epoch_seconds" : options.response);
-    report = plotting::analyze_observations(data, options.ss_type, options.confidence,
-                                            !options.no_interaction);
-    if (options.contrast) contrast = plotting::interaction_contrast_of(data, options.confidence);
+    report = report::analyze_observations(data, options.ss_type, options.confidence,
+                                          !options.no_interaction);
+    if (options.contrast) contrast = report::interaction_contrast_of(data, options.confidence);
   }
-  if (options.base) plotting::keep_pairs_against(report, *options.base);
+  if (options.base) report::keep_pairs_against(report, *options.base);
   if (options.json) {
-    auto json = nlohmann::json::parse(plotting::render_stats_json(report));
-    if (contrast) json["interaction_contrast"] = plotting::contrast_json(*contrast);
-    out << (contrast ? json.dump(2) + "\n" : plotting::render_stats_json(report));
+    out << report::render_stats_json(report, contrast ? &*contrast : nullptr);
   } else {
-    out << plotting::render_stats_text(report);
-    if (contrast) out << plotting::render_contrast_text(*contrast);
+    out << report::render_stats_text(report);
+    if (contrast) out << report::render_contrast_text(*contrast);
   }
   return 0;
 }

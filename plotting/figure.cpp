@@ -14,12 +14,15 @@
 #include <tuple>
 #include <utility>
 
-#include "plotting/format.hpp"
-#include "plotting/output_file.hpp"
-#include "plotting/scaling_plan_output.hpp"
+#include "report/export/format.hpp"
+#include "report/export/output_file.hpp"
 #include "util/text.hpp"
 
 namespace scalebench::plotting {
+
+using namespace report;  // the tables, formats and errors it draws
+using scaling::PlanValue;
+using scaling::ScalingPlan;
 namespace {
 
 namespace bp = boost::process;
@@ -635,6 +638,19 @@ FigureFiles plot_scaling_plan(const ScalingPlan& plan, const fs::path& prefix) {
   return render(
       scaling_plan_data(plan),
       [&](const FigureFiles& files) { return scaling_plan_script(plan, files); }, prefix);
+}
+
+std::filesystem::path figure_prefix(const std::string& database_path, const std::string& experiment,
+                                    const std::optional<std::string>& output) {
+  namespace fs = std::filesystem;
+  // The experiment's name comes from the database: it names a file, never a path.
+  const std::string stem = safe_file_name(experiment) + "-scaling";
+  if (!output) return fs::path(database_path).parent_path() / stem;
+  const std::string& given = *output;
+  if (given.empty()) throw ReportError("plot: --output is empty");
+  std::error_code error;
+  return given.ends_with('/') || fs::is_directory(given, error) ? fs::path(given) / stem
+                                                                : fs::path(given);
 }
 
 }  // namespace scalebench::plotting

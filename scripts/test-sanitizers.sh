@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sanitizer job: builds scalebench with AddressSanitizer (+ LeakSanitizer) and
 # UndefinedBehaviorSanitizer into ./build-asan (override with ASAN_BUILD_DIR) and runs the
-# non-trainer test suites there: util, db, orchestrator, stats, plotting, cli, fuzz (the seeded
+# non-trainer test suites there: util, db, orchestrator, stats, report, scaling, plotting, cli, fuzz (the seeded
 # harness). scripts/test.sh runs it after the normal test suite; run it alone after
 # scripts/install-deps.sh.
 #
@@ -35,4 +35,4 @@ fi
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 cd "$asan_dir"
-ctest --output-on-failure -j "$(nproc)" --timeout 900 -R '^(util|db|orchestrator|stats|plotting|cli|fuzz):'
+ctest --output-on-failure -j "$(nproc)" --timeout 900 -R '^(util|db|orchestrator|stats|report|scaling|plotting|cli|fuzz):'

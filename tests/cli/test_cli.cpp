@@ -11,8 +11,8 @@
 #include "cli_support.hpp"
 #include "db/database.hpp"
 #include "orchestrator/experiment.hpp"
-#include "plotting/csv_table.hpp"
-#include "plotting/report.hpp"
+#include "report/analysis/report.hpp"
+#include "report/data/csv_table.hpp"
 #include "stats/error.hpp"
 #include "test_support.hpp"
 
@@ -145,8 +145,8 @@ static_assert(std::is_base_of_v<Error, db::DatabaseBusy>);
 static_assert(std::is_base_of_v<Error, db::QueryLimitError>);
 static_assert(std::is_base_of_v<Error, orchestrator::ExperimentError>);
 static_assert(std::is_base_of_v<Error, stats::StatsError>);
-static_assert(std::is_base_of_v<Error, plotting::ReportError>);
-static_assert(std::is_base_of_v<Error, plotting::InputError>);
+static_assert(std::is_base_of_v<Error, report::ReportError>);
+static_assert(std::is_base_of_v<Error, report::InputError>);
 
 TEST_CASE("an error from each module reads as one line and exit 1") {
   test::TempDir dir;

@@ -9,7 +9,7 @@
 
 #include "cli/cli_support.hpp"
 #include "db/database.hpp"
-#include "plotting/instances.hpp"
+#include "report/data/instances.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
@@ -26,13 +26,13 @@ TEST_CASE("drop_warmup_epochs: each run's first N epochs, unless the run has no 
       samples.push_back(s);
     }
   auto dropped = samples;
-  CHECK(plotting::drop_warmup_epochs(dropped, 1) == 1);  // run 2 has one epoch: kept
+  CHECK(report::drop_warmup_epochs(dropped, 1) == 1);  // run 2 has one epoch: kept
   REQUIRE(dropped.size() == 3);
   CHECK(dropped[0].run_id == 1);
   CHECK(dropped[0].epoch == 2);
   CHECK(dropped[2].run_id == 2);
   auto none = samples;
-  CHECK(plotting::drop_warmup_epochs(none, 0) == 0);
+  CHECK(report::drop_warmup_epochs(none, 0) == 0);
   CHECK(none.size() == samples.size());
 }
 

@@ -8,8 +8,8 @@
 #include <iterator>
 #include <string>
 
-#include "plotting/factor_samples.hpp"
 #include "plotting/figure.hpp"
+#include "report/factor_samples.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
@@ -17,9 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-plotting::FactorReport table2_report() {
-  return plotting::build_factor_report("t2", test::table2_samples(), "model",
-                                       test::table2_file_order());
+report::FactorReport table2_report() {
+  return report::build_factor_report("t2", test::table2_samples(), "model",
+                                     test::table2_file_order());
 }
 
 std::string read_file(const fs::path& path) {
@@ -46,7 +46,7 @@ TEST_CASE("the run-to-run SD is that of the runs' means, not of the epochs") {
   // A second vgg16 np=2 run with mean 9: run means 7 and 9, SD sqrt(2).
   test::add_model_run(samples, 7, "hvd", "mpirun", 2, "vgg16", {8, 10});
   const auto report =
-      plotting::build_factor_report("t2", samples, "model", test::table2_file_order());
+      report::build_factor_report("t2", samples, "model", test::table2_file_order());
   const auto& row = report.blocks[0].rows[2];
   REQUIRE(row.sd_run_epoch_seconds);
   CHECK(*row.sd_run_epoch_seconds == doctest::Approx(std::sqrt(2.0)));

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "plotting/figure.hpp"
-#include "sample_table.hpp"
+#include "report/sample_table.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
@@ -15,15 +15,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-plotting::ReportTable tiny_table() {
-  plotting::ReportTable table;
+report::ReportTable tiny_table() {
+  report::ReportTable table;
   table.experiment = "tiny";
   table.base_label = "mpirun np=1";
   table.rows = {
-      plotting::ReportRow{"mpirun np=1", "mpirun", "mpirun", 1, 1, 2, 10, 1, std::nullopt, 100, 1,
-                          1, true},
-      plotting::ReportRow{"mpirun np=2", "mpirun", "mpirun", 2, 1, 1, 6, std::nullopt, 0.2, 100,
-                          10.0 / 6, 0.5, false},
+      report::ReportRow{"mpirun np=1", "mpirun", "mpirun", 1, 1, 2, 10, 1, std::nullopt, 100, 1, 1,
+                        true},
+      report::ReportRow{"mpirun np=2", "mpirun", "mpirun", 2, 1, 1, 6, std::nullopt, 0.2, 100,
+                        10.0 / 6, 0.5, false},
   };
   table.rows[0].mean_ci_lower = 8.5;
   table.rows[0].mean_ci_upper = 11.5;
@@ -173,9 +173,9 @@ TEST_CASE("one panel when no group has a throughput") {
 
 TEST_CASE("an empty table is not plotted") {
   test::TempDir dir;
-  plotting::ReportTable table;
+  report::ReportTable table;
   table.experiment = "empty";
-  CHECK_THROWS_AS(plotting::plot_scaling(table, dir / "fig"), plotting::ReportError);
+  CHECK_THROWS_AS(plotting::plot_scaling(table, dir / "fig"), report::ReportError);
 }
 
 TEST_CASE("missing gnuplot is reported with the package to install") {
@@ -183,7 +183,7 @@ TEST_CASE("missing gnuplot is reported with the package to install") {
   ScopedPath path(dir.path().string());
   CHECK_THROWS_WITH_AS(plotting::plot_scaling(tiny_table(), dir / "fig"),
                        doctest::Contains("gnuplot not found: apt-get install gnuplot-nox"),
-                       plotting::ReportError);
+                       report::ReportError);
   CHECK(fs::exists(dir / "fig.gp"));  // the script and data are there to render by hand
   CHECK(fs::exists(dir / "fig.dat"));
 }
@@ -195,8 +195,7 @@ TEST_CASE("a failing gnuplot's stderr is in the error") {
   fs::permissions(fake, fs::perms::owner_all);
   ScopedPath path(dir.path().string());
   CHECK_THROWS_WITH_AS(plotting::plot_scaling(tiny_table(), dir / "out" / "fig"),
-                       doctest::Contains("line 7: undefined variable: oops"),
-                       plotting::ReportError);
+                       doctest::Contains("line 7: undefined variable: oops"), report::ReportError);
 }
 
 namespace {
@@ -226,7 +225,7 @@ namespace {
 
 // The tiny table with hostile condition and experiment names: quotes, line breaks, a NUL,
 // backquoted commands, a macro, a trailing backslash (which continues a gnuplot line).
-plotting::ReportTable hostile_table(const fs::path& marker) {
+report::ReportTable hostile_table(const fs::path& marker) {
   auto table = tiny_table();
   const std::string touch = "`touch " + marker.string() + "`";
   table.experiment = "evil' " + touch + " \\";
@@ -278,7 +277,7 @@ TEST_CASE("plot_scaling refuses symlinks planted at its file names before writin
   fs::create_symlink(victim, files.pdf);
   CHECK_THROWS_WITH_AS(plotting::plot_scaling(tiny_table(), prefix),
                        doctest::Contains("fig.pdf: refusing to write there: it is a symbolic link"),
-                       plotting::ReportError);
+                       report::ReportError);
   CHECK(read_file(victim) == "precious");
   CHECK(fs::is_symlink(fs::symlink_status(files.pdf)));
   for (const auto& path : {files.svg, files.png, files.data, files.script})
@@ -290,13 +289,13 @@ TEST_CASE("plot_scaling refuses symlinks planted at its file names before writin
 TEST_CASE("plain plot on factor data: one series per level combination, never one zig-zag line") {
   // Two models at np 1 and 2 under one condition: two lines, each with its own levels in the
   // title, and a key that keeps all of them.
-  plotting::ReportTable table;
+  report::ReportTable table;
   table.experiment = "t2";
   table.confidence = 0.95;
   table.unit = "run";
   for (const char* model : {"vgg16", "inception_v3"})
     for (int np : {1, 2}) {
-      plotting::ReportRow row;
+      report::ReportRow row;
       row.condition = "hvd";
       row.launcher = "mpirun";
       row.np = np;

@@ -1,0 +1,598 @@
+#include "report/analysis/report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "stats/anova.hpp"
+#include "stats/descriptive.hpp"
+#include "stats/factorial_anova.hpp"
+#include "stats/nested_anova.hpp"
+#include "stats/ratio_interval.hpp"
+#include "stats/tukey.hpp"
+#include "util/text.hpp"
+
+namespace scalebench::report {
+namespace {
+
+constexpr std::string_view kSingleLauncher = "single";
+
+struct Group {
+  std::string condition;
+  std::string launcher;
+  FactorLevels levels;
+  int np = 1;
+  std::vector<double> durations;
+  std::set<std::int64_t> run_ids;
+  struct RunTotals {
+    double seconds = 0;
+    std::size_t epochs = 0;
+    std::vector<double> durations;
+    long long images = 0;
+    bool all_images = true;
+    std::optional<double> test_accuracy;  // the run's final one
+  };
+  std::map<std::int64_t, RunTotals> per_run;
+  long long images = 0;      // sum of train_images over the epochs that report it
+  double timed_seconds = 0;  // sum of durations over those same epochs
+  std::size_t epochs_without_images = 0;
+};
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += ", ";
+    out += item;
+  }
+  return out;
+}
+
+FactorLevels without(const FactorLevels& levels, const std::optional<std::string>& omit) {
+  if (!omit) return levels;
+  FactorLevels out;
+  for (const auto& pair : levels)
+    if (pair.first != *omit) out.push_back(pair);
+  return out;
+}
+
+// Position of `value` in `order`, or order.size() when absent (after the known ones).
+std::size_t rank_of(const std::vector<std::string>& order, const std::string& value) {
+  return static_cast<std::size_t>(std::find(order.begin(), order.end(), value) - order.begin());
+}
+
+std::vector<Group> group_samples(const std::string& experiment,
+                                 const std::vector<EpochSample>& samples,
+                                 const ReportOptions& options) {
+  std::vector<Group> groups;
+  std::map<std::tuple<std::string, std::string, FactorLevels, int>, std::size_t> index;
+  for (const auto& sample : samples) {
+    if (sample.experiment != experiment) continue;
+    if (!std::isfinite(sample.duration_seconds) || sample.duration_seconds < 0) {
+      throw ReportError(fmt::format(
+          "epoch {} of run {} has an invalid duration ({} s): the database is inconsistent",
+          sample.epoch, sample.run_id, sample.duration_seconds));
+    }
+    auto levels = without(sample.factors, options.omit_factor);
+    auto key = std::make_tuple(sample.condition, sample.launcher, levels, sample.np);
+    auto [it, inserted] = index.try_emplace(key, groups.size());
+    if (inserted) {
+      Group group;
+      group.condition = sample.condition;
+      group.launcher = sample.launcher;
+      group.levels = std::move(levels);
+      group.np = sample.np;
+      groups.push_back(std::move(group));
+    }
+    Group& group = groups[it->second];
+    group.durations.push_back(sample.duration_seconds);
+    group.run_ids.insert(sample.run_id);
+    auto& totals = group.per_run[sample.run_id];
+    totals.seconds += sample.duration_seconds;
+    ++totals.epochs;
+    totals.durations.push_back(sample.duration_seconds);
+    totals.test_accuracy = sample.run_test_accuracy;
+    if (sample.train_images)
+      totals.images += *sample.train_images;
+    else
+      totals.all_images = false;
+    if (sample.train_images) {
+      group.images += *sample.train_images;
+      group.timed_seconds += sample.duration_seconds;
+    } else {
+      ++group.epochs_without_images;
+    }
+  }
+  // The file's order (conditions, then levels, then np), not the order the runs happened in.
+  const auto sort_key = [&](const Group& g) {
+    std::vector<std::size_t> key = {rank_of(options.condition_order, g.condition)};
+    for (const auto& [factor, level] : g.levels) {
+      const auto known = std::find_if(options.level_order.begin(), options.level_order.end(),
+                                      [&](const auto& entry) { return entry.first == factor; });
+      key.push_back(known == options.level_order.end() ? 0 : rank_of(known->second, level));
+    }
+    key.push_back(g.launcher == kSingleLauncher ? 0 : 1);
+    key.push_back(static_cast<std::size_t>(g.np));
+    return key;
+  };
+  std::stable_sort(groups.begin(), groups.end(),
+                   [&](const Group& a, const Group& b) { return sort_key(a) < sort_key(b); });
+  return groups;
+}
+
+// Labels per the group_label rule; groups that would share one also name their launcher.
+std::vector<std::string> make_labels(const std::vector<Group>& groups) {
+  std::vector<std::string> labels;
+  std::map<std::string, int> count;
+  for (const auto& g : groups)
+    labels.push_back(group_label(g.condition, g.launcher, g.np, g.levels));
+  for (const auto& label : labels) ++count[label];
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    if (count[labels[i]] > 1) {
+      labels[i] = fmt::format(
+          "{} [{}] np={}", group_label(groups[i].condition, kSingleLauncher, 1, groups[i].levels),
+          groups[i].launcher, groups[i].np);
+    }
+  }
+  return labels;
+}
+
+std::size_t choose_base(const std::vector<std::string>& labels, const std::vector<Group>& groups,
+                        const ReportOptions& options) {
+  if (options.base_label) {
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      if (labels[i] == *options.base_label) return i;
+    }
+    std::vector<std::string> quoted;
+    for (const auto& label : labels) quoted.push_back(fmt::format("'{}'", label));
+    throw ReportError(fmt::format("no group is labelled '{}'; the groups are: {}",
+                                  *options.base_label, join(quoted)));
+  }
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    if (groups[i].np == 1 && groups[i].launcher != kSingleLauncher) return i;
+  }
+  return 0;
+}
+
+// The row whose throughput defines linear scaling for row i: the np=1 group of the same
+// condition, launcher and factor levels when i is launched (not "single") and that group exists;
+// else the base when it has the same levels, else a launched np=1 group with the same levels (a
+// single row of another model is not compared with the base model), else the base.
+std::size_t efficiency_reference(const std::vector<Group>& groups, std::size_t i,
+                                 std::size_t base) {
+  const Group& g = groups[i];
+  if (g.launcher != kSingleLauncher) {
+    for (std::size_t j = 0; j < groups.size(); ++j) {
+      if (groups[j].np == 1 && groups[j].condition == g.condition &&
+          groups[j].launcher == g.launcher && groups[j].levels == g.levels) {
+        return j;
+      }
+    }
+  }
+  if (groups[base].levels == g.levels) return base;
+  for (std::size_t j = 0; j < groups.size(); ++j)
+    if (groups[j].np == 1 && groups[j].launcher != kSingleLauncher && groups[j].levels == g.levels)
+      return j;
+  return base;
+}
+
+}  // namespace
+
+std::vector<std::string> unit_names() { return {"run", "nested", "epoch"}; }
+
+void check_unit(std::string_view unit) {
+  const auto names = unit_names();
+  if (std::find(names.begin(), names.end(), unit) == names.end())
+    throw ReportError(
+        fmt::format("unknown unit of analysis '{}'; the units: {}", unit, fmt::join(names, ", ")));
+}
+
+std::string describe_unit(std::string_view unit) {
+  if (unit == "run")
+    return "Unit of analysis: one run (its mean epoch time); N = runs. Epochs of one run share its "
+           "placement, start-up and neighbours, so the run is the independent sample "
+           "(docs/statistics.md, \"Unit of analysis\").";
+  if (unit == "nested")
+    return "Unit of analysis: epochs within runs (a linear mixed model, run as random effect, "
+           "fitted by REML; F, t and Tukey on Satterthwaite d.f., as R's lmerTest).";
+  return "Unit of analysis: one epoch, as the reference papers did. Epochs of the same run are "
+         "not independent samples (pseudo-replication), so the ANOVA and Tukey degrees of "
+         "freedom are inflated and the p-values too small: for reproducing published tables, "
+         "not for claims (use --unit run or nested).";
+}
+
+ReportTable build_report(std::string experiment, const std::vector<EpochSample>& samples,
+                         const ReportOptions& options) {
+  const std::vector<Group> groups = group_samples(experiment, samples, options);
+  if (groups.empty()) {
+    throw ReportError(fmt::format(
+        "no epochs with durations for experiment '{}': did the runs fail? see `scalebench query "
+        "{} runs`",
+        experiment, experiment));
+  }
+  const std::vector<std::string> labels = make_labels(groups);
+  const std::size_t base = choose_base(labels, groups, options);
+
+  check_unit(options.unit);
+  ReportTable table;
+  table.experiment = std::move(experiment);
+  table.base_label = labels[base];
+  table.unit = options.unit;
+  table.confidence = options.confidence;
+  table.notes.push_back(describe_unit(table.unit));
+
+  // The unit's observations per group, built once: every epoch, or the runs' mean epoch times
+  // (run and nested; nested fits the epochs within runs besides).
+  std::vector<std::vector<double>> observations(groups.size());
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    if (table.unit == "epoch") {
+      observations[i] = groups[i].durations;
+      continue;
+    }
+    for (const auto& [id, totals] : groups[i].per_run)
+      observations[i].push_back(totals.seconds / static_cast<double>(totals.epochs));
+  }
+  std::optional<stats::NestedAnova> nested_fit;
+  std::optional<std::string> nested_error;
+  if (table.unit == "nested") {
+    stats::NestedData nested(groups.size());
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      for (const auto& [id, totals] : groups[i].per_run) nested[i].push_back(totals.durations);
+    try {
+      nested_fit = stats::nested_anova(nested);
+      if (nested_fit->singular)
+        table.notes.push_back(
+            "The mixed model's run-to-run variance is estimated as 0 (a singular fit): the runs "
+            "of a group vary no more than their epochs do.");
+    } catch (const stats::StatsError& error) {
+      nested_error = error.what();
+    }
+  }
+  std::vector<std::optional<stats::MeanWithError>> estimates(groups.size());
+
+  std::vector<std::optional<double>> throughput(groups.size());
+  std::vector<std::string> partial_images;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const Group& g = groups[i];
+    ReportRow row;
+    row.label = labels[i];
+    row.condition = g.condition;
+    row.launcher = g.launcher;
+    row.levels = g.levels;
+    row.np = g.np;
+    row.runs = g.run_ids.size();
+    {
+      std::vector<double> run_means, run_rates;
+      bool rates = true;
+      for (const auto& [id, totals] : g.per_run) {
+        run_means.push_back(totals.seconds / static_cast<double>(totals.epochs));
+        if (totals.all_images && totals.seconds > 0)
+          run_rates.push_back(static_cast<double>(totals.images) / totals.seconds);
+        else
+          rates = false;
+      }
+      row.sd_run_epoch_seconds = stats::sample_sd(run_means);
+      std::vector<double> accuracies;
+      for (const auto& [id, totals] : g.per_run)
+        if (totals.test_accuracy) accuracies.push_back(*totals.test_accuracy);
+      if (!accuracies.empty()) row.mean_test_accuracy = stats::mean(accuracies);
+      if (rates) row.sd_run_images_per_second = stats::sample_sd(run_rates);
+    }
+    row.epochs = g.durations.size();
+    const auto& values = observations[i];
+    row.mean_epoch_seconds = stats::mean(values);
+    row.sd_epoch_seconds = stats::sample_sd(values);
+    if (nested_fit) {
+      const auto& e = nested_fit->mean_estimates[i];
+      row.mean_epoch_seconds = nested_fit->means[i];
+      estimates[i] = stats::MeanWithError{e.estimate, e.se, e.df};
+    } else if (values.size() > 1 && table.unit != "nested") {
+      estimates[i] = stats::MeanWithError{row.mean_epoch_seconds,
+                                          *row.sd_epoch_seconds / std::sqrt(double(values.size())),
+                                          double(values.size() - 1)};
+    }
+    if (estimates[i]) {
+      const auto t = stats::students_t_quantile((1 + table.confidence) / 2, estimates[i]->df);
+      row.mean_ci_lower = estimates[i]->mean - t * estimates[i]->se;
+      row.mean_ci_upper = estimates[i]->mean + t * estimates[i]->se;
+    }
+    row.is_base = i == base;
+    if (g.epochs_without_images == 0 && g.timed_seconds > 0) {
+      throughput[i] = static_cast<double>(g.images) / g.timed_seconds;
+    } else if (g.epochs_without_images < g.durations.size()) {
+      partial_images.push_back(row.label);
+    }
+    row.images_per_second = throughput[i];
+    table.rows.push_back(std::move(row));
+  }
+
+  std::vector<std::string> single_epoch, two_runs;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    ReportRow& row = table.rows[i];
+    if (row.mean_epoch_seconds > 0) {
+      row.speedup_vs_base = table.rows[base].mean_epoch_seconds / row.mean_epoch_seconds;
+      if (i != base && estimates[i] && estimates[base] && table.rows[base].mean_epoch_seconds > 0) {
+        // Nested: one contrast of the fitted model with its own Satterthwaite d.f. (lmerTest's
+        // contest); runs: two independent means, Welch's d.f.
+        const auto ratio =
+            nested_fit ? stats::nested_ratio_interval(*nested_fit, base, i, table.confidence)
+                       : stats::ratio_interval(*estimates[base], *estimates[i], table.confidence);
+        row.speedup_ci_lower = ratio.ci.lower;
+        row.speedup_ci_upper = ratio.ci.upper;
+      }
+    }
+    const std::size_t ref = efficiency_reference(groups, i, base);
+    if (throughput[i] && throughput[ref] && *throughput[ref] > 0) {
+      const double ideal = *throughput[ref] * groups[i].np / groups[ref].np;
+      row.scaling_efficiency = *throughput[i] / ideal;
+    }
+    if ((table.unit == "epoch" ? row.epochs : row.runs) == 1) single_epoch.push_back(row.label);
+    if (row.runs == 2) two_runs.push_back(row.label);
+  }
+  if (!single_epoch.empty()) {
+    table.notes.push_back(fmt::format("No standard deviation for groups with one {}: {}.",
+                                      table.unit == "epoch" ? "epoch" : "run", join(single_epoch)));
+  }
+  // An interval of an epoch time that reaches below zero is marked: the quantity is positive, so
+  // the interval says the data cannot place the mean (the usual cause: 2 runs, next note).
+  std::vector<std::string> below_zero;
+  for (const auto& row : table.rows)
+    if (row.mean_ci_lower && *row.mean_ci_lower < 0) below_zero.push_back(row.label);
+  if (!below_zero.empty())
+    table.notes.push_back(fmt::format(
+        "Intervals reaching below 0: {}: an epoch time is positive, so these intervals only say "
+        "that the runs cannot place the mean; read the speed-up's interval (log scale, always "
+        "positive) instead, and repeat the runs.",
+        join(below_zero)));
+  // Two runs give a t interval on 1 d.f. (t = 12.7): wide, and for an epoch time it may reach
+  // below zero. Say so rather than let the interval pass for a measurement.
+  if (!two_runs.empty()) {
+    table.notes.push_back(fmt::format(
+        "Groups with 2 runs: {}: their intervals rest on 1 degree of freedom (t = 12.7 at 95%) and "
+        "say almost nothing (an epoch time's may reach below 0); repeat the runs (\"repetitions\" "
+        ">= 3, better 5).",
+        join(two_runs)));
+  }
+  // Epochs ended by the last line or the exit include what the program did after training.
+  std::map<std::string, std::size_t> late_ends;
+  for (const auto& sample : samples)
+    if (sample.experiment == table.experiment &&
+        (sample.end_rule == "last_line" || sample.end_rule == "exit"))
+      ++late_ends[*sample.end_rule];
+  if (!late_ends.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [rule, count] : late_ends)
+      parts.push_back(fmt::format("{} at the {}", count,
+                                  rule == "exit" ? "process's exit" : "run's last line"));
+    table.notes.push_back(fmt::format(
+        "Last epochs without an end-of-epoch line end later than the epoch: {} (they include "
+        "what the program did after training; docs/metrics.md, \"The last epoch\").",
+        join(parts)));
+  }
+  if (!partial_images.empty()) {
+    table.notes.push_back(
+        fmt::format("No images/s for groups where some runs did not report train_images: {}.",
+                    join(partial_images)));
+  }
+
+  if (groups.size() < 2) {
+    table.notes.push_back("No ANOVA or Tukey test: the experiment has only one group.");
+    return table;
+  }
+  if (nested_error) {
+    table.notes.push_back(fmt::format("No ANOVA, Tukey test or intervals: {}.", *nested_error));
+    return table;
+  }
+  std::size_t total = 0;
+  for (const auto& values : observations) total += values.size();
+  if (!nested_fit && total <= groups.size()) {
+    table.notes.push_back(fmt::format(
+        "No ANOVA or Tukey test: every group has one {}, so there is no within-group variance.",
+        table.unit));
+    return table;
+  }
+  try {
+    if (nested_fit) {
+      if (nested_fit->f)
+        table.anova =
+            AnovaSummary{*nested_fit->f, *nested_fit->df_num, *nested_fit->df_den, *nested_fit->p};
+      for (const stats::TukeyPair& pair : stats::nested_tukey(*nested_fit, table.confidence, base))
+        table.rows[pair.b].tukey_p_vs_base = pair.p_adjusted;
+    } else {
+      const stats::OneWayAnova anova = stats::one_way_anova(observations);
+      table.anova = AnovaSummary{anova.f, anova.df_between, anova.df_within, anova.p};
+      // Only the k - 1 pairs against the base: all k(k-1)/2 took minutes for 300 groups.
+      for (const stats::TukeyPair& pair : stats::tukey_vs_base(observations, base))
+        table.rows[pair.b].tukey_p_vs_base = pair.p_adjusted;
+    }
+  } catch (const stats::StatsError& error) {
+    table.anova.reset();
+    for (auto& row : table.rows) row.tukey_p_vs_base.reset();
+    table.notes.push_back(fmt::format("No ANOVA or Tukey test: {}.", error.what()));
+  }
+  return table;
+}
+
+}  // namespace scalebench::report
+
+namespace scalebench::report {
+namespace {
+
+std::optional<double> finite(double value) {
+  return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
+}
+
+std::string level_of(const EpochSample& sample, const std::string& factor) {
+  for (const auto& [name, level] : sample.factors)
+    if (name == factor) return level;
+  return {};
+}
+
+// FACTOR x np on the epochs of one launched condition: with the interaction when every cell is
+// measured, else the additive model (and the notes say so).
+std::optional<TwoWayTable> two_way_of(const std::vector<EpochSample>& samples,
+                                      const std::string& factor, const std::string& condition,
+                                      const std::string& unit, std::vector<std::string>& notes) {
+  std::vector<double> values;
+  std::vector<std::vector<std::string>> levels(2);
+  // One value per run (its mean epoch time) unless the unit is the epoch.
+  std::map<std::int64_t, std::size_t> run_index;
+  std::vector<std::size_t> run_epochs;
+  for (const auto& s : samples) {
+    if (s.condition != condition || s.launcher == kSingleLauncher) continue;
+    if (unit != "epoch") {
+      const auto [it, inserted] = run_index.try_emplace(s.run_id, values.size());
+      if (!inserted) {
+        values[it->second] += s.duration_seconds;
+        ++run_epochs[it->second];
+        continue;
+      }
+      run_epochs.push_back(1);
+    }
+    values.push_back(s.duration_seconds);
+    levels[0].push_back(level_of(s, factor));
+    levels[1].push_back(std::to_string(s.np));
+  }
+  for (std::size_t i = 0; i < run_epochs.size(); ++i)
+    values[i] /= static_cast<double>(run_epochs[i]);
+  const std::string scope = fmt::format("condition {}", condition);
+  const auto fit = [&](bool interaction) {
+    return stats::factorial_anova(values, levels, {factor, "np"}, stats::SsType::II, interaction);
+  };
+  stats::FactorialAnova anova;
+  bool interaction = true;
+  try {
+    try {
+      anova = fit(true);
+    } catch (const stats::EmptyCellError& error) {
+      interaction = false;
+      anova = fit(false);
+      notes.push_back(fmt::format(
+          "Two-way ANOVA of {}: {}; fitted without the interaction ({} + np), which assumes the "
+          "effect of np is the same for every {}.",
+          scope, error.what(), factor, factor));
+    }
+  } catch (const stats::StatsError& error) {
+    notes.push_back(fmt::format("No two-way ANOVA of {}: {}.", scope, error.what()));
+    return std::nullopt;
+  }
+  TwoWayTable table;
+  table.scope = scope;
+  table.model = interaction ? fmt::format("{} * np", factor) : fmt::format("{} + np", factor);
+  table.observations = values.size();
+  for (const auto& term : anova.terms) {
+    AnovaRow row{term.term, term.df, term.ss, term.ms};
+    if (term.term != "Residuals") {
+      row.f = finite(term.f);
+      row.p = finite(term.p);
+      row.partial_eta_sq = finite(term.partial_eta_sq);
+    }
+    table.terms.push_back(row);
+  }
+  return table;
+}
+
+}  // namespace
+
+FactorReport build_factor_report(std::string experiment, const std::vector<EpochSample>& samples,
+                                 const std::string& factor, const ReportOptions& options) {
+  check_unit(options.unit);
+  FactorReport report;
+  report.experiment = experiment;
+  report.factor = factor;
+  report.unit = options.unit;
+  std::vector<std::string> known;
+  std::vector<std::string> seen_levels;
+  for (const auto& s : samples) {
+    if (s.experiment != experiment) continue;
+    for (const auto& [name, level] : s.factors)
+      if (std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);
+    const auto level = level_of(s, factor);
+    if (!level.empty() &&
+        std::find(seen_levels.begin(), seen_levels.end(), level) == seen_levels.end())
+      seen_levels.push_back(level);
+  }
+  if (std::find(known.begin(), known.end(), factor) == known.end())
+    throw ReportError(
+        known.empty()
+            ? fmt::format("--by {}: experiment \"{}\" has no factors (its file has no \"factors\" "
+                          "object; docs/experiment-file.md, \"Factors\")",
+                          factor, experiment)
+            : fmt::format(
+                  "--by {}: experiment \"{}\" has no such factor{}; its factors: {}", factor,
+                  experiment,
+                  [&]() -> std::string {
+                    const auto close = util::closest_match(factor, known);
+                    return close ? fmt::format(" (did you mean {}?)", *close) : "";
+                  }(),
+                  fmt::join(known, ", ")));
+  // Blocks in the file's level order; levels not in it (pooled older instances) after.
+  for (const auto& [name, order] : options.level_order)
+    if (name == factor)
+      for (const auto& level : order)
+        if (std::find(seen_levels.begin(), seen_levels.end(), level) != seen_levels.end())
+          report.levels.push_back(level);
+  for (const auto& level : seen_levels)
+    if (std::find(report.levels.begin(), report.levels.end(), level) == report.levels.end())
+      report.levels.push_back(level);
+
+  ReportOptions block_options = options;
+  block_options.omit_factor = factor;
+  for (const auto& level : report.levels) {
+    std::vector<EpochSample> subset;
+    for (const auto& s : samples)
+      if (s.experiment == experiment && level_of(s, factor) == level) subset.push_back(s);
+    auto block = build_report(experiment, subset, block_options);
+    for (const auto& row : block.rows)
+      if (std::find(report.row_keys.begin(), report.row_keys.end(), row.label) ==
+          report.row_keys.end())
+        report.row_keys.push_back(row.label);
+    report.blocks.push_back(std::move(block));
+  }
+  report.notes.push_back(describe_unit(report.unit));
+  if (report.unit == "nested")
+    report.notes.push_back(
+        "The two-way ANOVA is fitted on the runs' mean epoch times (the nested model is one-way "
+        "per block); for a balanced design the two agree.");
+
+  // One two-way ANOVA per launched condition: single has np = 1 only, so it cannot be crossed.
+  std::vector<std::string> launched, single;
+  std::size_t single_runs = 0;
+  std::set<std::int64_t> single_ids;
+  for (const auto& s : samples) {
+    if (s.experiment != experiment) continue;
+    auto& list = s.launcher == kSingleLauncher ? single : launched;
+    if (std::find(list.begin(), list.end(), s.condition) == list.end()) list.push_back(s.condition);
+    if (s.launcher == kSingleLauncher) single_ids.insert(s.run_id);
+  }
+  single_runs = single_ids.size();
+  std::stable_sort(launched.begin(), launched.end(), [&](const auto& a, const auto& b) {
+    return rank_of(options.condition_order, a) < rank_of(options.condition_order, b);
+  });
+  for (const auto& condition : launched)
+    if (auto table = two_way_of(samples, factor, condition, report.unit, report.notes))
+      report.two_way.push_back(std::move(*table));
+  if (!single.empty())
+    report.notes.push_back(fmt::format(
+        "The {} rows ({} runs) are not in the two-way ANOVA: one plain process has no np to cross "
+        "with {}.",
+        fmt::join(single, ", "), single_runs, factor));
+  if (known.size() > 1)
+    report.notes.push_back(fmt::format(
+        "The two-way ANOVA pools the other factors ({}) within each {} x np cell.",
+        [&] {
+          std::vector<std::string> others;
+          for (const auto& name : known)
+            if (name != factor) others.push_back(name);
+          return fmt::format("{}", fmt::join(others, ", "));
+        }(),
+        factor));
+  return report;
+}
+
+}  // namespace scalebench::report

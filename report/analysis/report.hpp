@@ -1,0 +1,147 @@
+// The report: epoch samples of one experiment turned into a Table-1-style table (one row per
+// condition x launcher x np), rendered by report/export/. Column definitions and formulas:
+// docs/report.md.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "report/analysis/anova_row.hpp"
+#include "report/data/samples.hpp"
+#include "report/error.hpp"
+
+namespace scalebench::report {
+
+// One row of the table: the epochs of all runs with the same condition, launcher and np.
+struct ReportRow {
+  std::string label;  // group_label(condition, launcher, np, levels), unique within a table
+  std::string condition;
+  std::string launcher;
+  int np = 1;
+  std::size_t runs = 0;  // distinct runs contributing epochs
+  std::size_t epochs = 0;
+  // Per the table's unit: run, the mean of the runs' mean epoch times; epoch, the mean of all
+  // epochs; nested, the mixed model's group mean (a weighted mean of the run means).
+  double mean_epoch_seconds = 0;
+  // Sample SD (n - 1) of the unit's observations: the runs' means (run, nested) or the epochs
+  // (epoch); absent for one observation.
+  std::optional<double> sd_epoch_seconds;
+  std::optional<double> tukey_p_vs_base;     // Tukey adjusted p per the unit; absent for the base
+  std::optional<double> images_per_second;   // sum(train_images) / sum(duration)
+  std::optional<double> speedup_vs_base;     // base mean / row mean
+  std::optional<double> scaling_efficiency;  // a fraction (1 = linear scaling), see docs
+  bool is_base = false;
+  // The experiment file's factors (without the --by factor in a block).
+  FactorLevels levels = {};
+  // Run-to-run spread: the sample SD (n - 1) of the runs' mean epoch times and of the runs'
+  // images/s; absent with fewer than two runs (the figures' error bars).
+  std::optional<double> sd_run_epoch_seconds = std::nullopt;
+  std::optional<double> sd_run_images_per_second = std::nullopt;
+  // The mean over runs of each run's final test accuracy (a fraction); absent when no run of
+  // the row reported one (runs.test_accuracy).
+  std::optional<double> mean_test_accuracy = std::nullopt;
+  // The confidence interval of the mean (t on the unit's observations, or the model's with
+  // Satterthwaite d.f. for nested); absent with one observation.
+  std::optional<double> mean_ci_lower = std::nullopt, mean_ci_upper = std::nullopt;
+  // The speed-up's: the delta method on log(speed-up) with Welch-Satterthwaite d.f.
+  std::optional<double> speedup_ci_lower = std::nullopt, speedup_ci_upper = std::nullopt;
+};
+
+struct AnovaSummary {
+  double f = 0;
+  double df_between = 0;
+  double df_within = 0;
+  double p = 1;
+};
+
+// What one sample is: "run" (each run's mean epoch time, the default everywhere), "nested"
+// (epochs within runs within groups: a mixed model, stats/nested_anova.hpp) or "epoch" (every
+// epoch on its own, as the reference papers did: pseudo-replication, for reproducing them).
+inline constexpr std::string_view kDefaultUnit = "run";
+std::vector<std::string> unit_names();
+// Throws ReportError naming the units when `unit` is none of them.
+void check_unit(std::string_view unit);
+// One line for readers: what the unit means, and for epoch, that its p-values are too small.
+std::string describe_unit(std::string_view unit);
+
+struct ReportTable {
+  std::string experiment;
+  std::string base_label;
+  std::string unit = std::string(kDefaultUnit);  // what one sample is
+  double confidence = 0.95;                      // of the intervals
+  std::vector<ReportRow> rows;
+  std::optional<AnovaSummary> anova;  // absent with fewer than two groups
+  std::vector<std::string> notes;     // caveats and why a statistic is absent, for readers
+  // Where and with what the runs ran (db provenance, merged over the selected instances; the
+  // runs' hosts under "hosts"), shown as the report's header block.
+  Provenance provenance = {};
+  // The scaling figure as SVG text, for the formats that embed it (html); empty: none.
+  std::string figure_svg = {};
+};
+
+struct ReportOptions {
+  std::string unit = std::string(kDefaultUnit);
+  double confidence = 0.95;
+  std::optional<std::string> base_label = std::nullopt;  // default: first launched np=1 group
+  // Row order: conditions in file order, then factor levels in file order, then np (groups not
+  // named here follow in order of first appearance). From the instance record: a randomized run
+  // order must not shuffle the table.
+  std::vector<std::string> condition_order = {};
+  std::vector<std::pair<std::string, std::vector<std::string>>> level_order = {};
+  // Leaves this factor out of labels and levels (the blocks of report --by).
+  std::optional<std::string> omit_factor = std::nullopt;
+};
+
+struct TwoWayTable {
+  std::string scope;  // what was analysed: "condition hvd"
+  std::string model;  // "model * np" (with interaction) or "model + np" (additive)
+  std::string ss_type = "II";
+  std::size_t observations = 0;
+  std::vector<AnovaRow> terms;  // A, B, [A:B], Residuals
+};
+
+// HorovodRunner's Table 2: one block (an ordinary table) per level of a factor, rows by the rest
+// (condition, other factors, np), and the two-way ANOVA factor x np under it.
+struct FactorReport {
+  std::string experiment;
+  std::string factor;
+  std::string unit = std::string(kDefaultUnit);
+  std::vector<std::string> levels;    // block order: the file's level order
+  std::vector<ReportTable> blocks;    // blocks[i]: the table of levels[i]
+  std::vector<std::string> row_keys;  // every block's row labels, merged in order
+  std::vector<TwoWayTable> two_way;   // one per launched condition (single has no np to cross)
+  Provenance provenance = {};         // as ReportTable::provenance
+  // Allreduce benchmark runs of the same instance, by level: the bus bandwidth beside the epoch
+  // times (the interconnect study). One row per level, condition and np.
+  struct Bandwidth {
+    std::string level;
+    std::string condition;
+    std::string launcher;
+    int np = 1;
+    long long bytes = 0;       // the largest message size measured
+    double busbw_gbs = 0;      // mean over the runs, at that size
+    double time_us = 0;        // mean over the runs, at that size
+    double avg_busbw_gbs = 0;  // mean over the runs of the mean over all sizes
+    std::size_t runs = 0;
+  };
+  std::vector<Bandwidth> bandwidth;
+  std::vector<std::string> notes;
+  std::string figure_svg = {};  // as ReportTable::figure_svg
+};
+
+// Groups the samples of `experiment` (samples of other experiments are ignored) by
+// (condition, launcher, np) in order of first appearance and computes every column.
+// Throws ReportError when there is no sample or base_label names no group.
+ReportTable build_report(std::string experiment, const std::vector<EpochSample>& samples,
+                         const ReportOptions& options = {});
+
+// The blocks of `factor` (a factor of the experiment file) with their two-way ANOVAs. Throws
+// ReportError when the samples have no such factor, naming the ones they have.
+FactorReport build_factor_report(std::string experiment, const std::vector<EpochSample>& samples,
+                                 const std::string& factor, const ReportOptions& options = {});
+
+}  // namespace scalebench::report

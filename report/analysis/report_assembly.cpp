@@ -1,0 +1,89 @@
+#include "report/analysis/report_assembly.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace scalebench::report {
+namespace {
+
+ReportOptions options_of(const ReportInput& input, const std::string& unit) {
+  ReportOptions options;
+  options.unit = unit;
+  options.base_label = input.base;
+  options.condition_order = input.condition_order;
+  options.level_order = input.level_order;
+  return options;
+}
+
+// The allreduce benchmark runs of the instances, per level of `factor`: the bus bandwidth at the
+// largest message and averaged over sizes, beside the epoch times (the interconnect study).
+void add_bandwidth(const std::vector<AllreduceRun>& allreduce_runs, const std::string& factor,
+                   FactorReport& report) {
+  struct RunBandwidth {
+    long long bytes = 0;
+    double busbw = 0, time_us = 0, average = 0;
+  };
+  std::map<std::tuple<std::size_t, std::string, std::string, int>, std::vector<RunBandwidth>>
+      groups;
+  for (const auto& [run, rows] : allreduce_runs) {
+    const auto level = std::find_if(run.factors.begin(), run.factors.end(),
+                                    [&](const auto& pair) { return pair.first == factor; });
+    if (level == run.factors.end()) continue;
+    const auto block = static_cast<std::size_t>(
+        std::find(report.levels.begin(), report.levels.end(), level->second) -
+        report.levels.begin());
+    const auto largest = *std::max_element(
+        rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+    double sum = 0;
+    for (const auto& row : rows) sum += row.busbw_gbs;
+    groups[{block, run.condition, run.launcher, run.np}].push_back(
+        {largest.bytes, largest.busbw_gbs, largest.time_us,
+         sum / static_cast<double>(rows.size())});
+  }
+  for (const auto& [key, runs] : groups) {
+    const auto& [block, condition, launcher, np] = key;
+    FactorReport::Bandwidth row;
+    row.level = block < report.levels.size() ? report.levels[block] : std::string();
+    row.condition = condition;
+    row.launcher = launcher;
+    row.np = np;
+    row.bytes = runs.front().bytes;
+    for (const auto& run : runs) {
+      if (run.bytes != row.bytes) continue;  // a run of another size range is not averaged in
+      row.busbw_gbs += run.busbw;
+      row.time_us += run.time_us;
+      row.avg_busbw_gbs += run.average;
+      ++row.runs;
+    }
+    row.busbw_gbs /= static_cast<double>(row.runs);
+    row.time_us /= static_cast<double>(row.runs);
+    row.avg_busbw_gbs /= static_cast<double>(row.runs);
+    report.bandwidth.push_back(row);
+  }
+}
+
+}  // namespace
+
+ReportTable report_of(const ReportInput& input, const std::string& unit) {
+  auto table = build_report(input.selection.experiment, input.samples, options_of(input, unit));
+  table.notes.insert(table.notes.begin(), input.selection.notes.begin(),
+                     input.selection.notes.end());
+  table.notes.insert(table.notes.end(), input.failures.begin(), input.failures.end());
+  table.provenance = input.provenance;
+  return table;
+}
+
+FactorReport factor_report_of(const ReportInput& input, const std::string& factor,
+                              const std::string& unit) {
+  auto report = build_factor_report(input.selection.experiment, input.samples, factor,
+                                    options_of(input, unit));
+  add_bandwidth(input.allreduce_runs, factor, report);
+  report.notes.insert(report.notes.begin(), input.selection.notes.begin(),
+                      input.selection.notes.end());
+  report.notes.insert(report.notes.end(), input.failures.begin(), input.failures.end());
+  report.provenance = input.provenance;
+  return report;
+}
+
+}  // namespace scalebench::report

@@ -1,0 +1,160 @@
+// The communication half of the scaling model (issue "Plan past one machine", first part): the
+// Hockney cost of a ring allreduce (Thakur, Rabenseifner & Gropp 2005, section 4.4),
+//   t(S, n) = 2(n − 1)·α + 2(n − 1)/n · S/B,
+// with α the per-message latency and B the bus bandwidth in nccl-tests' sense (busbw = algbw ·
+// 2(n − 1)/n, so a measured busbw is B directly), its value for a gradient sent in fusion
+// buckets, and the least-squares fit of α and B to measured allreduce times.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "stats/error.hpp"
+
+namespace scalebench::scaling {
+
+// Seconds for one ring allreduce of `bytes` over `ranks`; 0 for one rank. Throws StatsError for
+// ranks < 1, bytes < 0, alpha < 0 or bandwidth <= 0.
+double ring_allreduce_seconds(double bytes, int ranks, double alpha, double bandwidth);
+
+// A gradient of `bytes` sent in buckets of at most `bucket_bytes` (the trainer's --fusion-mb):
+// one allreduce per bucket, so ceil(bytes / bucket_bytes) latencies and the bandwidth term of
+// the whole. Throws StatsError for bucket_bytes <= 0 and where ring_allreduce_seconds does.
+double bucketed_allreduce_seconds(double bytes, double bucket_bytes, int ranks, double alpha,
+                                  double bandwidth);
+
+struct AllreduceSample {
+  double bytes = 0;
+  int ranks = 1;
+  double seconds = 0;
+};
+
+struct AllreduceFit {
+  double alpha = 0;                  // seconds per message step
+  double bandwidth = 0;              // bytes per second (bus bandwidth)
+  double rms_relative_residual = 0;  // sqrt(mean((fitted − measured)² / measured²))
+  std::size_t samples = 0;
+};
+
+// Least squares on relative residuals (each row divided by its measured time, so microsecond
+// latencies count as much as second-long transfers): t / t = α·2(n−1)/t + (1/B)·2(n−1)/n·S/t.
+// Samples with one rank carry no communication and are skipped. Throws StatsError with fewer
+// than two usable samples, a non-positive time, samples that cannot separate α from B (one
+// message size and one rank count), or a fit with B <= 0 (data the model does not
+// describe). A negative latency is clipped to 0 and the bandwidth refitted alone (sizes past the
+// caches grow faster than linearly).
+AllreduceFit fit_allreduce(const std::vector<AllreduceSample>& samples);
+
+// A network link: per-message latency and bus bandwidth.
+struct Link {
+  double alpha = 0;      // s per message step
+  double bandwidth = 1;  // B/s (nccl-tests busbw)
+};
+
+// Where the ranks sit. Without `inter`, every rank is on one network (`intra`). With it, nodes hold
+// `ranks_per_node` ranks each, joined by `intra`, and the nodes by `inter`: the allreduce is
+// hierarchical (intra-node reduce-scatter, inter-node ring allreduce of each rank's shard, all
+// sharing the node's link, then intra-node allgather; Horovod's hierarchical allreduce, NCCL's
+// tree/ring across nodes behave alike in bandwidth):
+//   t = k·2(g − 1)α_i + 2(g − 1)/g · S/B_i + k·2(m − 1)α_e + 2(m − 1)/m · S/B_e
+// with g = min(ranks_per_node, n), m = ceil(n / g) nodes, k buckets, B_e the node's link.
+struct Topology {
+  Link intra;
+  std::optional<Link> inter;
+  int ranks_per_node = 1;
+  // Links fitted at each measured rank count (ScalingData::network_per_np): a ring over n ranks
+  // inside a node uses the link of the largest measured count <= n (the smallest one below it),
+  // instead of `intra`. For ranks that share cores or memory (one oversubscribed host) the
+  // bandwidth depends on n, which one (alpha, B) over all counts cannot describe.
+  std::map<int, Link> intra_by_ranks;
+};
+
+// Seconds of the bucketed allreduce of `bytes` over `ranks` on `topology`. Throws StatsError
+// where bucketed_allreduce_seconds does, and for ranks_per_node < 1 with an inter-node link.
+double allreduce_seconds(const Topology& topology, double bytes, double bucket_bytes, int ranks);
+
+// One training step at n ranks (data parallel, a fixed batch per rank):
+//   step(n) = compute + [n > 1] · (overhead + (1 − overlap) · t_allreduce(gradient_bytes, n)),
+// compute the single-rank step time, overhead what a multi-rank step costs beyond the allreduce
+// (synchronisation, stragglers, the launcher), overlap the share of the allreduce hidden behind
+// backward (0: none, 1: all).
+struct StepModel {
+  double compute = 0;   // s
+  double overhead = 0;  // s
+  double overlap = 0;   // fraction in [0, 1]
+  Topology network;
+  double gradient_bytes = 0;  // parameters × 4 for fp32
+  double bucket_bytes = 64.0 * 1024 * 1024;
+};
+double step_seconds(const StepModel& model, int ranks);
+// Weak-scaling efficiency: images/s at n over n × images/s at 1 = step(1) / step(n).
+double scaling_efficiency(const StepModel& model, int ranks);
+
+struct StepSample {
+  int ranks = 1;
+  double seconds = 0;  // one step (an epoch's time over its steps)
+};
+
+// Fits compute (the mean single-rank step), then overhead and overlap by least squares on the
+// multi-rank steps: step(n) − compute = overhead + (1 − overlap) · t_allreduce(n), with the
+// network, gradient and bucket sizes taken from `fixed` (its compute, overhead and overlap are
+// ignored). Overlap is clipped to [0, 1] and overhead to >= 0, refitting the other alone when
+// one is clipped. With steps at one rank count above 1 only, overlap is taken from `fixed` and
+// the overhead alone is fitted. Throws StatsError without single-rank samples, without
+// multi-rank samples, or with non-positive times.
+StepModel fit_step_model(const std::vector<StepSample>& samples, const StepModel& fixed);
+
+// ---- Fitting from runs, with bootstrap intervals ----
+
+// One training run: its mean step time (epoch time over steps, averaged over its epochs).
+struct TrainingRun {
+  int ranks = 1;
+  double step_seconds = 0;
+};
+// One allreduce benchmark run: its rows (a message-size sweep at its rank count).
+struct AllreduceRun {
+  int ranks = 1;
+  std::vector<AllreduceSample> rows;
+};
+
+struct ScalingData {
+  std::vector<TrainingRun> training;
+  // Empty: the network is `fixed.network` as given (a preset), not fitted.
+  std::vector<AllreduceRun> allreduce;
+  // Gradient and bucket sizes, the network when not fitted, and the overlap to use when the
+  // training runs hold a single multi-rank count. With allreduce runs, the fitted link replaces
+  // fixed.network.intra (the measured machine is one node) and fixed.network.inter is kept.
+  StepModel fixed;
+  // Fit the link separately at each rank count of the allreduce runs (Topology::intra_by_ranks)
+  // instead of one ring over all of them.
+  bool network_per_np = false;
+};
+
+struct ScalingFit {
+  StepModel model;                               // the point estimate
+  std::optional<AllreduceFit> network;           // the fitted link, when allreduce runs were given
+  std::map<int, AllreduceFit> network_by_ranks;  // with network_per_np
+  std::vector<StepModel> replicates;             // bootstrap refits (runs resampled within each np)
+  std::size_t failed_replicates = 0;  // resamples the fit refused (e.g. one distinct size)
+  bool overlap_fitted = true;         // false: one multi-rank count, overlap from `fixed`
+};
+
+// Fits the step model (and the link, with allreduce runs) to `data`, then refits it to
+// `replicates` bootstrap resamples: training runs and allreduce runs are each drawn with
+// replacement within their rank count (Efron & Tibshirani 1993, ch. 6: the run is the unit,
+// so epochs of one run never count as independent). Deterministic for a given seed. Throws
+// StatsError when the data themselves cannot be fitted.
+ScalingFit fit_scaling_model(const ScalingData& data, int replicates, std::uint64_t seed);
+
+struct Interval {
+  double low = 0;
+  double high = 0;
+};
+// The percentile interval of `values` at `level` (0.95: the 2.5% and 97.5% quantiles, R's
+// quantile type 7); nullopt for fewer than two values. Throws StatsError for level outside (0, 1).
+std::optional<Interval> percentile_interval(std::vector<double> values, double level);
+
+}  // namespace scalebench::scaling

@@ -1,0 +1,101 @@
+// `scalebench model`: the scaling model (stats/scaling_model.hpp) fitted to an experiment's
+// training and allreduce runs, or set up from network presets, and its predictions to np 1024
+// with bootstrap intervals (docs/scaling-model.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "db/database.hpp"
+#include "report/data/instances.hpp"
+#include "scaling/model.hpp"
+
+namespace scalebench::scaling {
+
+struct ScalingPlanOptions {
+  // Measured: the experiment with the training runs (and allreduce runs, unless `allreduce`
+  // names another one). Absent: preset mode (network, parameters, images/s and batch given).
+  std::optional<report::InstanceQuery> training;
+  std::optional<report::InstanceQuery> allreduce;
+  std::optional<std::string> condition;                   // training runs of this condition
+  std::vector<std::pair<std::string, std::string>> only;  // FACTOR=LEVEL filters
+  std::optional<std::string> transport;                   // allreduce rows of this transport
+  // Links. With measured allreduce runs `network` is the inter-node link (nodes of
+  // ranks_per_node ranks, default the largest measured np); without, it is the link between
+  // nodes and `intra_network` the one inside them (default: the same).
+  std::optional<std::string> network;
+  std::optional<std::string> intra_network;
+  std::optional<int> ranks_per_node;
+  // The model and step; default from the trainer's header line of the runs.
+  std::optional<double> parameters;
+  std::optional<int> batch_size;
+  std::optional<double> fusion_mb;
+  std::optional<double> overlap;            // fixed (preset mode, or one multi-rank count measured)
+  std::optional<double> overhead_ms;        // preset mode
+  std::optional<double> images_per_second;  // preset mode: one rank alone
+  std::optional<long long> train_images;    // images per epoch (all ranks), for epoch times
+  bool weak_scaling = false;                // preset mode: train_images is per rank
+  std::optional<int> fit_max_np;        // fit on training runs with np <= this; larger are held out
+  std::optional<int> allreduce_max_np;  // fit the network on allreduce runs with np <= this
+  bool network_per_np = false;          // one link per measured np (Topology::intra_by_ranks)
+  // Fit the network on allreduce rows within this factor of the message the step sends
+  // (min(bucket, gradient)); 0: every size.
+  double allreduce_window = 0;
+  int max_np = 1024;
+  int bootstrap = 1000;
+  std::uint64_t seed = 1;
+  double level = 0.95;
+  // Epochs at the start of each run left out (warm-up), when it has more; default: the experiment
+  // file's "warmup_epochs", else 1.
+  std::optional<int> skip_epochs = std::nullopt;
+};
+
+struct PlanValue {
+  double value = 0;
+  std::optional<Interval> interval;
+};
+
+struct PlanParameter {
+  std::string name;    // "compute", "overhead", ...
+  std::string unit;    // "ms", "GB/s", "us", "" (a fraction), "MB"
+  PlanValue value;     // in `unit`
+  std::string origin;  // "fitted", "preset 10gbe", "header", "given"
+};
+
+struct PlanRow {
+  int np = 1;
+  PlanValue step_seconds;
+  PlanValue images_per_second;
+  PlanValue efficiency;
+  std::optional<PlanValue> epoch_seconds;
+  std::optional<double> measured_step_seconds;  // mean over the runs at this np
+  std::optional<double> measured_efficiency;
+  std::size_t measured_runs = 0;
+  bool held_out = false;  // measured but not used by the fit (np > fit_max_np)
+  // (predicted − measured) / measured step time, where measured.
+  std::optional<double> step_error;
+};
+
+struct ScalingPlan {
+  std::string title;   // what was modelled
+  std::string source;  // experiment and instances, or "presets"
+  double level = 0.95;
+  int batch = 1;              // per rank: images/s = np x batch / step
+  int replicates = 0;         // bootstrap refits that succeeded
+  int failed_replicates = 0;  // resamples the fit refused
+  std::vector<PlanParameter> parameters;
+  std::vector<PlanRow> rows;
+  std::vector<std::string> notes;
+};
+
+// Throws report::ReportError (no runs, missing inputs, an unknown preset) naming what is missing
+// and how to give it, and StatsError from the fit.
+ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOptions& options);
+
+// The np of the table: 1, 2, 4, ... up to max_np, and every measured np.
+std::vector<int> plan_rank_counts(int max_np, const std::vector<int>& measured);
+
+}  // namespace scalebench::scaling

@@ -1,0 +1,275 @@
+#include "scaling/plan_output.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "report/analysis/report.hpp"
+#include "report/export/format.hpp"
+#include "report/export/markup.hpp"
+
+namespace scalebench::scaling {
+
+using namespace report;  // the tables, formats and errors it draws and prints
+
+namespace {
+
+// Three significant digits: parameters and predictions span microseconds to hours.
+std::string number(double v) {
+  if (!std::isfinite(v)) return "N.A.";
+  if (v != 0 && (std::abs(v) >= 1e6 || std::abs(v) < 1e-3)) return fmt::format("{:.3g}", v);
+  if (std::abs(v) >= 100) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.3g}", v);
+}
+
+std::string value_text(const PlanValue& v, double scale = 1, std::string (*show)(double) = number) {
+  if (!v.interval) return show(v.value * scale);
+  return fmt::format("{} [{}, {}]", show(v.value * scale), show(v.interval->low * scale),
+                     show(v.interval->high * scale));
+}
+
+std::string percent(double fraction) { return format_percent(fraction); }
+
+std::string signed_percent(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
+
+struct Column {
+  std::string header;
+  std::vector<std::string> cells;
+};
+
+std::vector<std::string> headers(const ScalingPlan& plan) {
+  const std::string ci = fmt::format(" [{:g}% CI]", 100 * plan.level);
+  const bool intervals = plan.replicates > 0;
+  std::vector<std::string> h = {"np", "step (ms)" + (intervals ? ci : ""),
+                                "images/s" + (intervals ? ci : ""),
+                                "efficiency" + (intervals ? ci : "")};
+  if (std::any_of(plan.rows.begin(), plan.rows.end(),
+                  [](const PlanRow& r) { return r.epoch_seconds.has_value(); }))
+    h.push_back("epoch (s)" + (intervals ? ci : ""));
+  if (std::any_of(plan.rows.begin(), plan.rows.end(),
+                  [](const PlanRow& r) { return r.measured_step_seconds.has_value(); })) {
+    h.push_back("measured step (ms)");
+    h.push_back("measured efficiency");
+    h.push_back("step error");
+  }
+  return h;
+}
+
+std::vector<std::vector<std::string>> body(const ScalingPlan& plan) {
+  const auto h = headers(plan);
+  const bool epoch =
+      std::any_of(h.begin(), h.end(), [](const std::string& s) { return s.starts_with("epoch"); });
+  const bool measured = h.back() == "step error";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : plan.rows) {
+    std::vector<std::string> cells = {
+        std::to_string(r.np) + (r.held_out ? " (held out)" : ""), value_text(r.step_seconds, 1e3),
+        value_text(r.images_per_second), value_text(r.efficiency, 1, percent)};
+    if (epoch) cells.push_back(r.epoch_seconds ? value_text(*r.epoch_seconds) : "");
+    if (measured) {
+      cells.push_back(
+          r.measured_step_seconds
+              ? fmt::format("{} (n={})", number(*r.measured_step_seconds * 1e3), r.measured_runs)
+              : "");
+      cells.push_back(r.measured_efficiency ? percent(*r.measured_efficiency) : "");
+      cells.push_back(r.step_error ? signed_percent(*r.step_error) : "");
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+std::vector<std::vector<std::string>> parameter_rows(const ScalingPlan& plan) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& p : plan.parameters)
+    rows.push_back(
+        {p.name + (p.unit.empty() ? "" : " (" + p.unit + ")"), value_text(p.value), p.origin});
+  return rows;
+}
+
+std::string markdown_table(const std::vector<std::string>& h,
+                           const std::vector<std::vector<std::string>>& rows,
+                           bool text_last = false) {
+  std::string out = "|";
+  for (const auto& x : h) out += " " + markdown_cell(x) + " |";
+  out += "\n|";
+  for (std::size_t i = 0; i < h.size(); ++i)
+    out += i == 0 || (text_last && i + 1 == h.size()) ? "---|" : "---:|";
+  out += "\n";
+  for (const auto& row : rows) {
+    out += "|";
+    for (const auto& x : row) out += " " + markdown_cell(x) + " |";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string markdown(const ScalingPlan& plan) {
+  std::string out =
+      fmt::format("## {}\n\n- Source: {}\n\n### Parameters\n\n", plan.title, plan.source);
+  out += markdown_table({"parameter", fmt::format("value [{:g}% CI]", 100 * plan.level), "from"},
+                        parameter_rows(plan), true);
+  out += "\n### Predicted\n\n" + markdown_table(headers(plan), body(plan));
+  if (!plan.notes.empty()) {
+    out += "\nNotes:\n";
+    for (const auto& n : plan.notes) out += "- " + n + "\n";
+  }
+  return out;
+}
+
+std::string csv(const ScalingPlan& plan) {
+  // One row per np, numbers exact, intervals as their own columns (empty when absent).
+  std::string out =
+      "np,step_seconds,step_low,step_high,images_per_second,images_per_second_low,"
+      "images_per_second_high,efficiency,efficiency_low,efficiency_high,epoch_seconds,"
+      "epoch_low,epoch_high,measured_step_seconds,measured_efficiency,measured_runs,held_out,"
+      "step_error\n";
+  const auto value = [](const std::optional<PlanValue>& v) {
+    if (!v) return std::string(",,");
+    return fmt::format("{},{},{}", format_exact(v->value),
+                       v->interval ? format_exact(v->interval->low) : "",
+                       v->interval ? format_exact(v->interval->high) : "");
+  };
+  const auto opt = [](const std::optional<double>& v) {
+    return v ? format_exact(*v) : std::string();
+  };
+  for (const auto& r : plan.rows)
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", r.np, value(r.step_seconds),
+                       value(r.images_per_second), value(r.efficiency), value(r.epoch_seconds),
+                       opt(r.measured_step_seconds), opt(r.measured_efficiency),
+                       r.measured_step_seconds ? std::to_string(r.measured_runs) : "",
+                       r.held_out ? "1" : "0", opt(r.step_error));
+  return out;
+}
+
+nlohmann::json json_value(const PlanValue& v) {
+  nlohmann::json j = {{"value", v.value}};
+  if (v.interval) j["interval"] = {v.interval->low, v.interval->high};
+  return j;
+}
+
+std::string json(const ScalingPlan& plan) {
+  nlohmann::json j;
+  j["format_version"] = 1;
+  j["title"] = plan.title;
+  j["source"] = plan.source;
+  j["level"] = plan.level;
+  j["bootstrap_replicates"] = plan.replicates;
+  j["failed_replicates"] = plan.failed_replicates;
+  j["parameters"] = nlohmann::json::array();
+  for (const auto& p : plan.parameters)
+    j["parameters"].push_back({{"name", p.name},
+                               {"unit", p.unit},
+                               {"origin", p.origin},
+                               {"estimate", json_value(p.value)}});
+  j["rows"] = nlohmann::json::array();
+  for (const auto& r : plan.rows) {
+    nlohmann::json row = {{"np", r.np},
+                          {"step_seconds", json_value(r.step_seconds)},
+                          {"images_per_second", json_value(r.images_per_second)},
+                          {"efficiency", json_value(r.efficiency)},
+                          {"held_out", r.held_out}};
+    if (r.epoch_seconds) row["epoch_seconds"] = json_value(*r.epoch_seconds);
+    if (r.measured_step_seconds) {
+      row["measured_step_seconds"] = *r.measured_step_seconds;
+      row["measured_runs"] = r.measured_runs;
+      row["step_error"] = *r.step_error;
+    }
+    if (r.measured_efficiency) row["measured_efficiency"] = *r.measured_efficiency;
+    j["rows"].push_back(row);
+  }
+  j["notes"] = plan.notes;
+  return j.dump(2) + "\n";
+}
+
+std::string latex_tabular(const std::vector<std::string>& h,
+                          const std::vector<std::vector<std::string>>& rows) {
+  std::string out =
+      fmt::format("\\begin{{tabular}}{{l{}}}\n\\toprule\n", std::string(h.size() - 1, 'r'));
+  std::vector<std::string> cells;
+  for (const auto& x : h) cells.push_back(tex(x));
+  out += fmt::format("{} \\\\\n\\midrule\n", fmt::join(cells, " & "));
+  for (const auto& row : rows) {
+    cells.clear();
+    for (const auto& x : row) cells.push_back(tex(x));
+    out += fmt::format("{} \\\\\n", fmt::join(cells, " & "));
+  }
+  return out + "\\bottomrule\n\\end{tabular}\n";
+}
+
+std::string latex(const ScalingPlan& plan) {
+  // Needs booktabs and graphicx (as the report's tables); wide tables shrink to the line.
+  std::string out = fmt::format("% {}\n% Source: {}\n", tex(plan.title), tex(plan.source));
+  out += "\\begin{table}[htbp]\n\\centering\n";
+  out += fmt::format("\\caption{{{}: fitted parameters}}\n", tex(plan.title));
+  out += latex_tabular({"parameter", fmt::format("value [{:g}% CI]", 100 * plan.level), "from"},
+                       parameter_rows(plan));
+  out += "\\end{table}\n\\begin{table}[htbp]\n\\centering\n";
+  out += fmt::format("\\caption{{{}: predicted step time, throughput and efficiency}}\n",
+                     tex(plan.title));
+  out += "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n";
+  out += latex_tabular(headers(plan), body(plan));
+  out += "}\n";
+  if (!plan.notes.empty()) {
+    out += "\\par\\smallskip\\footnotesize\n";
+    for (const auto& n : plan.notes) out += tex(n) + "\\par\n";
+  }
+  return out + "\\end{table}\n";
+}
+
+std::string html_table(const std::vector<std::string>& h,
+                       const std::vector<std::vector<std::string>>& rows) {
+  std::string out = "<table>\n<thead><tr>";
+  for (const auto& x : h) out += "<th>" + html(x) + "</th>";
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto& row : rows) {
+    out += "<tr>";
+    for (const auto& x : row) out += "<td>" + html(x) + "</td>";
+    out += "</tr>\n";
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
+std::string html_page(const ScalingPlan& plan, const std::optional<std::string>& svg) {
+  std::string out = page_head("scalebench: " + plan.title);
+  out += fmt::format("<h1>{}</h1>\n<p>Source: {}</p>\n", html(plan.title), html(plan.source));
+  out += "<h2>Parameters</h2>\n";
+  out += html_table({"parameter", fmt::format("value [{:g}% CI]", 100 * plan.level), "from"},
+                    parameter_rows(plan));
+  out += "<h2>Predicted</h2>\n" + html_table(headers(plan), body(plan));
+  if (svg)
+    out += figure_block(*svg,
+                        "Predicted efficiency and images/s with their band; measured "
+                        "points, those held out of the fit marked apart.");
+  out += notes_list(plan.notes);
+  return out + "</body>\n</html>\n";
+}
+
+}  // namespace
+
+const std::vector<std::string>& scaling_plan_formats() {
+  static const std::vector<std::string> formats = {"markdown", "csv", "json", "latex", "html"};
+  return formats;
+}
+
+void require_scaling_plan_format(std::string_view format) {
+  const auto& known = scaling_plan_formats();
+  if (std::find(known.begin(), known.end(), format) == known.end())
+    throw ReportError(
+        fmt::format("unknown format '{}' (known: {})", format, fmt::join(known, ", ")));
+}
+
+std::string format_scaling_plan(const ScalingPlan& plan, std::string_view format,
+                                const std::optional<std::string>& svg) {
+  if (format == "markdown") return markdown(plan);
+  if (format == "csv") return csv(plan);
+  if (format == "json") return json(plan);
+  if (format == "latex") return latex(plan);
+  require_scaling_plan_format(format);
+  return html_page(plan, svg);
+}
+
+}  // namespace scalebench::scaling
