@@ -10,207 +10,13 @@
 
 #include "report/analysis/report.hpp"
 #include "scaling/network_presets.hpp"
+#include "scaling/plan_input.hpp"
 
 namespace scalebench::scaling {
 
 using namespace report;  // the tables, formats and errors it draws and prints
 
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
-
-// `scalebench-train k=v k=v ...` (docs/trainer-output.md): the value of `key`.
-std::optional<std::string> header_value(const std::string& header, std::string_view key) {
-  std::istringstream words(header);
-  std::string word;
-  while (words >> word) {
-    const auto eq = word.find('=');
-    if (eq != std::string::npos && std::string_view(word).substr(0, eq) == key)
-      return word.substr(eq + 1);
-  }
-  return std::nullopt;
-}
-
-std::optional<double> header_number(const std::string& header, std::string_view key) {
-  const auto text = header_value(header, key);
-  if (!text) return std::nullopt;
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(*text, &used);
-    if (used == text->size() && std::isfinite(v)) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
-bool matches(const db::RunRecord& run, const ScalingPlanOptions& o) {
-  if (o.condition && run.condition != *o.condition) return false;
-  for (const auto& [factor, level] : o.only) {
-    const auto it = std::find_if(run.factors.begin(), run.factors.end(),
-                                 [&](const auto& f) { return f.first == factor; });
-    if (it == run.factors.end() || it->second != level) return false;
-  }
-  return true;
-}
-
-// An allreduce run is kept unless it has a factor of an --only filter at another level: with a
-// link or transport as a factor, each level's training runs are fitted with that level's own
-// network (runs without the factor, e.g. of another experiment, are kept).
-bool allreduce_matches(const db::RunRecord& run, const ScalingPlanOptions& o) {
-  for (const auto& [factor, level] : o.only) {
-    const auto it = std::find_if(run.factors.begin(), run.factors.end(),
-                                 [&](const auto& f) { return f.first == factor; });
-    if (it != run.factors.end() && it->second != level) return false;
-  }
-  return true;
-}
-
-std::string series_name(const db::RunRecord& run) {
-  std::string name = run.condition;
-  for (const auto& [factor, level] : run.factors) name += fmt::format(" {}={}", factor, level);
-  return name;
-}
-
-// What the training runs say about the step: per run its mean step time, and the model's size.
-struct TrainingData {
-  std::vector<TrainingRun> runs;
-  std::map<int, std::vector<double>> steps_by_np;
-  std::map<int, long long> images_by_np;  // images per epoch, all ranks
-  double parameters = 0;
-  double fusion_bytes = 64 * kMiB;
-  int batch = 0;
-  bool overlap_on = false;
-  std::string series;
-  std::vector<std::string> notes;
-  int skip_epochs = 1;  // the warm-up epochs left out of each run
-};
-
-TrainingData load_training(const db::Database& database, const InstanceSelection& selection,
-                           const ScalingPlanOptions& o) {
-  TrainingData out;
-  const int skip_epochs = o.skip_epochs.value_or(warmup_epochs_of(database, selection).value_or(1));
-  out.skip_epochs = skip_epochs;
-  std::set<std::string> series;
-  std::optional<double> parameters, fusion, batch;
-  std::size_t skipped_no_epochs = 0;
-  for (const auto& run : database.runs_of_instances(selection.ids)) {
-    if (run.status != db::RunStatus::Ok || !matches(run, o)) continue;
-    if (!database.allreduce_results(run.id).empty()) continue;  // a benchmark run
-    const auto epochs = database.epochs(run.id);
-    std::vector<double> durations;
-    for (const auto& e : epochs)
-      if (e.duration_seconds) durations.push_back(*e.duration_seconds);
-    if (durations.empty()) {
-      ++skipped_no_epochs;
-      continue;
-    }
-    series.insert(series_name(run));
-    const auto header = database.trainer_header(run.id);
-    const auto from_header = [&](std::string_view key) {
-      return header ? header_number(*header, key) : std::nullopt;
-    };
-    const std::optional<double> run_batch =
-        o.batch_size ? std::optional<double>(*o.batch_size) : from_header("batch_size");
-    if (!run_batch || *run_batch < 1)
-      throw ReportError(fmt::format(
-          "run {} ({} np={}) printed no scalebench-train header with batch_size: give the "
-          "per-rank batch with --batch-size",
-          run.id, run.condition, run.np));
-    if (batch && *batch != *run_batch)
-      throw ReportError(fmt::format(
-          "the training runs use different batch sizes ({} and {}): choose one series with "
-          "--condition or --only FACTOR=LEVEL",
-          *batch, *run_batch));
-    batch = run_batch;
-    if (const auto p = from_header("parameters")) parameters = *p;
-    if (const auto f = from_header("fusion_mb")) fusion = *f * kMiB;
-    if (header && header_value(*header, "overlap") == std::string("on")) out.overlap_on = true;
-    if (!run.train_images || *run.train_images <= 0)
-      throw ReportError(fmt::format(
-          "run {} ({} np={}) has no images per epoch: give the experiment's train_images", run.id,
-          run.condition, run.np));
-    // Epochs at the start are warm-up (allocation, caches), left out when there are more.
-    const auto skip = static_cast<std::size_t>(std::max(0, skip_epochs));
-    const std::size_t first = durations.size() > skip ? skip : 0;
-    double sum = 0;
-    for (std::size_t i = first; i < durations.size(); ++i) sum += durations[i];
-    const double epoch = sum / static_cast<double>(durations.size() - first);
-    const double steps = static_cast<double>(*run.train_images) / (run.np * *run_batch);
-    out.runs.push_back({run.np, epoch / steps});
-    out.steps_by_np[run.np].push_back(epoch / steps);
-    out.images_by_np[run.np] = *run.train_images;
-  }
-  if (series.size() > 1) {
-    std::string names;
-    for (const auto& s : series) names += fmt::format("\n  {}", s);
-    throw ReportError(fmt::format(
-        "the training runs form {} series; the model fits one: choose it with --condition "
-        "and --only FACTOR=LEVEL:{}",
-        series.size(), names));
-  }
-  if (out.runs.empty())
-    throw ReportError(fmt::format(
-        "no finished training run in {}{}: the model needs epochs of ok runs at np=1 and above",
-        selection.experiment, skipped_no_epochs ? " (runs without epochs were skipped)" : ""));
-  out.series = series.empty() ? "" : *series.begin();
-  out.batch = static_cast<int>(*batch);
-  if (o.parameters) parameters = *o.parameters;
-  if (!parameters)
-    throw ReportError(
-        "the runs printed no scalebench-train header with parameters: give the model's "
-        "parameter count with --parameters");
-  out.parameters = *parameters;
-  if (o.fusion_mb) fusion = *o.fusion_mb * kMiB;
-  if (fusion) out.fusion_bytes = *fusion;
-  return out;
-}
-
-struct AllreduceData {
-  std::vector<AllreduceRun> runs;
-  std::string transport;
-};
-
-AllreduceData load_allreduce(const db::Database& database, const InstanceSelection& selection,
-                             const ScalingPlanOptions& o, std::optional<int> max_np,
-                             double message_bytes) {
-  std::map<std::string, std::vector<AllreduceRun>> by_transport;
-  for (const auto& run : database.runs_of_instances(selection.ids)) {
-    if (run.status != db::RunStatus::Ok) continue;
-    if (max_np && run.np > *max_np) continue;
-    if (!allreduce_matches(run, o)) continue;
-    std::map<std::string, AllreduceRun> per_transport;
-    for (const auto& row : database.allreduce_results(run.id)) {
-      if (row.wrong > 0 || row.time_us <= 0) continue;  // a wrong sum measures nothing
-      const auto bytes = static_cast<double>(row.bytes);
-      if (o.allreduce_window > 0 && (bytes < message_bytes / o.allreduce_window ||
-                                     bytes > message_bytes * o.allreduce_window))
-        continue;
-      auto& r = per_transport[row.transport];
-      r.ranks = run.np;
-      r.rows.push_back({static_cast<double>(row.bytes), run.np, row.time_us * 1e-6});
-    }
-    for (auto& [transport, r] : per_transport) by_transport[transport].push_back(std::move(r));
-  }
-  AllreduceData out;
-  if (by_transport.empty()) return out;
-  if (o.transport) {
-    const auto it = by_transport.find(*o.transport);
-    if (it == by_transport.end())
-      throw ReportError(fmt::format("no allreduce runs over transport '{}' in {}", *o.transport,
-                                    selection.experiment));
-    out.transport = it->first;
-    out.runs = it->second;
-  } else if (by_transport.size() > 1) {
-    std::string names;
-    for (const auto& [t, runs] : by_transport) names += (names.empty() ? "" : ", ") + t;
-    throw ReportError(fmt::format(
-        "the allreduce runs use several transports ({}): choose one with --transport", names));
-  } else {
-    out.transport = by_transport.begin()->first;
-    out.runs = by_transport.begin()->second;
-  }
-  return out;
-}
 
 double mean_of(const std::vector<double>& v) {
   double sum = 0;
@@ -352,15 +158,8 @@ std::vector<PlanRow> predict_rows(const ScalingFit& fit, int batch, const Epochs
   return rows;
 }
 
-}  // namespace
-
-std::vector<int> plan_rank_counts(int max_np, const std::vector<int>& measured) {
-  std::set<int> counts(measured.begin(), measured.end());
-  for (long long n = 1; n <= max_np; n *= 2) counts.insert(static_cast<int>(n));
-  return {counts.begin(), counts.end()};
-}
-
-ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOptions& o) {
+// Every numeric option in its range, or a ReportError naming it.
+void check_options(const ScalingPlanOptions& o) {
   if (o.max_np < 1 || o.max_np > (1 << 20))
     throw ReportError(fmt::format("--max-np {} is not in [1, 1048576]", o.max_np));
   if (o.bootstrap < 0 || o.bootstrap > 100000)
@@ -389,133 +188,142 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
     throw ReportError(fmt::format("--allreduce-window {} is not 0 or >= 1", o.allreduce_window));
   if (o.overlap && !(*o.overlap >= 0 && *o.overlap <= 1))
     throw ReportError(fmt::format("--overlap {} is not in [0, 1]", *o.overlap));
+}
 
+// The notes under a fitted model's table: what was fixed or fitted, how well the allreduce and
+// the training runs are described, what was held out, and how the step and intervals are made.
+void add_fit_notes(ScalingPlan& plan, const ScalingFit& fit, const ScalingData& data,
+                   const TrainingData& training, const Epochs& epochs,
+                   const ScalingPlanOptions& o) {
+  if (!fit.overlap_fitted)
+    plan.notes.push_back(fmt::format(
+        "The training runs have one np above 1: the overlap is fixed at {} ({}) and only the "
+        "overhead was fitted.",
+        data.fixed.overlap, o.overlap ? "--overlap" : "the default; set it with --overlap"));
+  if (training.overlap_on)
+    plan.notes.push_back("The runs overlapped the allreduce with backward (--overlap on).");
+  if (fit.network) {
+    std::string per_np;
+    for (const auto& [ranks, f] : fit.network_by_ranks)
+      per_np += fmt::format("{} np={}: {:.1f}%", per_np.empty() ? "; per np" : ",", ranks,
+                            100 * f.rms_relative_residual);
+    plan.notes.push_back(fmt::format(
+        "Allreduce fit: {} rows, RMS relative residual {:.1f}% for one ring over all np{}{}.",
+        fit.network->samples, 100 * fit.network->rms_relative_residual, per_np,
+        fit.network->rms_relative_residual > 0.2 && fit.network_by_ranks.empty()
+            ? " (the ring model does not describe these runs: ranks sharing cores or memory "
+              "get less bandwidth as np grows; --network-per-np fits each np)"
+            : ""));
+    if (o.allreduce_window > 0)
+      plan.notes.push_back(fmt::format(
+          "Network fitted on allreduce sizes within x{:g} of the {:.3g} MB message each step "
+          "sends.",
+          o.allreduce_window, std::min(training.fusion_bytes, training.parameters * 4) * 1e-6));
+    if (!fit.network_by_ranks.empty())
+      plan.notes.push_back(
+          "One link per measured np (--network-per-np): beyond the largest, its link is used.");
+  }
+  std::string misfits;
+  for (const auto& row : plan.rows)
+    if (row.step_error && !row.held_out && std::abs(*row.step_error) > 0.10)
+      misfits += fmt::format("{}np={} ({:+.0f}%)", misfits.empty() ? "" : ", ", row.np,
+                             100 * *row.step_error);
+  if (!misfits.empty())
+    plan.notes.push_back(fmt::format(
+        "The fit misses measured np it was fitted on by more than 10%: {}. The model does not "
+        "describe these runs well (a network that is not the one they used, or an overhead "
+        "that grows with np); read its predictions with that error in mind.",
+        misfits));
+  if (o.fit_max_np)
+    plan.notes.push_back(fmt::format(
+        "Fitted on training runs with np <= {}{}; larger measured np are held out and their "
+        "error is a prediction's.",
+        *o.fit_max_np,
+        o.allreduce_max_np ? fmt::format(" and allreduce runs with np <= {}", *o.allreduce_max_np)
+                           : std::string(" (the allreduce runs at every np)")));
+  plan.notes.push_back(fmt::format(
+      "Step = epoch time / (images per epoch / (np x batch {})), mean over each run's epochs "
+      "after the first {}; intervals: {:g}% percentile bootstrap over runs ({} refits{}).",
+      training.batch, training.skip_epochs, 100 * o.level, plan.replicates,
+      plan.failed_replicates ? fmt::format(", {} resamples refused", plan.failed_replicates) : ""));
+  plan.notes.push_back(epochs.weak
+                           ? "Weak scaling: images per epoch grow with np."
+                           : "Strong scaling: images per epoch fixed, split among the ranks.");
+}
+
+// The model fitted to measured training (and allreduce) runs.
+ScalingPlan measured_plan(const db::Database& database, const ScalingPlanOptions& o) {
   ScalingPlan plan;
   plan.level = o.level;
-
-  if (o.training) {
-    if (database == nullptr) throw ReportError("fitting to runs needs a results database");
-    const InstanceSelection selection = select_instances(*database, *o.training);
-    const TrainingData training = load_training(*database, selection, o);
-    ScalingData data;
-    plan.notes.insert(plan.notes.end(), selection.notes.begin(), selection.notes.end());
-    const InstanceSelection allreduce_selection =
-        o.allreduce ? select_instances(*database, *o.allreduce) : selection;
-    const AllreduceData allreduce =
-        load_allreduce(*database, allreduce_selection, o, o.allreduce_max_np,
-                       std::min(training.fusion_bytes, training.parameters * 4));
-    data.allreduce = allreduce.runs;
-    for (const auto& run : training.runs)
-      if (!o.fit_max_np || run.ranks <= *o.fit_max_np) data.training.push_back(run);
-    plan.source = fmt::format("{} (training{}{})", selection.experiment,
-                              training.series.empty() ? "" : ": " + training.series,
-                              allreduce.runs.empty()
-                                  ? ""
-                                  : fmt::format("; allreduce over {}: {}", allreduce.transport,
-                                                allreduce_selection.experiment));
-    plan.title = fmt::format("Scaling model of {}", selection.experiment);
-    data.fixed.gradient_bytes = training.parameters * 4;
-    data.fixed.bucket_bytes = training.fusion_bytes;
-    // Images per epoch: constant (strong scaling) or growing with np (weak).
-    const auto& images = training.images_by_np;
-    const auto first = *images.begin(), last = *images.rbegin();
-    Epochs epochs;
-    epochs.weak =
-        first.second * last.first == last.second * first.first && first.second != last.second;
-    epochs.images = static_cast<double>(epochs.weak ? first.second / first.first : first.second);
-    if (o.train_images) epochs.images = static_cast<double>(*o.train_images);
-    if (allreduce.runs.empty() && !o.network)
-      throw ReportError(fmt::format(
-          "{} holds no allreduce runs: add an allreduce condition (--benchmark allreduce, "
-          "docs/scaling-model.md), name another experiment with --allreduce-experiment, or "
-          "give the network with --network PRESET",
-          allreduce_selection.experiment));
-    const int measured_max = training.steps_by_np.rbegin()->first;
-    if (allreduce.runs.empty()) {
-      data.fixed.network = preset_topology(o);
-    } else if (o.network) {
-      data.fixed.network.inter = network_preset(*o.network).link;
-      data.fixed.network.ranks_per_node = o.ranks_per_node.value_or(measured_max);
-      plan.notes.push_back(
-          fmt::format("Nodes of {} ranks joined by {} (measured links inside a node).",
-                      data.fixed.network.ranks_per_node, *o.network));
-    }
-    if (o.overlap) data.fixed.overlap = *o.overlap;
-    data.network_per_np = o.network_per_np && !allreduce.runs.empty();
-    const auto fit = fit_scaling_model(data, o.bootstrap, o.seed);
-    if (!fit.overlap_fitted)
-      plan.notes.push_back(fmt::format(
-          "The training runs have one np above 1: the overlap is fixed at {} ({}) and only the "
-          "overhead was fitted.",
-          data.fixed.overlap, o.overlap ? "--overlap" : "the default; set it with --overlap"));
-    if (training.overlap_on)
-      plan.notes.push_back("The runs overlapped the allreduce with backward (--overlap on).");
-    plan.replicates = static_cast<int>(fit.replicates.size());
-    plan.failed_replicates = static_cast<int>(fit.failed_replicates);
-    plan.batch = training.batch;
-    plan.parameters =
-        describe_parameters(fit,
-                            {"fitted (np=1 step)", "fitted",
-                             fit.overlap_fitted ? "fitted" : (o.overlap ? "given" : "assumed"),
-                             allreduce.runs.empty() ? intra_preset_origin(o) : "fitted",
-                             o.network ? "preset " + *o.network : "",
-                             o.ranks_per_node ? "given" : "largest measured np",
-                             o.parameters ? "given" : "header", o.fusion_mb ? "given" : "header"},
-                            o.level);
-    if (fit.network) {
-      std::string per_np;
-      for (const auto& [ranks, f] : fit.network_by_ranks)
-        per_np += fmt::format("{} np={}: {:.1f}%", per_np.empty() ? "; per np" : ",", ranks,
-                              100 * f.rms_relative_residual);
-      plan.notes.push_back(fmt::format(
-          "Allreduce fit: {} rows, RMS relative residual {:.1f}% for one ring over all np{}{}.",
-          fit.network->samples, 100 * fit.network->rms_relative_residual, per_np,
-          fit.network->rms_relative_residual > 0.2 && fit.network_by_ranks.empty()
-              ? " (the ring model does not describe these runs: ranks sharing cores or memory "
-                "get less bandwidth as np grows; --network-per-np fits each np)"
-              : ""));
-      if (o.allreduce_window > 0)
-        plan.notes.push_back(fmt::format(
-            "Network fitted on allreduce sizes within x{:g} of the {:.3g} MB message each step "
-            "sends.",
-            o.allreduce_window, std::min(training.fusion_bytes, training.parameters * 4) * 1e-6));
-      if (!fit.network_by_ranks.empty())
-        plan.notes.push_back(
-            "One link per measured np (--network-per-np): beyond the largest, its link is used.");
-    }
-    plan.rows = predict_rows(fit, training.batch, epochs, training.steps_by_np, o.fit_max_np,
-                             o.max_np, o.level);
-    std::string misfits;
-    for (const auto& row : plan.rows)
-      if (row.step_error && !row.held_out && std::abs(*row.step_error) > 0.10)
-        misfits += fmt::format("{}np={} ({:+.0f}%)", misfits.empty() ? "" : ", ", row.np,
-                               100 * *row.step_error);
-    if (!misfits.empty())
-      plan.notes.push_back(fmt::format(
-          "The fit misses measured np it was fitted on by more than 10%: {}. The model does not "
-          "describe these runs well (a network that is not the one they used, or an overhead "
-          "that grows with np); read its predictions with that error in mind.",
-          misfits));
-    if (o.fit_max_np)
-      plan.notes.push_back(fmt::format(
-          "Fitted on training runs with np <= {}{}; larger measured np are held out and their "
-          "error is a prediction's.",
-          *o.fit_max_np,
-          o.allreduce_max_np ? fmt::format(" and allreduce runs with np <= {}", *o.allreduce_max_np)
-                             : std::string(" (the allreduce runs at every np)")));
-    plan.notes.push_back(fmt::format(
-        "Step = epoch time / (images per epoch / (np x batch {})), mean over each run's epochs "
-        "after the first {}; intervals: {:g}% percentile bootstrap over runs ({} refits{}).",
-        training.batch, training.skip_epochs, 100 * o.level, plan.replicates,
-        plan.failed_replicates ? fmt::format(", {} resamples refused", plan.failed_replicates)
-                               : ""));
-    plan.notes.push_back(epochs.weak
-                             ? "Weak scaling: images per epoch grow with np."
-                             : "Strong scaling: images per epoch fixed, split among the ranks.");
-    return plan;
+  const InstanceSelection selection = select_instances(database, *o.training);
+  const TrainingData training = load_training(database, selection, o);
+  ScalingData data;
+  plan.notes.insert(plan.notes.end(), selection.notes.begin(), selection.notes.end());
+  const InstanceSelection allreduce_selection =
+      o.allreduce ? select_instances(database, *o.allreduce) : selection;
+  const AllreduceData allreduce =
+      load_allreduce(database, allreduce_selection, o, o.allreduce_max_np,
+                     std::min(training.fusion_bytes, training.parameters * 4));
+  data.allreduce = allreduce.runs;
+  for (const auto& run : training.runs)
+    if (!o.fit_max_np || run.ranks <= *o.fit_max_np) data.training.push_back(run);
+  plan.source = fmt::format("{} (training{}{})", selection.experiment,
+                            training.series.empty() ? "" : ": " + training.series,
+                            allreduce.runs.empty()
+                                ? ""
+                                : fmt::format("; allreduce over {}: {}", allreduce.transport,
+                                              allreduce_selection.experiment));
+  plan.title = fmt::format("Scaling model of {}", selection.experiment);
+  data.fixed.gradient_bytes = training.parameters * 4;
+  data.fixed.bucket_bytes = training.fusion_bytes;
+  // Images per epoch: constant (strong scaling) or growing with np (weak).
+  const auto& images = training.images_by_np;
+  const auto first = *images.begin(), last = *images.rbegin();
+  Epochs epochs;
+  epochs.weak =
+      first.second * last.first == last.second * first.first && first.second != last.second;
+  epochs.images = static_cast<double>(epochs.weak ? first.second / first.first : first.second);
+  if (o.train_images) epochs.images = static_cast<double>(*o.train_images);
+  if (allreduce.runs.empty() && !o.network)
+    throw ReportError(fmt::format(
+        "{} holds no allreduce runs: add an allreduce condition (--benchmark allreduce, "
+        "docs/scaling-model.md), name another experiment with --allreduce-experiment, or "
+        "give the network with --network PRESET",
+        allreduce_selection.experiment));
+  const int measured_max = training.steps_by_np.rbegin()->first;
+  if (allreduce.runs.empty()) {
+    data.fixed.network = preset_topology(o);
+  } else if (o.network) {
+    data.fixed.network.inter = network_preset(*o.network).link;
+    data.fixed.network.ranks_per_node = o.ranks_per_node.value_or(measured_max);
+    plan.notes.push_back(
+        fmt::format("Nodes of {} ranks joined by {} (measured links inside a node).",
+                    data.fixed.network.ranks_per_node, *o.network));
   }
+  if (o.overlap) data.fixed.overlap = *o.overlap;
+  data.network_per_np = o.network_per_np && !allreduce.runs.empty();
+  const auto fit = fit_scaling_model(data, o.bootstrap, o.seed);
+  plan.replicates = static_cast<int>(fit.replicates.size());
+  plan.failed_replicates = static_cast<int>(fit.failed_replicates);
+  plan.batch = training.batch;
+  plan.parameters = describe_parameters(
+      fit,
+      {"fitted (np=1 step)", "fitted",
+       fit.overlap_fitted ? "fitted" : (o.overlap ? "given" : "assumed"),
+       allreduce.runs.empty() ? intra_preset_origin(o) : "fitted",
+       o.network ? "preset " + *o.network : "", o.ranks_per_node ? "given" : "largest measured np",
+       o.parameters ? "given" : "header", o.fusion_mb ? "given" : "header"},
+      o.level);
+  plan.rows = predict_rows(fit, training.batch, epochs, training.steps_by_np, o.fit_max_np,
+                           o.max_np, o.level);
+  add_fit_notes(plan, fit, data, training, epochs, o);
+  return plan;
+}
 
-  // Preset mode: everything given.
+// The model from presets alone: everything given, nothing measured, no intervals.
+ScalingPlan preset_plan(const ScalingPlanOptions& o) {
+  ScalingPlan plan;
+  plan.level = o.level;
   if (!o.network) throw ReportError("give --experiment (measured runs) or --network PRESET");
   if (!o.parameters) throw ReportError("--network without --experiment needs --parameters N");
   if (!o.images_per_second || !(*o.images_per_second > 0))
@@ -548,6 +356,21 @@ ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOp
       "No intervals: every input is given, nothing is measured. Network figures and their sources: "
       "docs/scaling-model.md, \"Network presets\".");
   return plan;
+}
+
+}  // namespace
+
+std::vector<int> plan_rank_counts(int max_np, const std::vector<int>& measured) {
+  std::set<int> counts(measured.begin(), measured.end());
+  for (long long n = 1; n <= max_np; n *= 2) counts.insert(static_cast<int>(n));
+  return {counts.begin(), counts.end()};
+}
+
+ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOptions& o) {
+  check_options(o);
+  if (!o.training) return preset_plan(o);
+  if (database == nullptr) throw ReportError("fitting to runs needs a results database");
+  return measured_plan(*database, o);
 }
 
 }  // namespace scalebench::scaling
