@@ -1,10 +1,7 @@
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <array>
@@ -14,7 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <set>
+#include <optional>
+#include <string>
+#include <vector>
 // Boost 1.74's asio uses std::exchange without including <utility>: keep this order.
 // clang-format off
 #include <utility>
@@ -22,11 +21,18 @@
 // clang-format on
 
 #include "orchestrator/executor.hpp"
+#include "orchestrator/process_child.hpp"
 
 extern char** environ;  // NOLINT: POSIX
 
 namespace scalebench::orchestrator {
 namespace {
+
+using process::ChildSetup;
+using process::Pipe;
+using process::RunningChild;
+using process::Subreaper;
+using process::UniqueFd;
 
 namespace asio = boost::asio;
 
@@ -67,62 +73,6 @@ std::int64_t wall_now_ns() {
       .count();
 }
 
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    reset(other.release());
-    return *this;
-  }
-  ~UniqueFd() { reset(); }
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-// A descriptor number of 3 or more: the child dup2s its pipes onto 0, 1 and 2, which must not
-// already be one of them (where the orchestrator itself runs with a standard stream closed).
-int above_standard(int fd) {
-  if (fd < 0 || fd > 2) return fd;
-  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-  ::close(fd);
-  return moved;
-}
-
-struct Pipe {
-  UniqueFd read, write;
-};
-Pipe make_pipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return {};
-  return Pipe{UniqueFd(above_standard(fds[0])), UniqueFd(above_standard(fds[1]))};
-}
-
-// A pseudo-terminal in the pipe's place: read = the master, write = the terminal the child
-// writes to. Raw mode, so that the terminal passes bytes through (no "\n" -> "\r\n").
-Pipe make_pty() {
-  UniqueFd master(above_standard(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)));
-  if (master.get() < 0 || ::grantpt(master.get()) != 0 || ::unlockpt(master.get()) != 0) return {};
-  std::array<char, 128> name{};
-  if (::ptsname_r(master.get(), name.data(), name.size()) != 0) return {};
-  UniqueFd terminal(above_standard(::open(name.data(), O_RDWR | O_NOCTTY | O_CLOEXEC)));
-  if (terminal.get() < 0) return {};
-  struct termios mode {};
-  if (::tcgetattr(terminal.get(), &mode) == 0) {
-    ::cfmakeraw(&mode);
-    ::tcsetattr(terminal.get(), TCSANOW, &mode);
-  }
-  return Pipe{std::move(master), std::move(terminal)};
-}
-
 std::string errno_text(int error) { return std::strerror(error); }
 
 // A bare program name through the orchestrator's PATH, as execvp would (but before fork).
@@ -142,199 +92,122 @@ std::filesystem::path search_path(const std::string& name) {
   }
 }
 
-// Everything the child needs, prepared before fork: after fork only async-signal-safe calls.
-struct ChildSetup {
-  const char* program = nullptr;
-  char* const* argv = nullptr;
-  char* const* envp = nullptr;
-  pid_t parent = 0;
-  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
-  int exec_status_fd = -1;  // close-on-exec: EOF means exec succeeded, else it carries errno
-  // The child execs only after a byte here: the orchestrator sends it once the reaper runs, so
-  // that nothing the program starts can outlive an orchestrator killed between the two forks.
-  int go_read_fd = -1, go_write_fd = -1;
+// The program to exec: a path as given, a bare name through PATH. Empty, with `error` set, where
+// there is none: that is told before anything is opened or forked.
+std::filesystem::path find_program(const std::vector<std::string>& argv, std::string& error) {
+  if (argv.empty()) {
+    error = "empty command line";
+    return {};
+  }
+  std::filesystem::path program = argv[0];
+  if (program.filename() == program) program = search_path(argv[0]);
+  if (program.empty() || !std::filesystem::exists(program)) {
+    error = "program not found: " + argv[0];
+    return {};
+  }
+  return program;
+}
+
+// What execve gets, built before fork (after it the child makes only async-signal-safe calls).
+// This run's environment is a copy of the orchestrator's with the spec's entries, never setenv.
+struct ExecImage {
+  ExecImage(const std::filesystem::path& program_path, const LaunchSpec& spec)
+      : args(spec.argv), program(program_path.string()) {
+    for (char** entry = environ; entry && *entry; ++entry) {
+      const std::string_view text(*entry);
+      const auto key = text.substr(0, text.find('='));
+      if (!spec.env.count(std::string(key))) environment.emplace_back(text);
+    }
+    for (const auto& [key, value] : spec.env) environment.push_back(key + "=" + value);
+    for (auto& entry : environment) envp.push_back(entry.data());
+    envp.push_back(nullptr);
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+  }
+  ExecImage(const ExecImage&) = delete;  // envp and argv point into the strings
+  ExecImage& operator=(const ExecImage&) = delete;
+
+  std::vector<std::string> environment, args;
+  std::vector<char*> envp, argv;
+  std::string program;
 };
 
-[[noreturn]] void exec_child(const ChildSetup& setup) {
-  ::setpgid(0, 0);  // a group of its own: mpirun and every rank it starts are stopped together
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != setup.parent) ::_exit(127);  // the orchestrator died before prctl
-  ::close(setup.go_write_fd);  // so that the orchestrator's death reads as EOF below
-  char go = 0;
+// The descriptors of one run, opened before fork: the program's stdout (a pipe, or a pty), its
+// stderr, its exec status, the reaper's lifeline, the go byte, and /dev/null for its stdin.
+struct RunPipes {
+  Pipe out, err, status, reaper, go;
+  UniqueFd null_fd;
+
+  bool all_open() const {
+    return out.read.get() >= 0 && err.read.get() >= 0 && status.read.get() >= 0 &&
+           reaper.read.get() >= 0 && go.read.get() >= 0 && null_fd.get() >= 0;
+  }
+};
+
+RunPipes open_run_pipes(bool stdout_pty) {
+  return RunPipes{stdout_pty ? process::make_pty() : process::make_pipe(),
+                  process::make_pipe(),
+                  process::make_pipe(),
+                  process::make_pipe(),
+                  process::make_pipe(),
+                  UniqueFd(process::above_standard(::open("/dev/null", O_RDONLY | O_CLOEXEC)))};
+}
+
+ChildSetup child_setup(const ExecImage& image, const RunPipes& pipes) {
+  return ChildSetup{
+      image.program.c_str(), image.argv.data(),     image.envp.data(),     ::getpid(),
+      pipes.null_fd.get(),   pipes.out.write.get(), pipes.err.write.get(), pipes.status.write.get(),
+      pipes.go.read.get(),   pipes.go.write.get()};
+}
+
+// Lets the child exec, now that the reaper holds its group, and waits for execve's answer: EOF on
+// the status pipe means it succeeded, otherwise the pipe carries its errno.
+std::optional<int> let_exec(RunPipes& pipes) {
+  const char go = 1;
+  ssize_t sent = 0;
+  do sent = ::write(pipes.go.write.get(), &go, 1);
+  while (sent < 0 && errno == EINTR);
+  pipes.go.write.reset();
+
+  int exec_error = 0;
   ssize_t got = 0;
-  do got = ::read(setup.go_read_fd, &go, 1);
+  do got = ::read(pipes.status.read.get(), &exec_error, sizeof exec_error);
   while (got < 0 && errno == EINTR);
-  if (got != 1) ::_exit(127);  // the orchestrator died, or gave up, before the reaper ran
-  // Handlers are reset by exec, but ignored signals stay ignored and the mask is inherited.
-  struct sigaction default_action {};
-  default_action.sa_handler = SIG_DFL;
-  ::sigemptyset(&default_action.sa_mask);
-  for (int signal = 1; signal < NSIG; ++signal) ::sigaction(signal, &default_action, nullptr);
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  if (::dup2(setup.stdin_fd, 0) < 0 || ::dup2(setup.stdout_fd, 1) < 0 ||
-      ::dup2(setup.stderr_fd, 2) < 0) {
-    const int error = errno;
-    (void)!::write(setup.exec_status_fd, &error, sizeof error);
-    ::_exit(127);
-  }
-  ::execve(setup.program, setup.argv, setup.envp);
-  const int error = errno;
-  (void)!::write(setup.exec_status_fd, &error, sizeof error);
-  ::_exit(127);
+  if (got > 0) return exec_error;
+  pipes.status.read.reset();
+  return std::nullopt;
 }
 
-// The per-run reaper: out of the run's process group and the orchestrator's, deaf to the stop
-// signals, it blocks on a pipe whose only write end the orchestrator holds. EOF (the orchestrator
-// closed it at the end of the run, or died) kills the run's whole group.
-[[noreturn]] void reaper(int read_fd, pid_t group) {
-  ::setpgid(0, 0);
-  struct sigaction ignore {};
-  ignore.sa_handler = SIG_IGN;
-  ::sigemptyset(&ignore.sa_mask);
-  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1,
-                     SIGUSR2, SIGALRM})
-    ::sigaction(signal, &ignore, nullptr);
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  // Hold nothing of the orchestrator's: its stdout, the trainer's pipes, the wake pipe.
-  if (::dup2(read_fd, 0) < 0) ::_exit(1);
-  if (::close_range(1, ~0U, 0) != 0)
-    for (int fd = 1; fd < 65536; ++fd) ::close(fd);
-  char byte = 0;
-  for (;;) {
-    const ssize_t n = ::read(0, &byte, 1);
-    if (n == 0 || (n < 0 && errno != EINTR)) break;
+// The parent's side of the fork: the group made here too, the child's ends of the pipes closed,
+// the reaper started, then the child let exec. The launch error, or "" with the program running;
+// `child` holds it either way (already finished where it could not start).
+std::string release_child(pid_t pid, const std::string& program, RunPipes& pipes,
+                          const Subreaper& subreaper, std::optional<RunningChild>& child) {
+  ::setpgid(pid, pid);  // also here, so that the group exists before any kill(-pid)
+  pipes.out.write.reset();
+  pipes.err.write.reset();
+  pipes.status.write.reset();
+  pipes.null_fd.reset();
+  pipes.go.read.reset();
+
+  const pid_t reaper_pid = ::fork();
+  if (reaper_pid == 0) process::reaper(pipes.reaper.read.get(), pid);
+  const int reaper_errno = errno;
+  pipes.reaper.read.reset();
+  child.emplace(pid, reaper_pid, std::move(pipes.reaper.write), subreaper);
+  if (reaper_pid < 0) {
+    std::string error = "cannot start the reaper for " + program + ": " + errno_text(reaper_errno);
+    pipes.go.write.reset();  // EOF: the child exits without exec
+    child->finish();
+    return error;
   }
-  ::kill(-group, SIGKILL);
-  ::_exit(0);
+  if (const auto exec_error = let_exec(pipes)) {
+    std::string error = "cannot start " + program + ": " + errno_text(*exec_error);
+    child->finish();
+    return error;
+  }
+  return {};
 }
-
-pid_t wait_for(pid_t pid, int* status) {
-  for (;;) {
-    const pid_t got = ::waitpid(pid, status, 0);
-    if (got >= 0 || errno != EINTR) return got;
-  }
-}
-
-// The processes whose parent is `parent`, from /proc/<pid>/stat (the per-task "children" files
-// need CONFIG_PROC_CHILDREN, which not every kernel has).
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> found;
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return found;
-  std::array<char, 512> buffer{};
-  while (const dirent* entry = ::readdir(proc)) {
-    char* end = nullptr;
-    const long pid = std::strtol(entry->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0') continue;
-    std::array<char, 64> path{};
-    std::snprintf(path.data(), path.size(), "/proc/%ld/stat", pid);
-    const int fd = ::open(path.data(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    const ssize_t got = ::read(fd, buffer.data(), buffer.size() - 1);
-    ::close(fd);
-    if (got <= 0) continue;
-    const std::string_view stat(buffer.data(), static_cast<std::size_t>(got));
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so from the last ')'.
-    const auto paren = stat.rfind(')');
-    if (paren == std::string_view::npos || paren + 4 >= stat.size()) continue;
-    const std::string rest(stat.substr(paren + 4));  // past ") S "
-    if (std::strtol(rest.c_str(), nullptr, 10) == parent) found.push_back(static_cast<pid_t>(pid));
-  }
-  ::closedir(proc);
-  return found;
-}
-
-// Makes the orchestrator a child subreaper for one run: a descendant of the run that leaves the
-// process group (setsid, setpgid) and whose parent dies is reparented to us instead of init, so
-// that it can still be found and killed when the run ends. Children the orchestrator had before
-// the run are not the run's and are left alone; the previous setting comes back at the end.
-class Subreaper {
- public:
-  Subreaper() {
-    int previous = 0;
-    if (::prctl(PR_GET_CHILD_SUBREAPER, &previous, 0, 0, 0) == 0) previous_ = previous;
-    active_ = ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
-    if (active_)
-      for (const pid_t pid : children_of(::getpid())) before_.insert(pid);
-  }
-  ~Subreaper() {
-    if (active_ && previous_ == 0) ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
-  }
-  Subreaper(const Subreaper&) = delete;
-  Subreaper& operator=(const Subreaper&) = delete;
-
-  // Sends `signal` to the run's descendants that were reparented to us (and to their groups,
-  // when they lead one), except the run's own process and its reaper. Returns those it found.
-  std::vector<pid_t> signal_escaped(int signal, pid_t process = 0, pid_t reaper = 0) const {
-    std::vector<pid_t> escaped;
-    if (!active_) return escaped;
-    for (const pid_t pid : children_of(::getpid())) {
-      if (pid == process || pid == reaper || before_.contains(pid)) continue;
-      if (::getpgid(pid) == pid) ::kill(-pid, signal);
-      ::kill(pid, signal);
-      escaped.push_back(pid);
-    }
-    return escaped;
-  }
-
-  // Kills and reaps every descendant of the run reparented to us, round after round: reaping one
-  // reparents its own children to us, which the next round finds. Called once the run's process
-  // and the reaper are reaped, so that only escaped descendants are left among our children.
-  void kill_escaped() const {
-    for (int round = 0; round < 10000; ++round) {
-      const auto escaped = signal_escaped(SIGKILL);
-      if (escaped.empty()) return;
-      for (const pid_t pid : escaped) {
-        int status = 0;
-        wait_for(pid, &status);
-      }
-    }
-  }
-
- private:
-  bool active_ = false;
-  int previous_ = 0;
-  std::set<pid_t> before_;
-};
-
-// The launched process, its group and its reaper; the destructor kills and reaps both, also
-// when a line callback throws.
-class RunningChild {
- public:
-  RunningChild(pid_t pid, pid_t reaper, UniqueFd reaper_pipe, const Subreaper& subreaper)
-      : pid_(pid), reaper_(reaper), reaper_pipe_(std::move(reaper_pipe)), subreaper_(subreaper) {}
-  RunningChild(const RunningChild&) = delete;
-  RunningChild& operator=(const RunningChild&) = delete;
-  ~RunningChild() {
-    if (pid_ > 0) finish();
-  }
-  pid_t pid() const { return pid_; }
-
-  // Kills what is left of the group (the zombie leader keeps its id reserved until reaped), lets
-  // the reaper go and reaps it, then reaps the process, then kills and reaps the descendants that
-  // left the group (reparented to us): the process's wait status.
-  int finish() {
-    ::kill(-pid_, SIGKILL);
-    reaper_pipe_.reset();
-    int status = 0;
-    if (reaper_ > 0) wait_for(reaper_, &status);
-    status = 0;
-    wait_for(pid_, &status);
-    pid_ = -1;
-    subreaper_.kill_escaped();
-    return status;
-  }
-
- private:
-  pid_t pid_;
-  pid_t reaper_;
-  UniqueFd reaper_pipe_;
-  const Subreaper& subreaper_;
-};
 
 struct PipeReader {
   asio::posix::stream_descriptor pipe;
@@ -354,6 +227,223 @@ std::optional<std::chrono::milliseconds> usable_timeout(
 constexpr auto kExitPollInterval = std::chrono::milliseconds(2);  // only without pidfd_open
 constexpr auto kDrainQuiet = std::chrono::milliseconds(100);  // after exit: pipes empty this long
 constexpr auto kDrainLimit = std::chrono::seconds(1);  // after exit: writers outside the group
+
+// One run's event loop, from the exec to the end of its output: reads stdout and stderr as bytes
+// arrive and stamps each line, notices the exit through a pidfd, enforces the timeout and answers
+// a stop (SIGTERM to the group, SIGKILL after the grace), and after the exit drains the pipes.
+// Every handler runs inside run(), on this thread; the members are the state they share. The
+// process stays unreaped (its group id reserved) until RunningChild::finish().
+class RunWatcher {
+ public:
+  RunWatcher(pid_t pid, pid_t reaper_pid, const Subreaper& subreaper, UniqueFd stdout_read,
+             UniqueFd stderr_read, int wake_fd, std::chrono::milliseconds kill_grace,
+             const LineCallback& on_line, ProcessOutcome& outcome)
+      : pid_(pid),
+        reaper_pid_(reaper_pid),
+        subreaper_(subreaper),
+        kill_grace_(kill_grace),
+        on_line_(on_line),
+        outcome_(outcome),
+        out_{asio::posix::stream_descriptor(io_, stdout_read.release()),
+             Stream::Stdout,
+             {},
+             {},
+             true},
+        err_{asio::posix::stream_descriptor(io_, stderr_read.release()),
+             Stream::Stderr,
+             {},
+             {},
+             true},
+        wake_(own_wake_descriptor(io_, wake_fd)) {}
+  RunWatcher(const RunWatcher&) = delete;
+  RunWatcher& operator=(const RunWatcher&) = delete;
+
+  // Until the exit was noticed and both pipes are closed; sets outcome.timed_out or interrupted
+  // where it stopped the group.
+  void run(std::optional<std::chrono::milliseconds> timeout) {
+    watch_exit();
+    if (const auto usable = usable_timeout(timeout)) {
+      deadline_.expires_after(*usable);
+      deadline_.async_wait([this](const boost::system::error_code& error) {
+        if (!error) stop_group(true);
+      });
+    }
+    if (wake_.is_open()) watch_stop();
+    if (g_interrupt.load()) stop_group(false);  // asked between the check before fork and now
+    read_more(out_);
+    read_more(err_);
+    io_.run();
+  }
+
+  // When the exit was noticed: the run's end, and the stamp of what was read after it.
+  std::int64_t exit_monotonic_ns() const { return exit_mono_; }
+  std::int64_t exit_wall_ns() const { return exit_wall_; }
+
+ private:
+  // The loop's own copy of the wake pipe's read end, which it may close; none without the pipe.
+  static asio::posix::stream_descriptor own_wake_descriptor(asio::io_context& io, int wake_fd) {
+    asio::posix::stream_descriptor wake(io);
+    if (const int own = wake_fd >= 0 ? ::fcntl(wake_fd, F_DUPFD_CLOEXEC, 3) : -1; own >= 0)
+      wake.assign(own);
+    return wake;
+  }
+
+  void read_more(PipeReader& reader) {
+    reader.pipe.async_read_some(asio::buffer(reader.buffer),
+                                [this, &reader](const boost::system::error_code& error,
+                                                std::size_t n) { on_read(reader, error, n); });
+  }
+
+  void on_read(PipeReader& reader, const boost::system::error_code& error, std::size_t n) {
+    // Every line completed by this chunk arrived now: stamp before doing anything else. A chunk
+    // read after the exit was noticed was written before it: stamped at the exit.
+    const auto mono = exited_ ? exit_mono_ : monotonic_now_ns();
+    const auto wall = exited_ ? exit_wall_ : wall_now_ns();
+    lines_.clear();
+    started_.clear();
+    reader.splitter.feed(std::string_view(reader.buffer.data(), n), lines_, &started_, mono);
+    for (std::size_t i = 0; i < lines_.size(); ++i)
+      on_line_(StampedLine{mono, wall, reader.stream, std::move(lines_[i]), false, started_[i]});
+    if (error) {
+      reader.open = false;
+      const auto since = reader.splitter.pending_since();
+      if (auto rest = reader.splitter.finish())
+        on_line_(StampedLine{mono, wall, reader.stream, std::move(*rest), true, since});
+      boost::system::error_code ignored;
+      reader.pipe.close(ignored);
+      after_pipe_closed();
+      return;
+    }
+    last_data_mono_ = monotonic_now_ns();
+    read_more(reader);
+  }
+
+  void close_pipes() {
+    boost::system::error_code ignored;
+    out_.pipe.close(ignored);
+    err_.pipe.close(ignored);
+  }
+  void after_pipe_closed() {
+    if (!out_.open && !err_.open) {
+      drain_quiet_.cancel();
+      drain_limit_.cancel();
+    }
+  }
+
+  // The timeout or a stop: SIGTERM to the group now, SIGKILL after the grace, once per run.
+  void stop_group(bool timed_out) {
+    if (exited_ || term_sent_) return;
+    outcome_.timed_out = timed_out;
+    outcome_.interrupted = !timed_out;
+    ::kill(-pid_, SIGTERM);
+    subreaper_.signal_escaped(SIGTERM, pid_,
+                              reaper_pid_);  // those that left the group: the same grace
+    term_sent_ = true;
+    grace_.expires_after(kill_grace_);
+    grace_.async_wait([this](const boost::system::error_code& error) {
+      if (!error && !exited_) ::kill(-pid_, SIGKILL);
+    });
+  }
+
+  // After the exit: the quiet timer closes the pipes once nothing came for kDrainQuiet (what was
+  // in them is read by then), the limit closes them whatever writers outside the group do.
+  void wait_quiet() {
+    drain_quiet_.expires_after(kDrainQuiet);
+    drain_quiet_.async_wait([this](const boost::system::error_code& error) {
+      if (error || (!out_.open && !err_.open)) return;
+      if (monotonic_now_ns() - last_data_mono_ < std::chrono::nanoseconds(kDrainQuiet).count()) {
+        wait_quiet();
+        return;
+      }
+      close_pipes();
+    });
+  }
+
+  void on_exit() {
+    if (exited_) return;
+    exited_ = true;
+    exit_mono_ = monotonic_now_ns();
+    exit_wall_ = wall_now_ns();
+    // Children that outlive it (a background `sleep`, ranks left behind) go now; killed, they
+    // close their ends of the pipes, which ends the reads once drained. So do those that left
+    // the group and were reparented to us by now (the rest go in RunningChild::finish()).
+    ::kill(-pid_, SIGKILL);
+    subreaper_.signal_escaped(SIGKILL, pid_, reaper_pid_);
+    deadline_.cancel();
+    grace_.cancel();
+    exit_poll_.cancel();
+    boost::system::error_code ignored;
+    wake_.cancel(ignored);
+    if (!out_.open && !err_.open) return;
+    last_data_mono_ = exit_mono_;
+    wait_quiet();
+    drain_limit_.expires_after(kDrainLimit);
+    drain_limit_.async_wait([this](const boost::system::error_code& error) {
+      if (!error) close_pipes();
+    });
+  }
+
+  // The exit, noticed when it happens: a pidfd becomes readable when the process ends.
+  void watch_exit() {
+#ifdef SYS_pidfd_open
+    const int raw_pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+    if (raw_pidfd >= 0) {
+      ::fcntl(raw_pidfd, F_SETFD, FD_CLOEXEC);
+      pidfd_.assign(raw_pidfd);
+    }
+#endif
+    if (pidfd_.is_open()) {
+      pidfd_.async_wait(asio::posix::stream_descriptor::wait_read,
+                        [this](const boost::system::error_code&) { on_exit(); });
+    } else {
+      poll_exit();
+    }
+  }
+
+  // No pidfd_open (Linux before 5.3): poll without reaping, so the group id stays reserved.
+  void poll_exit() {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid_) {
+      on_exit();
+      return;
+    }
+    exit_poll_.expires_after(kExitPollInterval);
+    exit_poll_.async_wait([this](const boost::system::error_code& error) {
+      if (!error) poll_exit();
+    });
+  }
+
+  // A stop asked during the run (a byte on the wake pipe) stops the group at once.
+  void watch_stop() {
+    wake_.async_wait(asio::posix::stream_descriptor::wait_read,
+                     [this](const boost::system::error_code& error) {
+                       if (error || exited_) return;
+                       drain(wake_.native_handle());
+                       if (g_interrupt.load()) stop_group(false);
+                       if (!term_sent_) watch_stop();
+                     });
+  }
+
+  const pid_t pid_, reaper_pid_;
+  const Subreaper& subreaper_;
+  const std::chrono::milliseconds kill_grace_;
+  const LineCallback& on_line_;
+  ProcessOutcome& outcome_;
+  // Declared in the order the descriptors are opened, so that they close in reverse.
+  asio::io_context io_;
+  PipeReader out_, err_;
+  asio::posix::stream_descriptor wake_;
+  bool exited_ = false;
+  std::int64_t exit_mono_ = 0, exit_wall_ = 0;
+  std::int64_t last_data_mono_ = 0;
+  bool term_sent_ = false;
+  asio::steady_timer deadline_{io_}, grace_{io_}, exit_poll_{io_}, drain_quiet_{io_},
+      drain_limit_{io_};
+  std::vector<std::string> lines_;
+  std::vector<std::int64_t> started_;  // when each line's first byte arrived
+  asio::posix::stream_descriptor pidfd_{io_};
+};
 
 }  // namespace
 
@@ -402,33 +492,9 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
     return outcome;
   };
 
-  if (spec.argv.empty()) {
-    outcome.launch_error = "empty command line";
-    return finish_now();
-  }
-  std::filesystem::path program = spec.argv[0];
-  if (program.filename() == program) program = search_path(spec.argv[0]);
-  if (program.empty() || !std::filesystem::exists(program)) {
-    outcome.launch_error = "program not found: " + spec.argv[0];
-    return finish_now();
-  }
-
-  // This run's environment: a copy of the orchestrator's with the spec's entries, never setenv.
-  std::vector<std::string> environment;
-  for (char** entry = environ; entry && *entry; ++entry) {
-    const std::string_view text(*entry);
-    const auto key = text.substr(0, text.find('='));
-    if (!spec.env.count(std::string(key))) environment.emplace_back(text);
-  }
-  for (const auto& [key, value] : spec.env) environment.push_back(key + "=" + value);
-  std::vector<char*> envp;
-  for (auto& entry : environment) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args(spec.argv);
-  std::vector<char*> argv;
-  for (auto& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  const std::string program_text = program.string();
+  const std::filesystem::path program = find_program(spec.argv, outcome.launch_error);
+  if (program.empty()) return finish_now();
+  const ExecImage image(program, spec);
 
   const int wake_fd = wake_read_fd();
   if (wake_fd >= 0) drain(wake_fd);  // bytes of stops asked before: the flag below tells
@@ -437,231 +503,37 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
     return finish_now();
   }
 
-  Pipe out_pipe = spec.stdout_pty ? make_pty() : make_pipe(), err_pipe = make_pipe(),
-       status_pipe = make_pipe(), reaper_pipe = make_pipe(), go_pipe = make_pipe();
-  UniqueFd null_fd(above_standard(::open("/dev/null", O_RDONLY | O_CLOEXEC)));
-  if (out_pipe.read.get() < 0 || err_pipe.read.get() < 0 || status_pipe.read.get() < 0 ||
-      reaper_pipe.read.get() < 0 || go_pipe.read.get() < 0 || null_fd.get() < 0) {
-    outcome.launch_error = "cannot start " + program_text + ": " + errno_text(errno);
+  // The locals below are destroyed in reverse: the loop, the child (killed and reaped, where a
+  // line callback threw), the subreaper, the descriptors.
+  RunPipes pipes = open_run_pipes(spec.stdout_pty);
+  if (!pipes.all_open()) {
+    outcome.launch_error = "cannot start " + image.program + ": " + errno_text(errno);
     return finish_now();
   }
-  const ChildSetup setup{
-      program_text.c_str(), argv.data(),          envp.data(),          ::getpid(),
-      null_fd.get(),        out_pipe.write.get(), err_pipe.write.get(), status_pipe.write.get(),
-      go_pipe.read.get(),   go_pipe.write.get()};
-
+  const ChildSetup setup = child_setup(image, pipes);
   const Subreaper subreaper;  // before the fork: every descendant of the run is ours to find
   const pid_t pid = ::fork();
   if (pid < 0) {
-    outcome.launch_error = "cannot start " + program_text + ": " + errno_text(errno);
+    outcome.launch_error = "cannot start " + image.program + ": " + errno_text(errno);
     return finish_now();
   }
-  if (pid == 0) exec_child(setup);
+  if (pid == 0) process::exec_child(setup);
   outcome.start_monotonic_ns = monotonic_now_ns();
   outcome.start_wall_ns = wall_now_ns();
-  ::setpgid(pid, pid);  // also here, so that the group exists before any kill(-pid)
-  out_pipe.write.reset();
-  err_pipe.write.reset();
-  status_pipe.write.reset();
-  null_fd.reset();
-  go_pipe.read.reset();
-
-  const pid_t reaper_pid = ::fork();
-  if (reaper_pid == 0) reaper(reaper_pipe.read.get(), pid);
-  const int reaper_errno = errno;
-  reaper_pipe.read.reset();
-  RunningChild child(pid, reaper_pid, std::move(reaper_pipe.write), subreaper);
-  if (reaper_pid < 0) {
-    outcome.launch_error =
-        "cannot start the reaper for " + program_text + ": " + errno_text(reaper_errno);
-    go_pipe.write.reset();  // EOF: the child exits without exec
-    child.finish();
-    return finish_now();
-  }
-  // The reaper holds the group now: let the child exec.
-  const char go = 1;
-  ssize_t sent = 0;
-  do sent = ::write(go_pipe.write.get(), &go, 1);
-  while (sent < 0 && errno == EINTR);
-  go_pipe.write.reset();
-
-  int exec_error = 0;
-  ssize_t got = 0;
-  do got = ::read(status_pipe.read.get(), &exec_error, sizeof exec_error);
-  while (got < 0 && errno == EINTR);
-  if (got > 0) {
-    outcome.launch_error = "cannot start " + program_text + ": " + errno_text(exec_error);
-    child.finish();
-    return finish_now();
-  }
-  status_pipe.read.reset();
+  std::optional<RunningChild> child;
+  outcome.launch_error = release_child(pid, image.program, pipes, subreaper, child);
+  if (!outcome.launch_error.empty()) return finish_now();
   outcome.launched = true;
 
-  asio::io_context io;
-  PipeReader out{
-      asio::posix::stream_descriptor(io, out_pipe.read.release()), Stream::Stdout, {}, {}, true};
-  PipeReader err{
-      asio::posix::stream_descriptor(io, err_pipe.read.release()), Stream::Stderr, {}, {}, true};
-  asio::posix::stream_descriptor wake(io);
-  if (const int own = wake_fd >= 0 ? ::fcntl(wake_fd, F_DUPFD_CLOEXEC, 3) : -1; own >= 0)
-    wake.assign(own);
+  RunWatcher watcher(pid, child->reaper_pid(), subreaper, std::move(pipes.out.read),
+                     std::move(pipes.err.read), wake_fd, kill_grace_, on_line, outcome);
+  watcher.run(spec.timeout);
 
-  bool exited = false;
-  std::int64_t exit_mono = 0, exit_wall = 0;
-  std::int64_t last_data_mono = 0;
-  bool term_sent = false;
-  asio::steady_timer deadline(io), grace(io), exit_poll(io), drain_quiet(io), drain_limit(io);
-
-  const auto close_pipes = [&] {
-    boost::system::error_code ignored;
-    out.pipe.close(ignored);
-    err.pipe.close(ignored);
-  };
-  const auto after_pipe_closed = [&] {
-    if (!out.open && !err.open) {
-      drain_quiet.cancel();
-      drain_limit.cancel();
-    }
-  };
-
-  std::vector<std::string> lines;
-  std::vector<std::int64_t> started;  // when each line's first byte arrived
-  std::function<void(PipeReader&)> read_more = [&](PipeReader& reader) {
-    reader.pipe.async_read_some(
-        asio::buffer(reader.buffer), [&](const boost::system::error_code& error, std::size_t n) {
-          // Every line completed by this chunk arrived now: stamp before doing anything else. A
-          // chunk read after the exit was noticed was written before it: stamped at the exit.
-          const auto mono = exited ? exit_mono : monotonic_now_ns();
-          const auto wall = exited ? exit_wall : wall_now_ns();
-          lines.clear();
-          started.clear();
-          reader.splitter.feed(std::string_view(reader.buffer.data(), n), lines, &started, mono);
-          for (std::size_t i = 0; i < lines.size(); ++i)
-            on_line(StampedLine{mono, wall, reader.stream, std::move(lines[i]), false, started[i]});
-          if (error) {
-            reader.open = false;
-            const auto since = reader.splitter.pending_since();
-            if (auto rest = reader.splitter.finish())
-              on_line(StampedLine{mono, wall, reader.stream, std::move(*rest), true, since});
-            boost::system::error_code ignored;
-            reader.pipe.close(ignored);
-            after_pipe_closed();
-            return;
-          }
-          last_data_mono = monotonic_now_ns();
-          read_more(reader);
-        });
-  };
-
-  const auto stop_group = [&](bool timed_out) {
-    if (exited || term_sent) return;
-    outcome.timed_out = timed_out;
-    outcome.interrupted = !timed_out;
-    ::kill(-pid, SIGTERM);
-    subreaper.signal_escaped(SIGTERM, pid,
-                             reaper_pid);  // those that left the group: the same grace
-    term_sent = true;
-    grace.expires_after(kill_grace_);
-    grace.async_wait([&](const boost::system::error_code& error) {
-      if (!error && !exited) ::kill(-pid, SIGKILL);
-    });
-  };
-
-  // After the exit: the quiet timer closes the pipes once nothing came for kDrainQuiet (what was
-  // in them is read by then), the limit closes them whatever writers outside the group do.
-  std::function<void()> wait_quiet = [&] {
-    drain_quiet.expires_after(kDrainQuiet);
-    drain_quiet.async_wait([&](const boost::system::error_code& error) {
-      if (error || (!out.open && !err.open)) return;
-      if (monotonic_now_ns() - last_data_mono < std::chrono::nanoseconds(kDrainQuiet).count()) {
-        wait_quiet();
-        return;
-      }
-      close_pipes();
-    });
-  };
-
-  const auto on_exit = [&] {
-    if (exited) return;
-    exited = true;
-    exit_mono = monotonic_now_ns();
-    exit_wall = wall_now_ns();
-    // Children that outlive it (a background `sleep`, ranks left behind) go now; killed, they
-    // close their ends of the pipes, which ends the reads below once drained. So do those that
-    // left the group and were reparented to us by now (the rest go in child.finish()).
-    ::kill(-pid, SIGKILL);
-    subreaper.signal_escaped(SIGKILL, pid, reaper_pid);
-    deadline.cancel();
-    grace.cancel();
-    exit_poll.cancel();
-    boost::system::error_code ignored;
-    wake.cancel(ignored);
-    if (!out.open && !err.open) return;
-    last_data_mono = exit_mono;
-    wait_quiet();
-    drain_limit.expires_after(kDrainLimit);
-    drain_limit.async_wait([&](const boost::system::error_code& error) {
-      if (!error) close_pipes();
-    });
-  };
-
-  // The exit, noticed when it happens: a pidfd becomes readable when the process ends.
-  asio::posix::stream_descriptor pidfd(io);
-  std::function<void()> poll_exit;
-#ifdef SYS_pidfd_open
-  const int raw_pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (raw_pidfd >= 0) {
-    ::fcntl(raw_pidfd, F_SETFD, FD_CLOEXEC);
-    pidfd.assign(raw_pidfd);
-  }
-#endif
-  if (pidfd.is_open()) {
-    pidfd.async_wait(asio::posix::stream_descriptor::wait_read,
-                     [&](const boost::system::error_code&) { on_exit(); });
-  } else {
-    // No pidfd_open (Linux before 5.3): poll without reaping, so the group id stays reserved.
-    poll_exit = [&] {
-      siginfo_t info{};
-      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-          info.si_pid == pid) {
-        on_exit();
-        return;
-      }
-      exit_poll.expires_after(kExitPollInterval);
-      exit_poll.async_wait([&](const boost::system::error_code& error) {
-        if (!error) poll_exit();
-      });
-    };
-    poll_exit();
-  }
-
-  if (const auto timeout = usable_timeout(spec.timeout)) {
-    deadline.expires_after(*timeout);
-    deadline.async_wait([&](const boost::system::error_code& error) {
-      if (!error) stop_group(true);
-    });
-  }
-  std::function<void()> watch_stop = [&] {
-    wake.async_wait(asio::posix::stream_descriptor::wait_read,
-                    [&](const boost::system::error_code& error) {
-                      if (error || exited) return;
-                      drain(wake.native_handle());
-                      if (g_interrupt.load()) stop_group(false);
-                      if (!term_sent) watch_stop();
-                    });
-  };
-  if (wake.is_open()) watch_stop();
-  if (g_interrupt.load()) stop_group(false);  // asked between the check above and now
-
-  read_more(out);
-  read_more(err);
-  io.run();
-
-  const int status = child.finish();
+  const int status = child->finish();
   if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
-  outcome.end_monotonic_ns = exit_mono;
-  outcome.end_wall_ns = exit_wall;
+  outcome.end_monotonic_ns = watcher.exit_monotonic_ns();
+  outcome.end_wall_ns = watcher.exit_wall_ns();
   return outcome;
 }
 
