@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """PyTorch's side of bench/trainer_vs_pytorch.sh and bench/gpu_vs_pytorch.sh: the same model,
 batch, optimizer and synthetic input as scalebench-train. mnist_cnn is the Keras/Databricks MNIST
-CNN (reference/FACTS.md), trained on 1x28x28 with Adadelta; the ImageNet models are torchvision's
+CNN (reference/FACTS.md), trained on 1x28x28 with Adadelta, as are mlp (784-128-10) and lenet5
+(LeCun et al. 1998, padded 28x28 input); the ImageNet models are torchvision's
 (random weights), as in Horovod's pytorch_synthetic_benchmark.py. Prints one line: `images/s X`
 (steady state: warm-up steps excluded). bench/torch_ddp.py imports mnist_cnn() from here.
+--model: mnist_cnn, mlp, lenet5, or a torchvision model (vgg16, resnet50, inception_v3, ...).
 
 --device cuda trains on GPU 0 in fp32 with PyTorch's defaults pinned explicitly: cuDNN may use
 TF32 for convolutions (torch.backends.cudnn.allow_tf32 = True), matrix products do not
@@ -42,6 +44,21 @@ def mnist_cnn(classes=10):
         nn.Linear(128, classes))
     assert classes != 10 or sum(p.numel() for p in model.parameters()) == 1199882
     return model
+
+
+def mlp(inputs=784, classes=10):
+    """scalebench-train's default --hidden 128: Dense(He)+ReLU, Dense to the classes."""
+    return nn.Sequential(nn.Flatten(), nn.Linear(inputs, 128), nn.ReLU(), nn.Linear(128, classes))
+
+
+def lenet5(classes=10):
+    """LeCun et al. 1998 as in docs/trainer.md (and scripts/reference/model_parameters.py): a
+    28x28 input padded by 2 to the paper's 32x32."""
+    return nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.Tanh(), nn.AvgPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.Tanh(), nn.AvgPool2d(2),
+        nn.Conv2d(16, 120, 5), nn.Tanh(), nn.Flatten(),
+        nn.Linear(120, 84), nn.Tanh(), nn.Linear(84, classes))
 
 
 def main():
@@ -83,9 +100,17 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
 
-    if a.model == "mnist_cnn":
+    if a.model in ("mnist_cnn", "mlp", "lenet5"):
         shape, classes, optimizer = a.input or "1x28x28", a.classes or 10, a.optimizer or "adadelta"
-        model = mnist_cnn(classes)
+        if a.model == "mnist_cnn":
+            model = mnist_cnn(classes)
+        elif a.model == "mlp":
+            inputs = 1
+            for d in shape.split("x"):
+                inputs *= int(d)
+            model = mlp(inputs, classes)
+        else:
+            model = lenet5(classes)
     else:
         import torchvision.models as tvm
         shape, classes = a.input or "3x224x224", a.classes or 1000

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# scalebench-train against PyTorch on the same model, batch, thread count and synthetic input:
-# mnist_cnn, batch 128, 28x28x1, Adadelta; and resnet50, 3x224x224, batch 32, SGD momentum. The
-# two alternate within each round (the machine is noisy); medians over the rounds are printed,
-# one line per model and thread count:
+# scalebench-train against PyTorch on the same model, batch, thread count and synthetic input, for
+# every model of the zoo (trainer/model/zoo.*): mlp, mnist_cnn and lenet5 on 1x28x28, batch 128,
+# Adadelta; vgg16, resnet50 and mobilenet_v2 on 3x224x224 and inception_v3 on 3x299x299, 1000
+# classes, SGD momentum (batch 32; vgg16 and inception_v3 16, BIG_BATCH). The two alternate within
+# each round (the machine is noisy); medians over the rounds are printed, one line per model and
+# thread count:
 #   MODEL threads=T scalebench=X img/s pytorch=Y img/s ratio=R
-# scalebench's number is the median end-of-epoch images/s of epochs 2..E on a synthetic set with
+# scalebench's number is the median end-of-epoch images/s of epochs 2..4 on a synthetic set with
 # no test set (epoch 1, with the primitive creation, is the warm-up); PyTorch's is its timed
 # steps after warm-up steps (bench/torch_train.py).
 #
 # usage: bench/trainer_vs_pytorch.sh [BUILD_DIR]
-#   env: ROUNDS=5 THREADS="1 2" STEPS=30 MODELS="mnist_cnn resnet50" RESNET_STEPS=2 RESNET_ROUNDS=3
-#        RESNET_THREADS=2 (a ResNet-50 step at batch 32 takes seconds here, PyTorch's tens of seconds)
+#   env: MODELS="mlp mnist_cnn lenet5 vgg16 resnet50 inception_v3 mobilenet_v2" THREADS="1 2"
+#        ROUNDS=5 STEPS=30 (the 28x28 models)
+#        BIG_ROUNDS=3 BIG_STEPS=2 BIG_THREADS="1 2" BIG_BATCH=16 (the ImageNet-sized models: a
+#        ResNet-50 step at batch 32 takes seconds here, PyTorch's longer; RESNET_ROUNDS,
+#        RESNET_STEPS and RESNET_THREADS are the old names of the first three)
 #        PYTHON=/usr/bin/python3
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,14 +65,27 @@ compare() {
   done
 }
 
-echo "# $(date -Is) $(uname -n) $(nproc) cpus; load: $(cut -d' ' -f1-3 /proc/loadavg); rounds=$rounds"
+models=${MODELS:-mlp mnist_cnn lenet5 vgg16 resnet50 inception_v3 mobilenet_v2}
+big_steps=${BIG_STEPS:-${RESNET_STEPS:-2}}
+big_rounds=${BIG_ROUNDS:-${RESNET_ROUNDS:-3}}
+big_threads=${BIG_THREADS:-${RESNET_THREADS:-1 2}}
+big_batch=${BIG_BATCH:-16}
+echo "# $(date -Is) $(uname -n) $(nproc) cpus; load: $(cut -d' ' -f1-3 /proc/loadavg); rounds=$rounds (ImageNet-sized: $big_rounds)"
 echo "# cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-); isa: $(grep -q avx512f /proc/cpuinfo && echo avx512f || echo avx2)"
-# mnist_cnn, batch 128, 1x28x28, Adadelta (lr 1, as the Databricks notebook).
-compare mnist_cnn 1x28x28 10 128 adadelta 1.0 "$steps" "$rounds" "${THREADS:-1 2}"
-# ResNet-50 at 224x224, batch 32, SGD with momentum 0.9: torchvision's resnet50 against ours
-# (the same v1.5 structure and 25,557,032 parameters). MODELS=mnist_cnn skips it.
-if [[ ${MODELS:-mnist_cnn resnet50} == *resnet50* ]]; then
-  compare resnet50 3x224x224 1000 32 momentum 0.01 "${RESNET_STEPS:-2}" "${RESNET_ROUNDS:-3}" \
-    "${RESNET_THREADS:-2}"
-fi
+for model in $models; do
+  case $model in
+    # The 28x28 models: batch 128, Adadelta (lr 1, as the Databricks notebook).
+    mlp | mnist_cnn | lenet5)
+      compare "$model" 1x28x28 10 128 adadelta 1.0 "$steps" "$rounds" "${THREADS:-1 2}" ;;
+    # torchvision's models against ours (the same structures and parameter counts,
+    # tests/trainer/test_models.cpp), SGD with momentum 0.9.
+    resnet50 | mobilenet_v2)
+      compare "$model" 3x224x224 1000 32 momentum 0.01 "$big_steps" "$big_rounds" "$big_threads" ;;
+    vgg16)
+      compare "$model" 3x224x224 1000 "$big_batch" momentum 0.01 "$big_steps" "$big_rounds" "$big_threads" ;;
+    inception_v3)
+      compare "$model" 3x299x299 1000 "$big_batch" momentum 0.01 "$big_steps" "$big_rounds" "$big_threads" ;;
+    *) echo "error: unknown model $model" >&2; exit 1 ;;
+  esac
+done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
