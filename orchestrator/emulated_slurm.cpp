@@ -393,10 +393,36 @@ int ProcessSpawner::spawn(const LaunchSpec& spec, const fs::path& log) {
   return pid;
 }
 
-bool ProcessSpawner::running(int pid, const std::string& marker) {
+namespace {
+
+std::string cmdline_of(int pid) {
   std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
-  const std::string cmdline{std::istreambuf_iterator<char>(in), {}};
-  return !cmdline.empty() && cmdline.find(marker) != std::string::npos;  // a zombie's is empty
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// The state letter of /proc/PID/stat (R, S, D, Z, ...), or '\0' when there is no such process.
+char state_of(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  const std::string stat{std::istreambuf_iterator<char>(in), {}};
+  const auto paren = stat.rfind(')');  // the command name may hold spaces and parentheses
+  return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '\0';
+}
+
+}  // namespace
+
+bool ProcessSpawner::running(int pid, const std::string& marker) {
+  // A zombie's command line is empty, but so, for a moment, is that of a process in execve (the
+  // daemons start through nsenter, unshare and sh): a live process with an empty one is asked
+  // again, up to half a second. (Likely the cause of one "slurmd on node4 stopped at its start"
+  // with no log, in a clean-clone run of the suite on a loaded machine.)
+  for (int attempt = 0; attempt < 25; ++attempt) {
+    const std::string cmdline = cmdline_of(pid);
+    if (!cmdline.empty()) return cmdline.find(marker) != std::string::npos;
+    const char state = state_of(pid);
+    if (state == '\0' || state == 'Z' || state == 'X') return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
 }
 
 void ProcessSpawner::signal(int pid, int signal) {
