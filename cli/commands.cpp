@@ -43,21 +43,47 @@ void add_report_source_options(CLI::App& app, ReportSourceOptions& options) {
   app.add_option("--base", options.base, "Base condition label for Tukey and speed-up");
   add_unit_option(app, options.unit);
   add_skip_epochs_option(app, options.skip_epochs);
+  app.add_option("--label", options.labels,
+                 "KEY=TEXT: what readers see for a condition, factor, factor=level, np or column "
+                 "(repeatable; over the experiment file's \"labels\"; docs/report.md)");
 }
 
+namespace {
+
+report::Labels parse_labels(const std::vector<std::string>& arguments) {
+  report::Labels labels;
+  for (const auto& argument : arguments) report::add_label_argument(labels, argument);
+  return labels;
+}
+
+void apply_labels(report::Labels& labels, const report::Labels& overrides) {
+  for (const auto& [key, text] : overrides.text) labels.text[key] = text;
+}
+
+}  // namespace
+
 report::ReportTable load_report(const db::Database& database, const report::InstanceQuery& query,
-                                const std::optional<std::string>& base, const std::string& unit) {
+                                const std::optional<std::string>& base, const std::string& unit,
+                                const std::vector<std::string>& labels) {
   report::check_unit(unit);
-  return report::report_of(report::load_report_input(database, query, base), unit);
+  const auto overrides = parse_labels(labels);
+  auto table = report::report_of(report::load_report_input(database, query, base), unit);
+  apply_labels(table.labels, overrides);
+  return table;
 }
 
 report::FactorReport load_factor_report(const db::Database& database,
                                         const report::InstanceQuery& query,
                                         const std::optional<std::string>& base,
-                                        const std::string& factor, const std::string& unit) {
+                                        const std::string& factor, const std::string& unit,
+                                        const std::vector<std::string>& labels) {
   report::check_unit(unit);
-  return report::factor_report_of(report::load_report_input(database, query, base, true), factor,
-                                  unit);
+  const auto overrides = parse_labels(labels);
+  auto report = report::factor_report_of(report::load_report_input(database, query, base, true),
+                                         factor, unit);
+  apply_labels(report.labels, overrides);
+  for (auto& block : report.blocks) apply_labels(block.labels, overrides);
+  return report;
 }
 
 }  // namespace scalebench::cli

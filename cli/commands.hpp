@@ -29,6 +29,7 @@ struct ReportSourceOptions {
   std::optional<int> skip_epochs;         // warm-up epochs left out of each run
   std::optional<std::string> base;
   std::string unit = std::string(report::kDefaultUnit);
+  std::vector<std::string> labels;  // --label KEY=TEXT, over the file's "labels"
 };
 
 // The options several subcommands declare, with one help text each.
@@ -47,10 +48,12 @@ void add_report_source_options(CLI::App& app, ReportSourceOptions& options);
 // unit is checked before the database is read. `base` is a row label; with a factor (report
 // --by), a label without the factor ("hvd np=1").
 report::ReportTable load_report(const db::Database& database, const report::InstanceQuery& query,
-                                const std::optional<std::string>& base, const std::string& unit);
+                                const std::optional<std::string>& base, const std::string& unit,
+                                const std::vector<std::string>& labels = {});
 report::FactorReport load_factor_report(const db::Database& database,
                                         const report::InstanceQuery& query,
                                         const std::optional<std::string>& base,
-                                        const std::string& factor, const std::string& unit);
+                                        const std::string& factor, const std::string& unit,
+                                        const std::vector<std::string>& labels = {});
 
 }  // namespace scalebench::cli

@@ -59,9 +59,10 @@ int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   std::optional<report::ReportTable> table;
   std::optional<report::FactorReport> by_factor;
   if (options.by)
-    by_factor = load_factor_report(database, query, options.base, *options.by, options.unit);
+    by_factor = load_factor_report(database, query, options.base, *options.by, options.unit,
+                                   options.labels);
   else
-    table = load_report(database, query, options.base, options.unit);
+    table = load_report(database, query, options.base, options.unit, options.labels);
   const auto& experiment = by_factor ? by_factor->experiment : table->experiment;
   const auto prefix = plotting::figure_prefix(
       options.database, by_factor ? experiment + "-by-" + *options.by : experiment,

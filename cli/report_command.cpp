@@ -55,10 +55,11 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
   const auto text =
       options.by
           ? exporter->render(with_figure(
-                load_factor_report(database, query, options.base, *options.by, options.unit),
+                load_factor_report(database, query, options.base, *options.by, options.unit,
+                                   options.labels),
                 [](const auto& r, const auto& p) { return plotting::plot_factor_scaling(r, p); }))
           : exporter->render(with_figure(
-                load_report(database, query, options.base, options.unit),
+                load_report(database, query, options.base, options.unit, options.labels),
                 [](const auto& r, const auto& p) { return plotting::plot_scaling(r, p); }));
   if (!options.output) {
     out << text;

@@ -14,6 +14,7 @@
 #include "orchestrator/command_template.hpp"
 #include "orchestrator/experiment_reader.hpp"
 #include "orchestrator/json_document.hpp"
+#include "util/label_keys.hpp"
 #include "util/text.hpp"
 
 namespace scalebench::orchestrator {
@@ -381,6 +382,56 @@ Experiment load_experiment(const std::filesystem::path& path) {
   return parse_experiment(text, path);
 }
 
+namespace {
+
+// The names a "labels" key may give: every condition, launcher, factor and level (alone or as
+// factor=level), "np", and the report's columns.
+std::vector<std::string> label_keys(const Experiment& experiment) {
+  std::vector<std::string> keys = {"np"};
+  for (const auto column : util::kLabelColumns) keys.emplace_back(column);
+  for (const auto launcher :
+       {Launcher::Single, Launcher::Mpirun, Launcher::Srun, Launcher::Torchrun, Launcher::Command})
+    keys.emplace_back(launcher_name(launcher));
+  for (const auto& condition : experiment.conditions) keys.push_back(condition.name);
+  for (const auto& factor : experiment.factors) {
+    keys.push_back(factor.name);
+    for (const auto& level : factor.levels) {
+      keys.push_back(level.name);
+      keys.push_back(factor.name + "=" + level.name);
+    }
+  }
+  return keys;
+}
+
+constexpr std::size_t kMaxLabelBytes = 200;
+
+std::map<std::string, std::string> parse_labels(const ExperimentReader& labels,
+                                                const Experiment& experiment) {
+  if (!labels.value().is_object()) labels.fail("an object of \"name\": \"text\" pairs");
+  const auto keys = label_keys(experiment);
+  std::map<std::string, std::string> out;
+  for (const auto& [key, unused] : labels.value().items()) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      const auto near = key.size() <= 100 ? util::closest_match(key, keys) : std::nullopt;
+      labels.fail_key(key, fmt::format("a condition, launcher, factor, factor=level, level, np or "
+                                       "column ({}){}",
+                                       fmt::join(util::kLabelColumns, ", "),
+                                       near ? fmt::format("; did you mean \"{}\"?", *near) : ""));
+    }
+    const auto text = labels.at(key).non_empty_string();
+    const bool control = std::any_of(text.begin(), text.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+    });
+    if (control || text.size() > kMaxLabelBytes)
+      labels.at(key).fail(
+          fmt::format("a text of at most {} bytes without control characters", kMaxLabelBytes));
+    out[key] = text;
+  }
+  return out;
+}
+
+}  // namespace
+
 Experiment parse_experiment(const std::string& text, const std::filesystem::path& path) {
   if (text.size() > kMaxExperimentFileBytes)
     throw ExperimentError(
@@ -396,7 +447,7 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
   root.require_object({"name", "description", "repetitions", "timeout_seconds", "program",
                        "trainer", "args", "np", "conditions", "factors", "exclude", "order", "seed",
                        "train_images", "train_images_per_rank", "stdout", "warmup_epochs",
-                       "line_forms"});
+                       "line_forms", "labels"});
   root.require_key("name");
   root.require_key("conditions");
 
@@ -463,6 +514,7 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
       seed.fail("no \"seed\" unless \"order\" is \"randomized\"");
     experiment.seed = value.get<std::uint64_t>();
   }
+  if (root.has("labels")) experiment.labels = parse_labels(root.at("labels"), experiment);
   return experiment;
 }
 

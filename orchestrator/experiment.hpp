@@ -131,6 +131,9 @@ struct Experiment {
   std::vector<Exclusion> exclude;
   RunOrder order = RunOrder::Interleaved;
   std::optional<std::uint64_t> seed;  // of the randomized order; drawn at run time when absent
+  // "labels": what readers see instead of stored names (report/data/labels.hpp); each key names
+  // a condition, launcher, factor, factor=level, level, "np" or a column (util/label_keys.hpp).
+  std::map<std::string, std::string> labels;
 };
 
 // The largest seed: 2^53 - 1, so that every seed is exact in JSON readers that use doubles.

@@ -13,6 +13,7 @@
 #include "stats/anova.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/factorial_anova.hpp"
+#include "stats/letters.hpp"
 #include "stats/nested_anova.hpp"
 #include "stats/ratio_interval.hpp"
 #include "stats/tukey.hpp"
@@ -206,6 +207,72 @@ std::string describe_unit(std::string_view unit) {
          "not for claims (use --unit run or nested).";
 }
 
+namespace {
+
+// All k(k-1)/2 Tukey p-values are a quadrature each: 60 groups take about a second.
+constexpr std::size_t kMaxLetterGroups = 60;
+
+// Images/s and efficiency are epoch-time ratios scaled by constants (images per epoch, np), so
+// their intervals are the speed-up's delta method on the log scale (docs/metrics.md): images/s
+// from the row's own mean, efficiency from the ratio of its reference's mean to the row's. The
+// reference row itself has none: its efficiency is 1 by definition.
+void add_rate_intervals(ReportTable& table, std::size_t i, std::size_t ref,
+                        const std::vector<std::optional<stats::MeanWithError>>& estimates,
+                        const stats::NestedAnova* nested_fit) {
+  ReportRow& row = table.rows[i];
+  try {
+    if (row.images_per_second && estimates[i] && estimates[i]->mean > 0 && estimates[i]->se > 0) {
+      const auto log_ci =
+          stats::log_scale_interval(*row.images_per_second, estimates[i]->se / estimates[i]->mean,
+                                    estimates[i]->df, table.confidence);
+      row.images_ci_lower = log_ci.ci.lower;
+      row.images_ci_upper = log_ci.ci.upper;
+    }
+    if (i != ref && row.scaling_efficiency && estimates[i] && estimates[ref]) {
+      const auto ratio =
+          nested_fit ? stats::nested_ratio_interval(*nested_fit, ref, i, table.confidence)
+                     : stats::ratio_interval(*estimates[ref], *estimates[i], table.confidence);
+      if (ratio.ratio > 0) {
+        row.efficiency_ci_lower = *row.scaling_efficiency * ratio.ci.lower / ratio.ratio;
+        row.efficiency_ci_upper = *row.scaling_efficiency * ratio.ci.upper / ratio.ratio;
+      }
+    }
+  } catch (const stats::StatsError&) {
+    // A zero mean or error leaves the row without these intervals, as the speed-up's.
+  }
+}
+
+// The compact letter display of the whole Tukey family (all pairs, which the k - 1 p-values
+// against the base do not need): rows sharing a letter do not differ at the table's confidence.
+// The letters are named in the table's order (stats/letters.hpp), as multcomp::cld names them.
+void add_letters(ReportTable& table, const std::vector<std::vector<double>>& observations,
+                 const stats::NestedAnova* nested_fit) {
+  const std::size_t k = table.rows.size();
+  if (k > kMaxLetterGroups) {
+    table.notes.push_back(
+        fmt::format("No letters: {} groups (all {} Tukey pairs are computed only up to {} groups).",
+                    k, k * (k - 1) / 2, kMaxLetterGroups));
+    return;
+  }
+  try {
+    const auto pairs = nested_fit ? stats::nested_tukey(*nested_fit, table.confidence)
+                                  : stats::tukey_hsd(observations, table.confidence);
+    std::vector<std::vector<bool>> significant(k, std::vector<bool>(k, false));
+    for (const auto& pair : pairs)
+      significant[pair.a][pair.b] = significant[pair.b][pair.a] =
+          pair.p_adjusted < 1 - table.confidence;
+    std::vector<double> means;
+    for (const auto& row : table.rows)
+      means.push_back(row.mean_epoch_seconds - table.rows.front().mean_epoch_seconds);
+    const auto letters = stats::compact_letters(means, significant);
+    for (std::size_t g = 0; g < k; ++g) table.rows[g].letters = letters[g];
+  } catch (const stats::StatsError& error) {
+    table.notes.push_back(fmt::format("No letters: {}.", error.what()));
+  }
+}
+
+}  // namespace
+
 ReportTable build_report(std::string experiment, const std::vector<EpochSample>& samples,
                          const ReportOptions& options) {
   const std::vector<Group> groups = group_samples(experiment, samples, options);
@@ -331,6 +398,7 @@ ReportTable build_report(std::string experiment, const std::vector<EpochSample>&
       const double ideal = *throughput[ref] * groups[i].np / groups[ref].np;
       row.scaling_efficiency = *throughput[i] / ideal;
     }
+    add_rate_intervals(table, i, ref, estimates, nested_fit ? &*nested_fit : nullptr);
     if ((table.unit == "epoch" ? row.epochs : row.runs) == 1) single_epoch.push_back(row.label);
     if (row.runs == 2) two_runs.push_back(row.label);
   }
@@ -414,7 +482,9 @@ ReportTable build_report(std::string experiment, const std::vector<EpochSample>&
     table.anova.reset();
     for (auto& row : table.rows) row.tukey_p_vs_base.reset();
     table.notes.push_back(fmt::format("No ANOVA or Tukey test: {}.", error.what()));
+    return table;
   }
+  add_letters(table, observations, nested_fit ? &*nested_fit : nullptr);
   return table;
 }
 
@@ -593,6 +663,18 @@ FactorReport build_factor_report(std::string experiment, const std::vector<Epoch
         }(),
         factor));
   return report;
+}
+
+std::string display_label(const ReportRow& row, const Labels& labels) {
+  if (labels.empty()) return row.label;
+  std::vector<std::string> parts = {labels.of(row.condition, row.condition)};
+  for (const auto& [factor, level] : row.levels)
+    parts.push_back(labels.level_with_factor(factor, level));
+  if (row.label.find(" [") != std::string::npos)
+    parts.push_back(labels.of(row.launcher, row.launcher));
+  if (row.launcher != kSingleLauncher)
+    parts.push_back(fmt::format("{} = {}", labels.of("np", "np"), row.np));
+  return join(parts);
 }
 
 }  // namespace scalebench::report

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "report/analysis/anova_row.hpp"
+#include "report/data/labels.hpp"
 #include "report/data/samples.hpp"
 #include "report/error.hpp"
 
@@ -49,6 +50,13 @@ struct ReportRow {
   std::optional<double> mean_ci_lower = std::nullopt, mean_ci_upper = std::nullopt;
   // The speed-up's: the delta method on log(speed-up) with Welch-Satterthwaite d.f.
   std::optional<double> speedup_ci_lower = std::nullopt, speedup_ci_upper = std::nullopt;
+  // Efficiency's and images/s's, by the same delta method (docs/metrics.md); none for the base,
+  // whose efficiency is 1 by definition.
+  std::optional<double> efficiency_ci_lower = std::nullopt, efficiency_ci_upper = std::nullopt;
+  std::optional<double> images_ci_lower = std::nullopt, images_ci_upper = std::nullopt;
+  // The compact letter display of the Tukey family under the unit: rows sharing a letter do not
+  // differ at the table's confidence (stats/letters.hpp); absent with fewer than two groups.
+  std::optional<std::string> letters = std::nullopt;
 };
 
 struct AnovaSummary {
@@ -81,6 +89,7 @@ struct ReportTable {
   Provenance provenance = {};
   // The scaling figure as SVG text, for the formats that embed it (html); empty: none.
   std::string figure_svg = {};
+  Labels labels = {};  // what readers see instead of stored names (report/data/labels.hpp)
 };
 
 struct ReportOptions {
@@ -131,7 +140,13 @@ struct FactorReport {
   std::vector<Bandwidth> bandwidth;
   std::vector<std::string> notes;
   std::string figure_svg = {};  // as ReportTable::figure_svg
+  Labels labels = {};           // as ReportTable::labels
 };
+
+// The row's label as readers see it. Without labels: row.label ("hvd model=vgg16 np=2"). With
+// labels: the condition's, each level's (labels.level_with_factor) and "np = 2", joined by ", "
+// ("Horovod, VGG-16, np = 2"); a row whose stored label names its launcher names it too.
+std::string display_label(const ReportRow& row, const Labels& labels);
 
 // Groups the samples of `experiment` (samples of other experiments are ignored) by
 // (condition, launcher, np) in order of first appearance and computes every column.

@@ -71,6 +71,7 @@ ReportTable report_of(const ReportInput& input, const std::string& unit) {
                      input.selection.notes.end());
   table.notes.insert(table.notes.end(), input.failures.begin(), input.failures.end());
   table.provenance = input.provenance;
+  table.labels = input.labels;
   return table;
 }
 
@@ -83,6 +84,8 @@ FactorReport factor_report_of(const ReportInput& input, const std::string& facto
                       input.selection.notes.end());
   report.notes.insert(report.notes.end(), input.failures.begin(), input.failures.end());
   report.provenance = input.provenance;
+  report.labels = input.labels;
+  for (auto& block : report.blocks) block.labels = input.labels;
   return report;
 }
 

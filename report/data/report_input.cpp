@@ -56,6 +56,7 @@ db::Provenance merged_provenance(const db::Database& database, const std::vector
 
 // The file's order of conditions and levels, from the (first) selected instance's record.
 void add_file_order(const db::ExperimentRecord& record, ReportInput& input) {
+  input.labels = labels_of_spec(record.spec_json);
   try {
     const auto spec = nlohmann::json::parse(record.spec_json);
     if (spec.contains("conditions") && spec["conditions"].is_array())

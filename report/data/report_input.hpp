@@ -11,6 +11,7 @@
 
 #include "db/database.hpp"
 #include "report/data/instances.hpp"
+#include "report/data/labels.hpp"
 #include "report/data/samples.hpp"
 #include "report/error.hpp"
 
@@ -30,6 +31,7 @@ struct ReportInput {
   // The experiment file's order (from the first selected instance's record); empty when unread.
   std::vector<std::string> condition_order;
   std::vector<std::pair<std::string, std::vector<std::string>>> level_order;
+  Labels labels;  // the experiment file's "labels" (first selected instance)
   Provenance provenance;
   std::vector<AllreduceRun> allreduce_runs;  // only when asked for
 };

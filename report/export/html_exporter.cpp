@@ -120,29 +120,24 @@ std::string anova_text(const AnovaSummary& a) {
   return fmt::format("F({:g}, {:g}) = {}, {}", a.df_between, a.df_within, f, format_p_value(a.p));
 }
 
-std::string header_cells(const std::vector<std::string>& headers) {
-  std::string out = "<tr><th>Condition</th>";
-  for (const auto& h : headers) out += fmt::format("<th>{}</th>", html(h));
+std::string header_cells(const TableColumns& columns) {
+  std::string out = fmt::format("<tr><th>{}</th>", html(columns.first_header));
+  for (const auto& h : columns.headers) out += fmt::format("<th>{}</th>", html(h));
   return out + "</tr>\n";
 }
 
-std::string row_html(const ReportRow& row, bool accuracy) {
-  std::string out = fmt::format("<tr><td>{}</td>", html(row.label));
-  for (const auto& cell : row_cells(row, accuracy)) out += fmt::format("<td>{}</td>", html(cell));
+std::string row_html(const ReportRow& row, const TableColumns& columns, const Labels& labels) {
+  std::string out = fmt::format("<tr><td>{}</td>", html(display_label(row, labels)));
+  for (const auto& cell : row_cells(row, columns)) out += fmt::format("<td>{}</td>", html(cell));
   return out + "</tr>\n";
-}
-
-bool any_accuracy(const std::vector<ReportRow>& rows) {
-  return std::any_of(rows.begin(), rows.end(),
-                     [](const ReportRow& r) { return r.mean_test_accuracy.has_value(); });
 }
 
 }  // namespace
 
 std::string HtmlExporter::render(const ReportTable& table) const {
-  const bool accuracy = any_accuracy(table.rows);
-  auto headers = column_headers(table.unit, table.confidence, table.base_label);
-  if (accuracy) headers.push_back("Test accuracy");
+  const auto columns =
+      table_columns({&table}, table.unit, table.confidence, base_display(table), table.labels);
+  const auto& headers = columns.headers;
   std::size_t runs = 0, epochs = 0;
   for (const auto& row : table.rows) runs += row.runs, epochs += row.epochs;
 
@@ -154,8 +149,8 @@ std::string HtmlExporter::render(const ReportTable& table) const {
   out += "<table class=\"report\">\n";
   out += fmt::format("<caption>Epoch time by group ({} confidence intervals)</caption>\n",
                      html(percent_of(table.confidence)));
-  out += "<thead>\n" + header_cells(headers) + "</thead>\n<tbody>\n";
-  for (const auto& row : table.rows) out += row_html(row, accuracy);
+  out += "<thead>\n" + header_cells(columns) + "</thead>\n<tbody>\n";
+  for (const auto& row : table.rows) out += row_html(row, columns, table.labels);
   if (table.anova)
     out += fmt::format("<tr class=\"anova\"><td>ANOVA</td><td colspan=\"{}\">{}</td></tr>\n",
                        headers.size(), html(anova_text(*table.anova)));
@@ -170,11 +165,9 @@ std::string HtmlExporter::render(const ReportTable& table) const {
 }
 
 std::string HtmlExporter::render(const FactorReport& report) const {
-  bool accuracy = false;
-  for (const auto& block : report.blocks) accuracy = accuracy || any_accuracy(block.rows);
   const double confidence = report.blocks.empty() ? 0.95 : report.blocks[0].confidence;
-  auto headers = column_headers(report.unit, confidence, "base");
-  if (accuracy) headers.push_back("Test accuracy");
+  const auto columns = factor_columns(report);
+  const auto& headers = columns.headers;
 
   std::string out = page_head("scalebench: " + report.experiment + " by " + report.factor);
   out += fmt::format("<h1>Experiment {} by {}</h1>\n<ul>\n", html(report.experiment),
@@ -185,14 +178,15 @@ std::string HtmlExporter::render(const FactorReport& report) const {
   out += "<table class=\"report\">\n";
   out += fmt::format("<caption>Epoch time by {} and group ({} confidence intervals)</caption>\n",
                      html(report.factor), html(percent_of(confidence)));
-  out += "<thead>\n" + header_cells(headers) + "</thead>\n<tbody>\n";
+  out += "<thead>\n" + header_cells(columns) + "</thead>\n<tbody>\n";
   for (std::size_t b = 0; b < report.blocks.size(); ++b) {
     const auto& block = report.blocks[b];
     out += fmt::format("<tr class=\"block\"><td colspan=\"{}\">{} = {} (base {}){}</td></tr>\n",
-                       headers.size() + 1, html(report.factor), html(report.levels[b]),
-                       html(block.base_label),
+                       headers.size() + 1, html(report.labels.factor(report.factor)),
+                       html(report.labels.level(report.factor, report.levels[b])),
+                       html(base_display(block)),
                        block.anova ? html("; ANOVA " + anova_text(*block.anova)) : "");
-    for (const auto& row : block.rows) out += row_html(row, accuracy);
+    for (const auto& row : block.rows) out += row_html(row, columns, report.labels);
   }
   out += "</tbody>\n</table>\n";
   for (const auto& anova : report.two_way) {

@@ -131,8 +131,9 @@ std::string notes_block(const std::vector<std::string>& notes) {
 std::string value_cell(const std::string& text);
 
 // The rows of one table (a block of a factor report, or the whole Table 1).
-std::string body_rows(const ReportTable& table, const std::vector<std::string>& keys, bool accuracy,
-                      std::size_t columns) {
+std::string body_rows(const ReportTable& table, const std::vector<std::string>& keys,
+                      const TableColumns& table_columns) {
+  const std::size_t columns = table_columns.keys.size();
   std::string out;
   for (const auto& key : keys) {
     const auto row = std::find_if(table.rows.begin(), table.rows.end(),
@@ -143,10 +144,11 @@ std::string body_rows(const ReportTable& table, const std::vector<std::string>& 
       out += " \\\\\n";
       continue;
     }
-    auto cells = row_cells(*row, accuracy);
-    out += tex(row->label);
+    auto cells = row_cells(*row, table_columns);
+    out += tex(display_label(*row, table.labels));
     for (std::size_t c = 0; c < cells.size(); ++c) {
-      const bool p_column = c == 2 && !row->is_base && row->tukey_p_vs_base;
+      const bool p_column =
+          table_columns.keys[c] == "tukey" && !row->is_base && row->tukey_p_vs_base;
       out += " & " + (p_column ? tex_p(*row->tukey_p_vs_base) : value_cell(cells[c]));
     }
     out += " \\\\\n";
@@ -205,10 +207,8 @@ constexpr std::string_view kFitClose = "}\n";
 }  // namespace
 
 std::string LatexExporter::render(const ReportTable& table) const {
-  const bool accuracy = std::any_of(table.rows.begin(), table.rows.end(),
-                                    [](const ReportRow& r) { return r.mean_test_accuracy; });
-  auto headers = column_headers(table.unit, table.confidence, "base");
-  if (accuracy) headers.push_back("Test accuracy");
+  const auto columns = table_columns({&table}, table.unit, table.confidence, "base", table.labels);
+  const auto& headers = columns.headers;
   std::size_t runs = 0, epochs = 0;
   for (const auto& row : table.rows) runs += row.runs, epochs += row.epochs;
   std::string caption = fmt::format(
@@ -230,9 +230,9 @@ std::string LatexExporter::render(const ReportTable& table) const {
   out += fmt::format("\\caption{{{}}}\n\\label{{{}}}\n", caption, label_of(table.experiment));
   out += kFitOpen;
   out += fmt::format("\\begin{{tabular}}{{l{}}}\n\\toprule\n", std::string(headers.size(), 'r'));
-  out += header_row("Condition", headers);
+  out += header_row(columns.first_header, headers);
   out += "\\midrule\n";
-  out += body_rows(table, keys, accuracy, headers.size());
+  out += body_rows(table, keys, columns);
   out += "\\bottomrule\n\\end{tabular}%\n";
   out += kFitClose;
   out += notes_block(table.notes);
@@ -241,13 +241,9 @@ std::string LatexExporter::render(const ReportTable& table) const {
 }
 
 std::string LatexExporter::render(const FactorReport& report) const {
-  const bool accuracy = std::any_of(report.blocks.begin(), report.blocks.end(), [](const auto& b) {
-    return std::any_of(b.rows.begin(), b.rows.end(),
-                       [](const ReportRow& r) { return r.mean_test_accuracy; });
-  });
   const double confidence = report.blocks.empty() ? 0.95 : report.blocks[0].confidence;
-  auto headers = column_headers(report.unit, confidence, "base");
-  if (accuracy) headers.push_back("Test accuracy");
+  const auto columns = factor_columns(report);
+  const auto& headers = columns.headers;
   const std::size_t width = headers.size() + 1;
 
   std::string out;
@@ -266,7 +262,7 @@ std::string LatexExporter::render(const FactorReport& report) const {
                      label_of(report.factor).substr(label_of("").size()));
   out += kFitOpen;
   out += fmt::format("\\begin{{tabular}}{{l{}}}\n\\toprule\n", std::string(headers.size(), 'r'));
-  out += header_row("Condition", headers);
+  out += header_row(columns.first_header, headers);
   for (std::size_t b = 0; b < report.blocks.size(); ++b) {
     const auto& block = report.blocks[b];
     out += "\\midrule\n";
@@ -275,7 +271,7 @@ std::string LatexExporter::render(const FactorReport& report) const {
                        block.anova ? " (" + anova_text(*block.anova) + ")" : "");
     std::vector<std::string> keys;
     for (const auto& row : block.rows) keys.push_back(row.label);
-    out += body_rows(block, keys, accuracy, headers.size());
+    out += body_rows(block, keys, columns);
   }
   out += "\\bottomrule\n\\end{tabular}%\n";
   out += kFitClose;

@@ -77,46 +77,33 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
                      markdown_cell(fmt::format("{}", fmt::join(bases, "; "))));
   out += provenance_block(report.provenance) + "\n";
 
-  bool accuracy = false;
-  for (const auto& block : report.blocks)
-    for (const auto& row : block.rows) accuracy = accuracy || row.mean_test_accuracy;
-  const std::string accuracy_gap = accuracy ? " |" : "";
-  out += "| |";
+  const auto columns = factor_columns(report);
+  const std::size_t width = columns.keys.size();
+  out += fmt::format("| {} |", markdown_cell(report.labels.empty() ? "" : columns.first_header));
   for (const auto& level : report.levels)
-    out += fmt::format(
-        " {0} Avg. epoch time (s) [{1} CI] | {0} {2} | {0} Tukey vs base | {0} Images/s | "
-        "{0} Speed-up [{1} CI] | {0} Efficiency |{3}",
-        markdown_cell(level),
-        percent_of(report.blocks.empty() ? 0.95 : report.blocks[0].confidence),
-        sd_header(report.unit),
-        accuracy ? fmt::format(" {} Test accuracy |", markdown_cell(level)) : "");
+    for (const auto& header : columns.headers)
+      out += fmt::format(" {} {} |", markdown_cell(report.labels.level(report.factor, level)),
+                         markdown_cell(header));
   out += "\n| :--- |";
-  for (std::size_t b = 0; b < report.levels.size(); ++b)
-    out += fmt::format(" ---: | ---: | ---: | ---: | ---: | ---: |{}", accuracy ? " ---: |" : "");
+  for (std::size_t b = 0; b < report.levels.size() * width; ++b) out += " ---: |";
   out += "\n";
   for (const auto& key : report.row_keys) {
-    out += fmt::format("| {} |", markdown_cell(key));
+    out += fmt::format("| {} |", markdown_cell(row_key_display(report, key)));
     for (const auto& block : report.blocks) {
       const auto row = std::find_if(block.rows.begin(), block.rows.end(),
                                     [&](const ReportRow& r) { return r.label == key; });
-      if (row == block.rows.end()) {
-        out += fmt::format(" — | — | — | — | — | — |{}", accuracy ? " — |" : "");
-        continue;
-      }
-      out += fmt::format(" {} | {} | {} | {} | {} | {} |", mean_cell(*row),
-                         optional_cell(row->sd_epoch_seconds, format_measure),
-                         row->is_base ? std::string(kNotAvailable)
-                                      : optional_cell(row->tukey_p_vs_base, format_p_value),
-                         optional_cell(row->images_per_second, format_measure), speedup_cell(*row),
-                         optional_cell(row->scaling_efficiency, format_percent));
-      if (accuracy)
-        out += fmt::format(" {} |", optional_cell(row->mean_test_accuracy, format_percent));
+      for (std::size_t c = 0; c < width; ++c)
+        out += row == block.rows.end()
+                   ? std::string(" — |")
+                   : fmt::format(" {} |", markdown_cell(cell_text(*row, columns.keys[c])));
     }
     out += "\n";
   }
   out += "| ANOVA |";
-  for (const auto& block : report.blocks)
-    out += fmt::format(" {} | | | | | |{}", format_anova_cell(block), accuracy_gap);
+  for (const auto& block : report.blocks) {
+    out += fmt::format(" {} |", format_anova_cell(block));
+    for (std::size_t c = 1; c < width; ++c) out += " |";
+  }
   out += "\n";
 
   for (const auto& anova : report.two_way) {
@@ -180,28 +167,24 @@ std::string MarkdownExporter::render(const ReportTable& table) const {
   out += provenance_block(table.provenance) + "\n";
 
   // Test accuracy only where a program reported one (our test_accuracy, Keras's val_accuracy).
-  const bool accuracy = std::any_of(table.rows.begin(), table.rows.end(),
-                                    [](const ReportRow& r) { return r.mean_test_accuracy; });
-  out += fmt::format(
-      "| Condition | Avg. epoch time (s) [{0} CI] | {1} | Tukey vs {2} | Images/s | Speed-up "
-      "[{0} CI] | Efficiency |{3}\n",
-      percent_of(table.confidence), sd_header(table.unit), markdown_cell(table.base_label),
-      accuracy ? " Test accuracy |" : "");
-  out += fmt::format("| :--- | ---: | ---: | ---: | ---: | ---: | ---: |{}\n",
-                     accuracy ? " ---: |" : "");
+  const auto columns =
+      table_columns({&table}, table.unit, table.confidence, base_display(table), table.labels);
+  out += fmt::format("| {} |", markdown_cell(columns.first_header));
+  for (const auto& header : columns.headers) out += fmt::format(" {} |", markdown_cell(header));
+  out += "\n| :--- |";
+  for (std::size_t c = 0; c < columns.keys.size(); ++c) out += " ---: |";
+  out += "\n";
   for (const auto& row : table.rows) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |{}\n", markdown_cell(row.label),
-                       mean_cell(row), optional_cell(row.sd_epoch_seconds, format_measure),
-                       row.is_base ? std::string(kNotAvailable)
-                                   : optional_cell(row.tukey_p_vs_base, format_p_value),
-                       optional_cell(row.images_per_second, format_measure), speedup_cell(row),
-                       optional_cell(row.scaling_efficiency, format_percent),
-                       accuracy ? " " + optional_cell(row.mean_test_accuracy, format_percent) + " |"
-                                : std::string());
+    out += fmt::format("| {} |", markdown_cell(display_label(row, table.labels)));
+    for (const auto& cell : row_cells(row, columns))
+      out += fmt::format(" {} |", markdown_cell(cell));
+    out += "\n";
   }
-  if (table.anova)
-    out += fmt::format("| ANOVA | {} | | | | | |{}\n", format_anova(*table.anova),
-                       accuracy ? " |" : "");
+  if (table.anova) {
+    out += fmt::format("| ANOVA | {} |", format_anova(*table.anova));
+    for (std::size_t c = 1; c < columns.keys.size(); ++c) out += " |";
+    out += "\n";
+  }
 
   if (!table.notes.empty()) {
     out += "\nNotes:\n\n";

@@ -22,6 +22,11 @@ std::string with_interval(double value, const std::optional<double>& lower,
   return fmt::format("{} [{}, {}]", format(value), format(*lower), format(*upper));
 }
 
+template <typename Format>
+std::string optional_cell(const std::optional<double>& value, Format format) {
+  return value ? format(*value) : std::string(kNotAvailable);
+}
+
 inline std::string mean_cell(const ReportRow& row) {
   return with_interval(row.mean_epoch_seconds, row.mean_ci_lower, row.mean_ci_upper,
                        format_measure);
@@ -40,7 +45,8 @@ inline std::string sd_header(std::string_view unit) {
   return unit == "epoch" ? "Std. epoch time (s)" : "SD of run means (s)";
 }
 
-// The table's columns after the row label, in order (without the test accuracy column).
+// The table's columns after the row label, in order (without the letters and test accuracy
+// columns): the headers without labels.
 inline std::vector<std::string> column_headers(std::string_view unit, double confidence,
                                                std::string_view base) {
   return {fmt::format("Avg. epoch time (s) [{} CI]", percent_of(confidence)),
@@ -51,22 +57,96 @@ inline std::vector<std::string> column_headers(std::string_view unit, double con
           "Efficiency"};
 }
 
-template <typename Format>
-std::string optional_cell(const std::optional<double>& value, Format format) {
-  return value ? format(*value) : std::string(kNotAvailable);
+// The columns a table shows after the row label: a key (util/label_keys.hpp) and a header, the
+// label's where there is one. Letters and test accuracy only where some row has them.
+struct TableColumns {
+  std::vector<std::string> keys;
+  std::vector<std::string> headers;
+  std::string first_header;  // the row label's column: "Condition", or its label
+};
+
+inline TableColumns table_columns(std::string_view unit, double confidence, std::string_view base,
+                                  bool letters, bool accuracy, const Labels& labels) {
+  const auto plain = column_headers(unit, confidence, base);
+  TableColumns columns;
+  const auto add = [&](std::string_view key, std::string header) {
+    columns.keys.emplace_back(key);
+    columns.headers.push_back(labels.of(key, header));
+  };
+  add("epoch_time", plain[0]);
+  add("sd", plain[1]);
+  add("tukey", plain[2]);
+  if (letters) add("letters", "Letters");
+  add("images_per_second", plain[3]);
+  add("speedup", plain[4]);
+  add("efficiency", plain[5]);
+  if (accuracy) add("test_accuracy", "Test accuracy");
+  columns.first_header = labels.of("condition", "Condition");
+  return columns;
 }
 
-// The cells of `row` in column_headers' order, plus the test accuracy when `accuracy`.
-inline std::vector<std::string> row_cells(const ReportRow& row, bool accuracy) {
-  std::vector<std::string> cells = {
-      mean_cell(row),
-      optional_cell(row.sd_epoch_seconds, format_measure),
-      row.is_base ? std::string(kNotAvailable) : optional_cell(row.tukey_p_vs_base, format_p_value),
-      optional_cell(row.images_per_second, format_measure),
-      speedup_cell(row),
-      optional_cell(row.scaling_efficiency, format_percent)};
-  if (accuracy) cells.push_back(optional_cell(row.mean_test_accuracy, format_percent));
+// The columns of the rows of one or several tables.
+inline TableColumns table_columns(const std::vector<const ReportTable*>& tables,
+                                  std::string_view unit, double confidence, std::string_view base,
+                                  const Labels& labels) {
+  bool letters = false, accuracy = false;
+  for (const auto* table : tables)
+    for (const auto& row : table->rows) {
+      letters = letters || row.letters.has_value();
+      accuracy = accuracy || row.mean_test_accuracy.has_value();
+    }
+  return table_columns(unit, confidence, base, letters, accuracy, labels);
+}
+
+// The text of `row`'s cell in column `key` (a TableColumns key).
+inline std::string cell_text(const ReportRow& row, std::string_view key) {
+  if (key == "epoch_time") return mean_cell(row);
+  if (key == "sd") return optional_cell(row.sd_epoch_seconds, format_measure);
+  if (key == "tukey")
+    return row.is_base ? std::string(kNotAvailable)
+                       : optional_cell(row.tukey_p_vs_base, format_p_value);
+  if (key == "letters") return row.letters ? *row.letters : std::string(kNotAvailable);
+  if (key == "images_per_second")
+    return row.images_per_second ? with_interval(*row.images_per_second, row.images_ci_lower,
+                                                 row.images_ci_upper, format_measure)
+                                 : std::string(kNotAvailable);
+  if (key == "speedup") return speedup_cell(row);
+  if (key == "efficiency")
+    return row.scaling_efficiency ? with_interval(*row.scaling_efficiency, row.efficiency_ci_lower,
+                                                  row.efficiency_ci_upper, format_percent)
+                                  : std::string(kNotAvailable);
+  if (key == "test_accuracy") return optional_cell(row.mean_test_accuracy, format_percent);
+  return std::string(kNotAvailable);
+}
+
+// The cells of `row` in `columns`' order.
+inline std::vector<std::string> row_cells(const ReportRow& row, const TableColumns& columns) {
+  std::vector<std::string> cells;
+  for (const auto& key : columns.keys) cells.push_back(cell_text(row, key));
   return cells;
+}
+
+// What readers see for the table's base row.
+inline std::string base_display(const ReportTable& table) {
+  for (const auto& row : table.rows)
+    if (row.is_base) return display_label(row, table.labels);
+  return table.base_label;
+}
+
+// What readers see for a factor report's row key (a stored label shared by the blocks).
+inline std::string row_key_display(const FactorReport& report, const std::string& key) {
+  for (const auto& block : report.blocks)
+    for (const auto& row : block.rows)
+      if (row.label == key) return display_label(row, report.labels);
+  return key;
+}
+
+// The columns of a factor report's blocks (their base is each block's own).
+inline TableColumns factor_columns(const FactorReport& report) {
+  std::vector<const ReportTable*> blocks;
+  for (const auto& block : report.blocks) blocks.push_back(&block);
+  const double confidence = report.blocks.empty() ? 0.95 : report.blocks[0].confidence;
+  return table_columns(blocks, report.unit, confidence, "base", report.labels);
 }
 
 // A factor report's notes and its blocks' (each named by its level; their unit notes are the
