@@ -14,6 +14,7 @@
 #include "cli/compare_command.hpp"
 #include "cli/merge_command.hpp"
 #include "cli/model_command.hpp"
+#include "cli/paper_command.hpp"
 #include "cli/plot_command.hpp"
 #include "cli/query_command.hpp"
 #include "cli/report_command.hpp"
@@ -65,6 +66,10 @@ const std::vector<Entry>& table() {
       command("plot",
               "render the scaling figure (epoch time and images/s against np) as SVG, PNG and PDF",
               declare_plot_options, plot_command),
+      command("paper",
+              "the bundle for a paper: LaTeX tables, PDF figures, provenance, main.tex and one "
+              "HTML page",
+              declare_paper_options, paper_command),
       command("query", "run one read-only SQL statement on the results database",
               declare_query_options, query_command),
       command("cluster", "many nodes on one machine: network namespaces on shaped links (root)",

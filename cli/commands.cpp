@@ -56,10 +56,6 @@ report::Labels parse_labels(const std::vector<std::string>& arguments) {
   return labels;
 }
 
-void apply_labels(report::Labels& labels, const report::Labels& overrides) {
-  for (const auto& [key, text] : overrides.text) labels.text[key] = text;
-}
-
 }  // namespace
 
 report::ReportTable load_report(const db::Database& database, const report::InstanceQuery& query,
@@ -68,7 +64,7 @@ report::ReportTable load_report(const db::Database& database, const report::Inst
   report::check_unit(unit);
   const auto overrides = parse_labels(labels);
   auto table = report::report_of(report::load_report_input(database, query, base), unit);
-  apply_labels(table.labels, overrides);
+  report::apply_labels(table, overrides);
   return table;
 }
 
@@ -81,8 +77,7 @@ report::FactorReport load_factor_report(const db::Database& database,
   const auto overrides = parse_labels(labels);
   auto report = report::factor_report_of(report::load_report_input(database, query, base, true),
                                          factor, unit);
-  apply_labels(report.labels, overrides);
-  for (auto& block : report.blocks) apply_labels(block.labels, overrides);
+  report::apply_labels(report, overrides);
   return report;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -675,6 +676,65 @@ std::string display_label(const ReportRow& row, const Labels& labels) {
   if (row.launcher != kSingleLauncher)
     parts.push_back(fmt::format("{} = {}", labels.of("np", "np"), row.np));
   return join(parts);
+}
+
+namespace {
+
+void relabel(std::string& note, const std::string& from, const std::string& to) {
+  const auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  // A '.' continues the label only before a letter or digit ("lr=0.1"), not at a sentence's end.
+  const auto continues = [&](std::size_t i) {
+    if (i >= note.size()) return false;
+    const char c = note[i];
+    return alnum(c) || c == '_' || c == '=' ||
+           (c == '.' && i + 1 < note.size() && alnum(note[i + 1]));
+  };
+  for (auto at = note.find(from); at != std::string::npos; at = note.find(from, at)) {
+    const auto end = at + from.size();
+    if (continues(end)) {
+      at = end;
+      continue;
+    }
+    note.replace(at, from.size(), to);
+    at += to.size();
+  }
+}
+
+// Longest stored labels first: "hvd model=vgg16 np=2" before "hvd".
+void relabel_notes(std::vector<std::string>& notes, const std::vector<ReportRow>& rows,
+                   const Labels& labels) {
+  if (labels.empty()) return;
+  std::vector<const ReportRow*> order;
+  for (const auto& row : rows) order.push_back(&row);
+  std::stable_sort(order.begin(), order.end(), [](const ReportRow* a, const ReportRow* b) {
+    return a->label.size() > b->label.size();
+  });
+  // A display label with a comma is quoted: the notes list rows separated by commas.
+  for (auto& note : notes)
+    for (const auto* row : order) {
+      const auto shown = display_label(*row, labels);
+      relabel(note, row->label,
+              shown.find(", ") == std::string::npos ? shown : "\"" + shown + "\"");
+    }
+}
+
+void merge(Labels& labels, const Labels& overrides) {
+  for (const auto& [key, text] : overrides.text) labels.text[key] = text;
+}
+
+}  // namespace
+
+void apply_labels(ReportTable& table, const Labels& overrides) {
+  merge(table.labels, overrides);
+  relabel_notes(table.notes, table.rows, table.labels);
+}
+
+void apply_labels(FactorReport& report, const Labels& overrides) {
+  merge(report.labels, overrides);
+  for (auto& block : report.blocks) {
+    apply_labels(block, overrides);
+    relabel_notes(report.notes, block.rows, report.labels);
+  }
 }
 
 }  // namespace scalebench::report

@@ -156,7 +156,12 @@ inline std::vector<std::string> factor_report_notes(const FactorReport& report) 
   for (std::size_t b = 0; b < report.blocks.size(); ++b)
     for (const auto& note : report.blocks[b].notes)
       if (note.rfind("Unit of analysis", 0) != 0)
-        notes.push_back(fmt::format("{} {}: {}", report.factor, report.levels[b], note));
+        notes.push_back(
+            report.labels.empty()
+                ? fmt::format("{} {}: {}", report.factor, report.levels[b], note)
+                : fmt::format("{}: {}",
+                              report.labels.level_with_factor(report.factor, report.levels[b]),
+                              note));
   return notes;
 }
 

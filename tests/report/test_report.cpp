@@ -1,11 +1,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "report/analysis/report.hpp"
 #include "stats/nested_anova.hpp"
+#include "stats/group_descriptives.hpp"
 #include "stats/ratio_interval.hpp"
 
 using namespace scalebench;
@@ -295,4 +297,57 @@ TEST_CASE("an invalid duration is reported, not averaged") {
   std::vector<db::EpochSample> samples;
   add_run(samples, 7, "mpirun", "mpirun", 1, {10, -1});
   CHECK_THROWS_AS(build_report("exp", samples), ReportError);
+}
+
+namespace {
+
+// Three mpirun groups of three runs each (one epoch per run, so the run means are the epochs):
+// np=1 at about 10 s, np=2 and np=4 both at about 6 s.
+std::vector<db::EpochSample> letters_case() {
+  std::vector<db::EpochSample> samples;
+  std::int64_t id = 0;
+  for (const double d : {10.0, 10.2, 9.8}) add_run(samples, ++id, "mpirun", "mpirun", 1, {d});
+  for (const double d : {6.0, 6.1, 5.9}) add_run(samples, ++id, "mpirun", "mpirun", 2, {d});
+  for (const double d : {6.05, 5.95, 6.0}) add_run(samples, ++id, "mpirun", "mpirun", 4, {d});
+  return samples;
+}
+
+}  // namespace
+
+TEST_CASE("letters: the whole Tukey family's compact display, named in the table's order") {
+  const auto table = build_report("exp", letters_case());
+  REQUIRE(table.rows.size() == 3);
+  CHECK(table.rows[0].letters == "a");
+  CHECK(table.rows[1].letters == "b");  // np=2 and np=4 do not differ
+  CHECK(table.rows[2].letters == "b");
+  // One group: no Tukey family, no letters.
+  std::vector<db::EpochSample> one;
+  add_run(one, 1, "mpirun", "mpirun", 1, {1, 2});
+  add_run(one, 2, "mpirun", "mpirun", 1, {1.5, 2.5});
+  CHECK(!build_report("exp", one).rows[0].letters);
+}
+
+TEST_CASE("images/s and efficiency intervals: the speed-up's delta method, none at the base") {
+  const auto table = build_report("exp", letters_case());
+  const auto& base = table.rows[0];
+  CHECK(!base.efficiency_ci_lower);  // efficiency 1 by definition
+  REQUIRE(base.images_ci_lower);
+  // images/s = images / mean: log(images/s) has the mean's relative error, t on n - 1 d.f.
+  const double t = stats::students_t_quantile(0.975, 2);
+  const double se = 0.2 / std::sqrt(3.0);  // SD of 10, 10.2, 9.8 is 0.2
+  CHECK(*base.images_ci_lower == doctest::Approx(100.0 * std::exp(-t * se / 10.0)).epsilon(1e-12));
+  CHECK(*base.images_ci_upper == doctest::Approx(100.0 * std::exp(t * se / 10.0)).epsilon(1e-12));
+  for (std::size_t i = 1; i < 3; ++i) {
+    const auto& row = table.rows[i];
+    INFO(row.label);
+    REQUIRE(row.efficiency_ci_lower);
+    REQUIRE(row.speedup_ci_lower);
+    // Efficiency = speed-up x np_base / np (same images per epoch): the same relative interval.
+    const double scale = 1.0 / row.np;
+    CHECK(*row.scaling_efficiency == doctest::Approx(*row.speedup_vs_base * scale));
+    CHECK(*row.efficiency_ci_lower == doctest::Approx(*row.speedup_ci_lower * scale));
+    CHECK(*row.efficiency_ci_upper == doctest::Approx(*row.speedup_ci_upper * scale));
+    CHECK(*row.efficiency_ci_lower < *row.scaling_efficiency);
+    CHECK(*row.scaling_efficiency < *row.efficiency_ci_upper);
+  }
 }

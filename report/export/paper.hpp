@@ -1,0 +1,64 @@
+// `scalebench paper`: one document model for the whole bundle of a study (tables, figures, the
+// scaling model, provenance) and its two writers: a LaTeX directory whose main.tex compiles with a
+// stock TeX Live (texlive-latex-recommended), and one self-contained HTML page with the same
+// content. The parts arrive rendered (tables by the exporters, figures by plotting/, the model by
+// scaling/); this file only lays them out (docs/paper.md).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "report/data/samples.hpp"
+
+namespace scalebench::report {
+
+struct PaperTable {
+  std::string name;   // the file stem under tables/: "quickstart", "quickstart-by-model"
+  std::string latex;  // a table environment (with its caption and label)
+  std::string html;   // an HTML page (its <body> goes into index.html) or fragment
+};
+
+struct PaperFigure {
+  std::string name;     // the file stem under figures/ (NAME.pdf for LaTeX, NAME.svg for HTML)
+  std::string caption;  // plain text: what is drawn and what the bars are
+  std::string svg;      // the rendered SVG, inlined into index.html; empty: a link to NAME.png
+};
+
+struct PaperSection {
+  std::string heading;  // what readers see (the experiment's label)
+  std::string label;    // a LaTeX label stem: "sec:quickstart"
+  std::vector<PaperTable> tables;
+  std::vector<PaperFigure> figures;
+};
+
+struct PaperDocument {
+  std::string title;
+  std::vector<PaperSection> sections;
+  // One provenance block per experiment (the appendix).
+  std::vector<std::pair<std::string, Provenance>> provenance;
+  // What made the bundle and from what: the command line, the version, the database, the
+  // instances. Plain text lines; in the appendix and as comments.
+  std::vector<std::string> made_by;
+};
+
+// main.tex: the article around the tables (\input{tables/NAME}) and figures (figures/NAME.pdf),
+// with the provenance appendix (\input{provenance}).
+std::string paper_main_tex(const PaperDocument& document);
+// provenance.tex: the appendix's body, each experiment's provenance as a longtable.
+std::string paper_provenance_tex(const PaperDocument& document);
+// index.html: the same document as one self-contained page.
+std::string paper_html(const PaperDocument& document);
+
+// The files write_paper writes, in its order (for checks before anything is written).
+std::vector<std::filesystem::path> paper_files(const std::filesystem::path& directory,
+                                               const PaperDocument& document);
+
+// Writes tables/NAME.tex, main.tex, provenance.tex and index.html under `directory` (created),
+// each replaced whole (output_file.hpp); the figures are the caller's, under figures/. Returns the
+// files written.
+std::vector<std::filesystem::path> write_paper(const std::filesystem::path& directory,
+                                               const PaperDocument& document);
+
+}  // namespace scalebench::report

@@ -1,0 +1,147 @@
+// scalebench paper as a user runs it, on the committed quickstart (labelled in its experiment
+// file) and Table 2 databases (labelled on the command line): the directory's files, the labels
+// in every table, the side-by-side Table 2 in one tabular, and main.tex compiled by pdflatex with
+// no error and no overfull box.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+
+#include "cli/cli_support.hpp"
+#include "test_support.hpp"
+
+using namespace scalebench;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+bool have(const char* tool) {
+  return std::system(("command -v " + std::string(tool) + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+std::optional<std::string> missing_tools() {
+  if (!have("gnuplot")) return "gnuplot is not installed (the figures)";
+  return std::nullopt;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// pdflatex twice (labels), in the bundle's directory; returns the log.
+std::string compile(const fs::path& dir) {
+  const auto command = "cd '" + dir.string() +
+                       "' && pdflatex -interaction=nonstopmode -halt-on-error main.tex "
+                       ">pdflatex.out 2>&1 && pdflatex -interaction=nonstopmode -halt-on-error "
+                       "main.tex >pdflatex.out 2>&1";
+  const int status = std::system(command.c_str());
+  INFO(read(dir / "pdflatex.out"));
+  CHECK(status == 0);
+  return read(dir / "main.log");
+}
+
+}  // namespace
+
+TEST_CASE("paper: the quickstart, labelled in its experiment file, compiles without overfull box") {
+  SCALEBENCH_SKIP_IF(missing_tools());
+  test::TempDir dir;
+  const auto db = (dir / "q.db").string();
+  fs::copy_file(test::data_dir() / "db" / "quickstart.db", db);
+  const auto out = dir / "paper";
+  const auto result = test::invoke({"paper", "--db", db, "-o", out.string()});
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  for (const auto* file : {"main.tex", "provenance.tex", "index.html", "tables/quickstart.tex",
+                           "figures/quickstart.pdf", "figures/quickstart.svg"})
+    CHECK_MESSAGE(fs::exists(out / file), file);
+  const auto table = read(out / "tables" / "quickstart.tex");
+  CHECK(table.find("Single process") != std::string::npos);  // the file's labels
+  CHECK(table.find("Open MPI, np = 2") != std::string::npos);
+  CHECK(table.find("mpirun np=2") == std::string::npos);
+  const auto main = read(out / "main.tex");
+  CHECK(main.find("\\input{tables/quickstart}") != std::string::npos);
+  CHECK(main.find("\\includegraphics[width=\\linewidth]{figures/quickstart}") != std::string::npos);
+  CHECK(main.find("\\input{provenance}") != std::string::npos);
+  const auto page = read(out / "index.html");
+  CHECK(page.find("Open MPI, np = 2") != std::string::npos);
+  CHECK(count(page, "<svg") == 1);
+  CHECK(count(page, "<body>") == 1);  // the table's page went in as its body only
+  CHECK(read(out / "provenance.tex").find("cpu\\_\\allowbreak{}model") != std::string::npos);
+  SCALEBENCH_SKIP_IF(
+      have("pdflatex")
+          ? std::nullopt
+          : std::optional<std::string>("pdflatex is not installed (texlive-latex-recommended)"));
+  const auto log = compile(out);
+  CHECK(log.find("Overfull \\hbox") == std::string::npos);
+  CHECK(log.find("LaTeX Warning: Reference") == std::string::npos);
+  CHECK(fs::file_size(out / "main.pdf") > 10'000);
+}
+
+TEST_CASE("paper: Table 2 with --by and --label: both models' blocks side by side in one tabular") {
+  SCALEBENCH_SKIP_IF(missing_tools());
+  test::TempDir dir;
+  const auto db = (dir / "t.db").string();
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
+  const auto out = dir / "paper";
+  const auto result =
+      test::invoke({"paper", "--db", db, "-o", out.string(), "--by", "model", "--label",
+                    "hvd=Horovod", "--label", "single=Single process", "--label", "model=Model",
+                    "--label", "model=inception_v3=Inception V3", "--label", "vgg16=VGG-16"});
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  const auto stem = std::string("horovodrunner-table2-quick");
+  const auto by = read(out / "tables" / (stem + "-by-model.tex"));
+  CHECK(count(by, "\\begin{tabular}") >= 1);
+  // Both levels head column blocks of the first tabular (side by side, not stacked).
+  const auto first_end = by.find("\\end{tabular}");
+  const auto first = by.substr(0, first_end);
+  CHECK(first.find("VGG-16") != std::string::npos);
+  CHECK(first.find("Inception V3") != std::string::npos);
+  CHECK(first.find("\\cmidrule") != std::string::npos);
+  CHECK(by.find("Horovod, np = 2") != std::string::npos);
+  CHECK(by.find("hvd np=2") == std::string::npos);
+  CHECK(fs::exists(out / "figures" / (stem + "-by-model.pdf")));
+  const auto main = read(out / "main.tex");
+  CHECK(main.find("\\input{tables/" + stem + "-by-model}") != std::string::npos);
+  // Labels are unique over the bundle's tables.
+  std::set<std::string> labels;
+  const std::regex label_re("\\\\label\\{([^}]*)\\}");
+  for (const auto& entry : fs::directory_iterator(out / "tables")) {
+    const auto text = read(entry.path());
+    for (std::sregex_iterator it(text.begin(), text.end(), label_re), end; it != end; ++it)
+      CHECK_MESSAGE(labels.insert((*it)[1]).second, (*it)[1]);
+  }
+  SCALEBENCH_SKIP_IF(
+      have("pdflatex")
+          ? std::nullopt
+          : std::optional<std::string>("pdflatex is not installed (texlive-latex-recommended)"));
+  const auto log = compile(out);
+  CHECK(log.find("Overfull \\hbox") == std::string::npos);
+}
+
+TEST_CASE("paper: a bad --label or unknown experiment fails with one line and writes nothing") {
+  test::TempDir dir;
+  const auto db = (dir / "q.db").string();
+  fs::copy_file(test::data_dir() / "db" / "quickstart.db", db);
+  const auto out = dir / "paper";
+  const auto bad = test::invoke({"paper", "--db", db, "-o", out.string(), "--label", "hvd"});
+  CHECK(bad.status != 0);
+  CHECK(bad.err.find("--label 'hvd': expected KEY=TEXT") != std::string::npos);
+  const auto unknown =
+      test::invoke({"paper", "--db", db, "-o", out.string(), "--experiment", "nope"});
+  CHECK(unknown.status != 0);
+  CHECK(unknown.err.find("nope") != std::string::npos);
+  CHECK(!fs::exists(out));
+}

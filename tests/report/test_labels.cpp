@@ -1,0 +1,86 @@
+// Labels (report/data/labels.hpp): the lookups, --label's parsing, the rows' display labels and
+// the notes rewritten with them.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "report/analysis/report.hpp"
+#include "report/data/labels.hpp"
+
+using namespace scalebench;
+using report::Labels;
+
+TEST_CASE("labels: a level's own label, then the bare level's, then the stored name") {
+  Labels labels;
+  labels.text = {{"model", "Model"}, {"model=vgg16", "VGG-16"}, {"resnet50", "ResNet-50"}};
+  CHECK(labels.factor("model") == "Model");
+  CHECK(labels.factor("batch") == "batch");
+  CHECK(labels.level("model", "vgg16") == "VGG-16");
+  CHECK(labels.level("model", "resnet50") == "ResNet-50");
+  CHECK(labels.level("model", "lenet") == "lenet");
+  CHECK(labels.level_with_factor("model", "vgg16") == "VGG-16");
+  CHECK(labels.level_with_factor("model", "lenet") == "Model = lenet");
+}
+
+TEST_CASE("labels: --label KEY=TEXT, a level key keeps its own '=', bad arguments are named") {
+  Labels labels;
+  report::add_label_argument(labels, "hvd=Horovod");
+  report::add_label_argument(labels, "model=vgg16=VGG-16");
+  report::add_label_argument(labels, "hvd=Horovod (NCCL)");  // the later one wins
+  CHECK(labels.of("hvd", "") == "Horovod (NCCL)");
+  CHECK(labels.of("model=vgg16", "") == "VGG-16");
+  for (const std::string bad : {"hvd", "=Horovod", "hvd=", "hvd=a\tb"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(report::add_label_argument(labels, bad), report::ReportError);
+  }
+  CHECK_THROWS_WITH_AS(report::add_label_argument(labels, "hvd"),
+                       doctest::Contains("--label 'hvd': expected KEY=TEXT"), report::ReportError);
+}
+
+TEST_CASE("labels: read from the experiment file's JSON, none without the key") {
+  const auto labels = report::labels_of_spec(R"({"name":"x","labels":{"hvd":"Horovod"}})");
+  CHECK(labels.text.size() == 1);
+  CHECK(report::labels_of_spec(R"({"name":"x"})").empty());
+  CHECK(report::labels_of_spec("not json").empty());
+}
+
+TEST_CASE("labels: a row's display label joins condition, levels, launcher and np") {
+  report::ReportRow row;
+  row.label = "hvd model=vgg16 np=2";
+  row.condition = "hvd";
+  row.launcher = "mpirun";
+  row.np = 2;
+  row.levels = {{"model", "vgg16"}, {"batch", "32"}};
+  CHECK(report::display_label(row, Labels{}) == row.label);  // unchanged without labels
+  Labels labels;
+  labels.text = {{"hvd", "Horovod"}, {"vgg16", "VGG-16"}, {"batch", "Batch"}};
+  CHECK(report::display_label(row, labels) == "Horovod, VGG-16, Batch = 32, np = 2");
+  labels.text["np"] = "GPUs";
+  CHECK(report::display_label(row, labels) == "Horovod, VGG-16, Batch = 32, GPUs = 2");
+  row.label = "hvd model=vgg16 [mpirun] np=2";  // a label that had to name its launcher
+  labels.text["mpirun"] = "Open MPI";
+  CHECK(report::display_label(row, labels) == "Horovod, VGG-16, Batch = 32, Open MPI, GPUs = 2");
+  report::ReportRow single;
+  single.label = single.condition = single.launcher = "single";
+  CHECK(report::display_label(single, labels) == "single");
+}
+
+TEST_CASE("labels: notes name rows by their display labels, never inside a longer label") {
+  report::ReportTable table;
+  for (const int np : {2, 24}) {
+    report::ReportRow row;
+    row.condition = "hvd";
+    row.launcher = "mpirun";
+    row.np = np;
+    row.label = "hvd np=" + std::to_string(np);
+    table.rows.push_back(row);
+  }
+  table.notes = {"Groups with 2 runs: hvd np=24, hvd np=2.", "Only hvd np=2", "hvd np=2. Then"};
+  Labels overrides;
+  overrides.text = {{"hvd", "Horovod"}};
+  report::apply_labels(table, overrides);
+  CHECK(table.labels.of("hvd", "") == "Horovod");
+  CHECK(table.notes[0] == "Groups with 2 runs: \"Horovod, np = 24\", \"Horovod, np = 2\".");
+  CHECK(table.notes[1] == "Only \"Horovod, np = 2\"");
+  CHECK(table.notes[2] == "\"Horovod, np = 2\". Then");
+}
