@@ -13,6 +13,12 @@ Json provenance_object(const db::Provenance& provenance) {
   return out;
 }
 
+Json labels_object(const Labels& labels) {
+  Json out = Json::object();
+  for (const auto& [key, text] : labels.text) out[key] = text;
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -43,6 +49,10 @@ Json table_json(const ReportTable& table) {
         {"test_accuracy", optional_number(row.mean_test_accuracy)},
         {"mean_ci", interval(row.mean_ci_lower, row.mean_ci_upper)},
         {"speedup_ci", interval(row.speedup_ci_lower, row.speedup_ci_upper)},
+        {"images_per_second_ci", interval(row.images_ci_lower, row.images_ci_upper)},
+        {"scaling_efficiency_ci", interval(row.efficiency_ci_lower, row.efficiency_ci_upper)},
+        {"letters", row.letters ? Json(*row.letters) : Json(nullptr)},
+        {"display_label", display_label(row, table.labels)},
         {"levels",
          [&] {
            Json levels = Json::object();
@@ -68,6 +78,7 @@ Json table_json(const ReportTable& table) {
       {"anova", anova},
       {"notes", table.notes},
       {"provenance", provenance_object(table.provenance)},
+      {"labels", labels_object(table.labels)},
   };
 }
 
@@ -126,6 +137,7 @@ std::string JsonExporter::render(const FactorReport& report) const {
       {"bandwidth", bandwidth},
       {"notes", report.notes},
       {"provenance", provenance_object(report.provenance)},
+      {"labels", labels_object(report.labels)},
   });
 }
 

@@ -79,7 +79,8 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
 
   const auto columns = factor_columns(report);
   const std::size_t width = columns.keys.size();
-  out += fmt::format("| {} |", markdown_cell(report.labels.empty() ? "" : columns.first_header));
+  out += report.labels.empty() ? std::string("| |")
+                               : fmt::format("| {} |", markdown_cell(columns.first_header));
   for (const auto& level : report.levels)
     for (const auto& header : columns.headers)
       out += fmt::format(" {} {} |", markdown_cell(report.labels.level(report.factor, level)),

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -76,5 +77,37 @@ TEST_CASE("report and stats --db give the same ANOVA and Tukey p-values for each
       }
     }
     CHECK(compared == table["rows"].size() - 1);
+  }
+}
+
+TEST_CASE("report's letters split the groups as stats' letters do (stats' are multcomp's)") {
+  test::TempDir dir;
+  const auto db = (dir / "t.db").string();
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
+  for (const std::string unit : {"run", "nested"}) {
+    INFO(unit);
+    const auto report = test::invoke({"report", "--db", db, "--unit", unit, "--format", "json"});
+    const auto stats = test::invoke({"stats", "--db", db, "--unit", unit, "--json"});
+    REQUIRE(report.status == 0);
+    REQUIRE(stats.status == 0);
+    std::map<std::string, std::string> ours, theirs;
+    const auto table = nlohmann::json::parse(report.out);
+    const auto analysis = nlohmann::json::parse(stats.out);
+    for (const auto& row : table["rows"])
+      ours[row["label"].get<std::string>()] = row["letters"].get<std::string>();
+    for (const auto& group : analysis["groups"])
+      if (group["factor"] == "group")
+        theirs[group["level"].get<std::string>()] = group["letters"].get<std::string>();
+    REQUIRE(ours.size() == 6);
+    REQUIRE(theirs.size() == ours.size());
+    // The names of the letters follow each table's order; which groups share one must not.
+    const auto share = [](const std::string& a, const std::string& b) {
+      return a.find_first_of(b) != std::string::npos;
+    };
+    for (const auto& [a, letters_a] : ours)
+      for (const auto& [b, letters_b] : ours) {
+        INFO(a << " / " << b);
+        CHECK(share(letters_a, letters_b) == share(theirs.at(a), theirs.at(b)));
+      }
   }
 }

@@ -36,6 +36,10 @@ TEST_CASE("JSON: stable keys, numbers as numbers, absent values as null") {
       "test_accuracy": null,
       "mean_ci": null,
       "speedup_ci": null,
+      "images_per_second_ci": null,
+      "scaling_efficiency_ci": null,
+      "letters": null,
+      "display_label": "mpirun np=8",
       "levels": {}
     }
   ],
@@ -48,7 +52,8 @@ TEST_CASE("JSON: stable keys, numbers as numbers, absent values as null") {
   "notes": [
     "one note"
   ],
-  "provenance": {}
+  "provenance": {},
+  "labels": {}
 }
 )";
   CHECK(report::make_exporter("json")->render(table) == expected);
