@@ -34,6 +34,14 @@ std::string describe(const db::ExperimentRecord& instance, const std::vector<db:
       instance.cells ? ", matrix of " + util::count_of(*instance.cells, "cell") : "");
 }
 
+// A spec without its "labels": labels say how results read, not how they were measured, so
+// instances that differ only there pool (the first instance's labels are used).
+std::string without_labels(const std::string& spec_json) {
+  auto spec = nlohmann::json::parse(spec_json, nullptr, /*allow_exceptions=*/false);
+  if (spec.is_object()) spec.erase("labels");
+  return spec.dump();
+}
+
 // The JSON paths at which two specs differ (RFC 6902 patch from `a` to `b`), a few of them.
 std::string spec_differences(const std::string& a, const std::string& b) {
   const auto parse = [](const std::string& text) {
@@ -96,7 +104,8 @@ InstanceSelection select_instances(const db::Database& database, const InstanceQ
           fmt::format("{}: instances {} (\"{}\") and {} (\"{}\") belong to different "
                       "experiments; pool instances of one experiment only",
                       database.path(), first.id, first.name, other.id, other.name));
-    if (other.spec_json != first.spec_json)
+    if (other.spec_json != first.spec_json &&
+        without_labels(other.spec_json) != without_labels(first.spec_json))
       throw ReportError(fmt::format(
           "{}: instances {} and {} of \"{}\" have different specs ({}); they are not pooled. "
           "Pick one with --instance",

@@ -160,3 +160,20 @@ TEST_CASE("two concurrent writers wait out a write lock longer than the old 5 s 
   CHECK(database.query_read_only("PRAGMA integrity_check").rows[0][0] == "ok");
   CHECK_FALSE(fs::exists(db + ".unsaved"));
 }
+
+TEST_CASE("instances whose specs differ only in \"labels\" pool, with the first one's labels") {
+  test::TempDir dir;
+  const auto db = (dir / "r.db").string();
+  write(dir / "e.json", shell_experiment("same", ""));
+  REQUIRE(cli_run({"run", (dir / "e.json").string(), "--db", db}).status == 0);
+  auto labelled = shell_experiment("same", "");
+  labelled.insert(labelled.rfind('}'), R"(, "labels": {"fast": "Fast one"})");
+  write(dir / "e.json", labelled);
+  REQUIRE(cli_run({"run", (dir / "e.json").string(), "--db", db}).status == 0);
+  const auto pooled = cli_run({"report", "--db", db, "--pool"});
+  INFO(pooled.err);
+  CHECK(pooled.status == 0);
+  CHECK(pooled.out.find("Pooled 2 instances") != std::string::npos);
+  const auto latest = cli_run({"report", "--db", db});  // the latest instance: its labels
+  CHECK(latest.out.find("| Fast one, np = 1 |") != std::string::npos);
+}
