@@ -14,9 +14,11 @@ mkdir -p "$results"
 "$build_dir/scalebench" report --db "$db" --experiment quickstart --output "$results/quickstart-table.md"
 "$build_dir/scalebench" report --db "$db" --experiment quickstart --format csv --output "$results/quickstart-table.csv"
 "$build_dir/scalebench" plot --db "$db" --experiment quickstart --output "$results/quickstart-scaling"
+"$build_dir/scalebench" paper --db "$db" --experiment quickstart --output "$results/quickstart-paper"
 echo
 cat "$results/quickstart-table.md"
 echo
 echo "database: $db   (scalebench query --db $db \"SELECT * FROM epoch_times LIMIT 5\")"
 echo "table:    $results/quickstart-table.md, $results/quickstart-table.csv"
 echo "figure:   $results/quickstart-scaling.png, $results/quickstart-scaling.svg"
+echo "paper:    $results/quickstart-paper/ (main.tex for pdflatex, index.html)"
