@@ -4,9 +4,11 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli/cli_support.hpp"
 #include "test_support.hpp"
@@ -110,4 +112,48 @@ TEST_CASE("report's letters split the groups as stats' letters do (stats' are mu
         CHECK(share(letters_a, letters_b) == share(theirs.at(a), theirs.at(b)));
       }
   }
+}
+
+TEST_CASE("report's images/s and efficiency intervals equal R's on Table 2 (unit run)") {
+  // scripts/reference/rate_intervals.R computes them from the epochs with R's qt.
+  std::ifstream reference(test::data_dir() / "report" / "rate_intervals.txt");
+  REQUIRE(reference);
+  test::TempDir dir;
+  const auto db = (dir / "t.db").string();
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
+  const auto report = test::invoke({"report", "--db", db, "--format", "json"});
+  REQUIRE(report.status == 0);
+  const auto table = nlohmann::json::parse(report.out);
+  std::map<std::string, nlohmann::json> rows;
+  for (const auto& row : table["rows"]) rows[row["label"].get<std::string>()] = row;
+  std::string line;
+  std::size_t checked = 0;
+  while (std::getline(reference, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> fields;
+    for (std::size_t start = 0;;) {
+      const auto bar = line.find('|', start);
+      fields.push_back(line.substr(start, bar - start));
+      if (bar == std::string::npos) break;
+      start = bar + 1;
+    }
+    REQUIRE(fields.size() == 5);
+    INFO(fields[0]);
+    REQUIRE(rows.count(fields[0]) == 1);
+    const auto& row = rows[fields[0]];
+    CHECK(row["images_per_second_ci"][0].get<double>() ==
+          doctest::Approx(std::stod(fields[1])).epsilon(1e-12));
+    CHECK(row["images_per_second_ci"][1].get<double>() ==
+          doctest::Approx(std::stod(fields[2])).epsilon(1e-12));
+    if (fields[3] == "NA") {
+      CHECK(row["scaling_efficiency_ci"].is_null());  // the reference: 1 by definition
+    } else {
+      CHECK(row["scaling_efficiency_ci"][0].get<double>() ==
+            doctest::Approx(std::stod(fields[3])).epsilon(1e-12));
+      CHECK(row["scaling_efficiency_ci"][1].get<double>() ==
+            doctest::Approx(std::stod(fields[4])).epsilon(1e-12));
+    }
+    ++checked;
+  }
+  CHECK(checked == 6);
 }
