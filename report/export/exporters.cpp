@@ -11,22 +11,29 @@ namespace {
 
 struct ExporterEntry {
   std::string_view name;
-  std::unique_ptr<TableExporter> (*make)();
+  std::unique_ptr<TableExporter> (*make)(const ExporterOptions&);
 };
 
 constexpr ExporterEntry kExporters[] = {
-    {"markdown", [] { return std::unique_ptr<TableExporter>(new MarkdownExporter); }},
-    {"csv", [] { return std::unique_ptr<TableExporter>(new CsvExporter); }},
-    {"json", [] { return std::unique_ptr<TableExporter>(new JsonExporter); }},
-    {"latex", [] { return std::unique_ptr<TableExporter>(new LatexExporter); }},
-    {"html", [] { return std::unique_ptr<TableExporter>(new HtmlExporter); }},
+    {"markdown",
+     [](const ExporterOptions&) { return std::unique_ptr<TableExporter>(new MarkdownExporter); }},
+    {"csv", [](const ExporterOptions&) { return std::unique_ptr<TableExporter>(new CsvExporter); }},
+    {"json",
+     [](const ExporterOptions&) { return std::unique_ptr<TableExporter>(new JsonExporter); }},
+    {"latex",
+     [](const ExporterOptions& options) {
+       return std::unique_ptr<TableExporter>(new LatexExporter(options));
+     }},
+    {"html",
+     [](const ExporterOptions&) { return std::unique_ptr<TableExporter>(new HtmlExporter); }},
 };
 
 }  // namespace
 
-std::unique_ptr<TableExporter> make_exporter(std::string_view format) {
+std::unique_ptr<TableExporter> make_exporter(std::string_view format,
+                                             const ExporterOptions& options) {
   for (const auto& entry : kExporters) {
-    if (entry.name == format) return entry.make();
+    if (entry.name == format) return entry.make(options);
   }
   std::string known;
   for (const auto& entry : kExporters)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,8 +20,18 @@ class TableExporter {
   virtual std::string render(const FactorReport& report) const = 0;
 };
 
-// "markdown", "csv" or "json"; anything else throws ReportError naming the known formats.
-std::unique_ptr<TableExporter> make_exporter(std::string_view format);
+// Settings of the exporters that have any (report --digits). Formats without a setting ignore it.
+struct ExporterOptions {
+  // LaTeX: significant figures of the measured numbers (times, images/s, speed-ups, efficiency
+  // and test accuracy in percent, their intervals at the value's decimals); absent: per column
+  // (docs/report.md, "latex"). 1 to 15.
+  std::optional<int> digits = std::nullopt;
+};
+
+// "markdown", "csv", "json", "latex" or "html"; anything else throws ReportError naming the known
+// formats, as does an ExporterOptions value out of range.
+std::unique_ptr<TableExporter> make_exporter(std::string_view format,
+                                             const ExporterOptions& options = {});
 std::vector<std::string> exporter_names();
 
 // The paper's Table 1 layout: a header block, one row per group, an ANOVA row, then the notes.
@@ -45,12 +56,21 @@ class JsonExporter final : public TableExporter {
   std::string render(const FactorReport& report) const override;
 };
 
-// A table for papers: booktabs, plain tabular, p-values in math mode, a caption with the unit of
-// analysis and the base; needs only \usepackage{booktabs}.
+// A table for papers: booktabs rules, decimal-aligned numbers (dcolumn) rounded to sensible
+// figures with thin-space thousands separators, each interval in a row under its value, a caption
+// with the unit of analysis and the base, a unique label, short notes (the long ones, the
+// provenance and the timestamps as % comments); --by sets the levels side by side in one tabular.
+// Needs \usepackage{booktabs,dcolumn,graphicx} (docs/report.md).
 class LatexExporter final : public TableExporter {
  public:
+  LatexExporter() = default;
+  // Throws ReportError when options.digits is outside 1 to 15.
+  explicit LatexExporter(const ExporterOptions& options);
   std::string render(const ReportTable& table) const override;
   std::string render(const FactorReport& report) const override;
+
+ private:
+  ExporterOptions options_;
 };
 
 // One self-contained page (inline CSS, the figure as inline SVG when the report carries one,

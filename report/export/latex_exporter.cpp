@@ -1,298 +1,424 @@
-// The report as a LaTeX table for papers: booktabs rules, a plain tabular (no siunitx), p-values in
-// math mode, a caption with the unit of analysis, the base and the ANOVA. It compiles with a stock
-// TeX Live (texlive-latex-recommended) given \usepackage{booktabs}; tests/plotting compile it.
+// The report as a LaTeX table for papers: booktabs rules, decimal-aligned numbers (dcolumn, no
+// siunitx), each interval in a row under its value, a caption with the unit of analysis, the base
+// and the ANOVA, a unique label, short notes under the table and the rest (provenance, timestamps,
+// long explanations) as % comments. report --by sets the levels side by side in one tabular, the
+// two-way ANOVAs under it. It compiles with a stock TeX Live (texlive-latex-recommended) given
+// \usepackage{booktabs,dcolumn,graphicx}; tests/report/test_latex_html.cpp compiles it. The
+// tabular itself: latex_table.cpp.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
-#include <limits>
 
 #include "report/export/exporters.hpp"
 #include "report/export/format.hpp"
+#include "report/export/latex_table.hpp"
 #include "report/export/markup.hpp"
 #include "report/export/table_cells.hpp"
 
 namespace scalebench::report {
-// Text into LaTeX: the ten special characters escaped, control characters dropped, and "<", ">"
-// and "|" (which T1-less OT1 fonts print as other glyphs) as math.
-std::string tex(std::string_view text) {
-  std::string out;
-  bool open_quote = true;  // straight double quotes become TeX's opening and closing quotes
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += open_quote ? "``" : "''";
-        open_quote = !open_quote;
-        break;
-      case '\\':
-        out += "\\textbackslash{}";
-        break;
-      case '{':
-        out += "\\{";
-        break;
-      case '}':
-        out += "\\}";
-        break;
-      case '$':
-        out += "\\$";
-        break;
-      case '&':
-        out += "\\&";
-        break;
-      case '#':
-        out += "\\#";
-        break;
-      case '^':
-        out += "\\textasciicircum{}";
-        break;
-      case '_':
-        out += "\\_";
-        break;
-      case '%':
-        out += "\\%";
-        break;
-      case '~':
-        out += "\\textasciitilde{}";
-        break;
-      case '<':
-        out += "$<$";
-        break;
-      case '>':
-        out += "$>$";
-        break;
-      case '|':
-        out += "$|$";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7F)
-          out += c;
-        else if (c == '\n' || c == '\t')
-          out += ' ';
-    }
-  }
-  return out;
-}
-
 namespace {
 
-// "$p = 0.43$", "$p = 3.20 \times 10^{-12}$", "$p < 4.94 \times 10^{-324}$".
-std::string tex_p(double p) {
-  if (std::isnan(p)) return "N.A.";
-  const auto scientific = [](double value) {
-    const auto text = fmt::format("{:.2e}", value);  // 3.20e-12
-    const auto e = text.find('e');
-    return fmt::format("{} \\times 10^{{{}}}", text.substr(0, e), std::stoi(text.substr(e + 1)));
-  };
-  if (p <= 0) return fmt::format("$p < {}$", scientific(std::numeric_limits<double>::denorm_min()));
-  if (p >= 0.001) return fmt::format("$p = {:#.2g}$", p);
-  return fmt::format("$p = {}$", scientific(p));
-}
+// The float: table* spans both columns of a two-column paper (in one column it is a table);
+// \footnotesize with narrower column gaps, so that two levels of report --by fit an article's line.
+constexpr std::string_view kTableOpen =
+    "\\begin{table*}[tbp]\n\\centering\n\\footnotesize\n\\setlength{\\tabcolsep}{3.5pt}\n";
+constexpr std::string_view kPackages = "\\usepackage{booktabs,dcolumn,graphicx}";
 
-std::string anova_text(const AnovaSummary& a) {
-  const auto f = std::isfinite(a.f) ? fmt::format("{:.2f}", a.f) : std::string("\\infty");
-  return fmt::format("one-way ANOVA $F({:g}, {:g}) = {}$, {}", a.df_between, a.df_within, f,
-                     tex_p(a.p));
-}
-
-std::string label_of(std::string_view experiment) {
-  std::string out = "tab:scalebench-";
-  for (const char c : experiment)
-    out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '-';
-  return out;
-}
-
-// Provenance travels as comments: LaTeX ignores a comment up to its line end, so only line
-// breaks and control characters need to go.
-std::string comment(std::string_view text) {
+// A name for a \label: letters, digits and '-' (a control sequence there stops pdflatex).
+std::string label_part(std::string_view name) {
   std::string out;
-  for (const char c : text)
-    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7F)
-      out += c;
-    else
-      out += ' ';
+  for (const char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
   return out;
+}
+
+// tab:<experiment>-<unit>, tab:<experiment>-by-<factor>-<unit>: unique per table and unit.
+std::string label_of(std::string_view experiment, std::string_view unit,
+                     std::string_view factor = {}) {
+  return fmt::format("tab:{}{}-{}", label_part(experiment),
+                     factor.empty() ? "" : "-by-" + label_part(factor), label_part(unit));
+}
+
+// A comment line: LaTeX ignores a comment up to its line end, so only line breaks and control
+// characters need to go.
+std::string comment(std::string_view text) {
+  std::string out = "% ";
+  for (const char c : text) out += static_cast<unsigned char>(c) >= 0x20 && c != 0x7F ? c : ' ';
+  return out + "\n";
 }
 
 std::string provenance_comments(const db::Provenance& provenance) {
   std::string out;
-  for (const auto& [key, value] : provenance)
-    out += fmt::format("% {}: {}\n", comment(key), comment(value));
+  for (const auto& [key, value] : provenance) out += comment(fmt::format("{}: {}", key, value));
   return out;
 }
 
-std::string notes_block(const std::vector<std::string>& notes) {
-  if (notes.empty()) return "";
+// "$p = 0.43$", "$p = 3.20 \times 10^{-12}$", "$p < 4.94 \times 10^{-324}$".
+std::string p_math(double p) {
+  const auto text = latex::p_value(p);
+  if (text.starts_with("$<")) return "$p " + text.substr(1);
+  if (text.starts_with('$')) return "$p = " + text.substr(1);
+  return std::isnan(p) ? text : "$p = " + text + "$";
+}
+
+// The unit of analysis for the caption: "nested" says what it is.
+std::string unit_text(std::string_view unit) {
+  return unit == "nested" ? "nested (epochs within runs, a mixed model)" : tex(unit);
+}
+
+std::string anova_math(const AnovaSummary& a) {
+  const auto f = std::isfinite(a.f) ? fmt::format("{:.2f}", a.f) : std::string("\\infty");
+  return fmt::format("$F({:g}, {:g}) = {}$, {}", a.df_between, a.df_within, f, p_math(a.p));
+}
+
+// The notes: what a reader of the paper needs stays under the table, short; where and when the
+// runs ran, what the unit means and where the docs explain it go into comments.
+struct TexNotes {
+  std::vector<std::string> visible;  // plain text (latex::prose escapes it)
+  std::vector<std::string> hidden;   // the full text of the notes shortened or left out
+};
+
+// Without the parenthesised pointers into the documentation and the database.
+std::string without_references(std::string note) {
+  for (auto open = note.find(" ("); open != std::string::npos; open = note.find(" (", open + 1)) {
+    const auto close = note.find(')', open);
+    if (close == std::string::npos) break;
+    const auto inner = note.substr(open + 2, close - open - 2);
+    if (inner.starts_with("docs/") || inner.starts_with("see ")) {
+      note.erase(open, close - open + 1);
+      open = open == 0 ? 0 : open - 1;
+    } else if (const auto docs = inner.find("; docs/"); docs != std::string::npos) {
+      note.erase(open + 2 + docs, close - open - 2 - docs);
+    }
+  }
+  return note;
+}
+
+std::string display_list(const std::vector<const ReportRow*>& rows, const Labels& labels) {
+  std::vector<std::string> names;
+  for (const auto* row : rows) names.push_back(display_label(*row, labels));
+  return fmt::format("{}", fmt::join(names, "; "));
+}
+
+// The short form of `note` (absent: comment only), given the rows it speaks of.
+std::optional<std::string> short_note(const std::string& note, const std::vector<ReportRow>& rows,
+                                      const Labels& labels) {
+  for (const auto* hidden : {"Measured in ", "The database holds ", "Unit of analysis: one run",
+                             "Unit of analysis: epochs within runs"})
+    if (note.starts_with(hidden)) return std::nullopt;
+  if (note.starts_with("Unit of analysis: one epoch"))
+    return "The unit of analysis is one epoch, as in the reference papers: epochs of one run are "
+           "not independent samples, so the p-values are too small.";
+  if (note.starts_with("Pooled ")) return note.substr(0, note.find(" (")) + ".";
+  if (note.starts_with("Groups with 2 runs: ")) {
+    std::vector<const ReportRow*> two;
+    for (const auto& row : rows)
+      if (row.runs == 2) two.push_back(&row);
+    if (two.size() == rows.size())
+      return "Every group has 2 runs: its intervals rest on 1 degree of freedom and say little.";
+    return fmt::format(
+        "Groups with 2 runs ({}): their intervals rest on 1 degree of freedom and "
+        "say little.",
+        display_list(two, labels));
+  }
+  if (note.starts_with("Intervals reaching below 0: ")) {
+    const auto end = note.find(": an epoch time is positive");
+    if (end != std::string::npos)
+      return note.substr(0, end) + ": the runs cannot place these means.";
+  }
+  return without_references(note);
+}
+
+void add_note(TexNotes& notes, const std::string& note, const std::vector<ReportRow>& rows,
+              const Labels& labels) {
+  const auto visible = short_note(note, rows, labels);
+  if (visible) notes.visible.push_back(*visible);
+  if (!visible || *visible != note) notes.hidden.push_back(note);
+}
+
+TexNotes table_notes(const ReportTable& table) {
+  TexNotes notes;
+  for (const auto& note : table.notes) add_note(notes, note, table.rows, table.labels);
+  return notes;
+}
+
+// The report's notes, then its blocks' (their unit notes are the report's own): a note every block
+// has alike is said once, the others name their level.
+TexNotes factor_notes(const FactorReport& report) {
+  TexNotes notes;
+  std::vector<ReportRow> all_rows;
+  for (const auto& block : report.blocks)
+    all_rows.insert(all_rows.end(), block.rows.begin(), block.rows.end());
+  for (const auto& note : report.notes) add_note(notes, note, all_rows, report.labels);
+  std::vector<std::vector<std::string>> per_block;
+  for (const auto& block : report.blocks) {
+    TexNotes own;
+    for (const auto& note : block.notes)
+      if (!note.starts_with("Unit of analysis")) add_note(own, note, block.rows, report.labels);
+    per_block.push_back(own.visible);
+    notes.hidden.insert(notes.hidden.end(), own.hidden.begin(), own.hidden.end());
+  }
+  for (std::size_t b = 0; b < per_block.size(); ++b)
+    for (const auto& note : per_block[b]) {
+      const bool everywhere = std::all_of(per_block.begin(), per_block.end(), [&](const auto& o) {
+        return std::find(o.begin(), o.end(), note) != o.end();
+      });
+      if (!everywhere)
+        notes.visible.push_back(fmt::format(
+            "{}: {}", report.labels.level_with_factor(report.factor, report.levels[b]), note));
+      else if (b == 0)
+        notes.visible.push_back(note);
+    }
+  return notes;
+}
+
+std::string hidden_comments(const TexNotes& notes) {
+  std::string out;
+  std::vector<std::string> said;  // the blocks of report --by often share a note
+  for (const auto& note : notes.hidden)
+    if (std::find(said.begin(), said.end(), note) == said.end()) {
+      out += comment("Note: " + note);
+      said.push_back(note);
+    }
+  return out;
+}
+
+std::string notes_block(const TexNotes& notes) {
+  if (notes.visible.empty()) return "";
   std::string out = "\\par\\smallskip\n{\\footnotesize\\raggedright\n";
-  for (const auto& note : notes) out += fmt::format("\\noindent {}\\par\n", tex(note));
+  for (const auto& note : notes.visible)
+    out += fmt::format("\\noindent {}\\par\n", latex::prose(note));
   return out + "}\n";
 }
 
-std::string value_cell(const std::string& text);
-
-// The rows of one table (a block of a factor report, or the whole Table 1).
-std::string body_rows(const ReportTable& table, const std::vector<std::string>& keys,
-                      const TableColumns& table_columns) {
-  const std::size_t columns = table_columns.keys.size();
-  std::string out;
-  for (const auto& key : keys) {
-    const auto row = std::find_if(table.rows.begin(), table.rows.end(),
-                                  [&](const ReportRow& r) { return r.label == key; });
-    if (row == table.rows.end()) {
-      out += tex(key);
-      for (std::size_t c = 0; c < columns; ++c) out += " & ---";
-      out += " \\\\\n";
-      continue;
-    }
-    auto cells = row_cells(*row, table_columns);
-    out += tex(display_label(*row, table.labels));
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      const bool p_column =
-          table_columns.keys[c] == "tukey" && !row->is_base && row->tukey_p_vs_base;
-      out += " & " + (p_column ? tex_p(*row->tukey_p_vs_base) : value_cell(cells[c]));
-    }
-    out += " \\\\\n";
-  }
-  return out;
-}
-
-// A cell of several lines (a nested tabular: stock LaTeX, no makecell).
-std::string stacked(const std::vector<std::string>& lines, char align, char valign) {
-  if (lines.size() == 1) return lines[0];
-  std::string out = fmt::format("\\begin{{tabular}}[{}]{{@{{}}{}@{{}}}}", valign, align);
-  // "\\{}" ends a line: a bare "\\" would read a following "[" as its optional length.
-  for (std::size_t i = 0; i < lines.size(); ++i) out += (i ? "\\\\{}" : "") + lines[i];
-  return out + "\\end{tabular}";
-}
-
-// Headers wrapped at spaces into lines of about 11 characters, so the columns stay narrow.
-std::string header_cell(const std::string& text) {
-  std::vector<std::string> lines;
-  std::string line;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    auto space = text.find(' ', start);
-    if (space == std::string::npos) space = text.size();
-    const auto word = text.substr(start, space - start);
-    if (!line.empty() && line.size() + 1 + word.size() > 11) {
-      lines.push_back(tex(line));
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-    start = space + 1;
-  }
-  if (!line.empty()) lines.push_back(tex(line));
-  return stacked(lines, 'c', 'b');
-}
-
-// "0.313 [0.101, 0.525]": the value, and the interval below it in a smaller size.
-std::string value_cell(const std::string& text) {
-  const auto bracket = text.find(" [");
-  if (bracket == std::string::npos) return tex(text);
-  return stacked({tex(text.substr(0, bracket)), "\\scriptsize " + tex(text.substr(bracket + 1))},
-                 'r', 't');
-}
-
-std::string header_row(const std::string& first, const std::vector<std::string>& headers) {
-  std::string out = tex(first);
-  for (const auto& h : headers) out += " & " + header_cell(h);
-  return out + " \\\\\n";
-}
-
-// Scaled down to the line width only when wider (graphicx; \width is the box's natural width).
+// Scaled down to the line width only when wider (graphicx; \width is the box's natural width): a
+// last resort, for tables with many groups or long labels.
 constexpr std::string_view kFitOpen =
     "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n";
-constexpr std::string_view kFitClose = "}\n";
+constexpr std::string_view kFitClose = "%\n}\n";
+
+// What a column is: its header (the unit of a percentage added) and how its text cells align.
+std::string column_header(std::string_view key, const std::string& header) {
+  return key == "efficiency" || key == "test_accuracy" ? header + " (%)" : header;
+}
+
+char text_align(std::string_view key) { return key == "letters" ? 'c' : 'r'; }
+
+// A block of `keys`' columns over `rows` (absent: not in the block), column `without_interval`
+// without its intervals. The Tukey letters go onto the epoch time as superscripts, as papers print
+// them, rather than into a column of their own.
+latex::Block make_block(const std::vector<std::string>& keys,
+                        const std::vector<std::string>& headers,
+                        const std::vector<const ReportRow*>& rows, std::optional<int> digits,
+                        std::string_view without_interval = {}) {
+  const auto has = [&](std::string_view key) {
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  };
+  const bool marks = has("letters") && has("epoch_time");
+  latex::Block block;
+  std::vector<std::string> shown;
+  std::size_t mean = 0;
+  for (std::size_t c = 0; c < keys.size(); ++c) {
+    if (marks && keys[c] == "letters") continue;
+    if (keys[c] == "epoch_time") mean = shown.size();
+    shown.push_back(keys[c]);
+    block.headers.push_back(latex::header(column_header(keys[c], headers[c])));
+    block.text_align.push_back(text_align(keys[c]));
+  }
+  for (const auto* row : rows) {
+    if (!row) {
+      block.rows.emplace_back();
+      continue;
+    }
+    std::vector<latex::Cell> cells;
+    for (const auto& key : shown) {
+      cells.push_back(latex::report_cell(*row, key, digits));
+      if (key == without_interval) cells.back().interval.clear();
+    }
+    if (marks && row->letters)
+      for (const char c : *row->letters)
+        if (std::isalnum(static_cast<unsigned char>(c))) cells[mean].mark += c;
+    block.rows.push_back(std::move(cells));
+  }
+  return block;
+}
+
+std::string letters_sentence(bool letters, double confidence, std::string_view where) {
+  if (!letters) return "";
+  return fmt::format("; {}times that share a superscript letter do not differ (Tukey, {})", where,
+                     tex(percent_of(confidence)));
+}
+
+std::string np_tex(const Labels& labels) {
+  return labels.has("np") ? tex(labels.of("np", "np")) : "$\\mathit{np}$";
+}
+
+// A two-way ANOVA term as readers see it: the factor's label, np, their interaction.
+std::string term_tex(const std::string& term, const FactorReport& report) {
+  if (term == "np") return np_tex(report.labels);
+  if (term == report.factor) return tex(report.labels.factor(report.factor));
+  if (const auto colon = term.find(':'); colon != std::string::npos)
+    return term_tex(term.substr(0, colon), report) + " $\\times$ " +
+           term_tex(term.substr(colon + 1), report);
+  return tex(term);
+}
+
+// One two-way ANOVA: its title line and a tabular with the numbers aligned.
+std::string two_way_tex(const TwoWayTable& anova, const FactorReport& report,
+                        std::optional<int> digits) {
+  constexpr std::string_view kScope = "condition ";
+  const auto scope = anova.scope.starts_with(kScope)
+                         ? "condition " + tex(report.labels.of(anova.scope.substr(kScope.size()),
+                                                               anova.scope.substr(kScope.size())))
+                         : tex(anova.scope);
+  const bool interaction = anova.model.find(" * ") != std::string::npos;
+  std::string out = fmt::format(
+      "\\par\\medskip\n{{\\footnotesize Two-way ANOVA of {}: {} {} {} ({} {}s, type {} sums of "
+      "squares)}}\\par\\smallskip\n",
+      scope, tex(report.labels.factor(report.factor)), interaction ? "$\\times$" : "$+$",
+      np_tex(report.labels), anova.observations, report.unit == "epoch" ? "epoch" : "run",
+      tex(anova.ss_type));
+  const int figures = digits.value_or(3);
+  const auto measure = [&](double v) {
+    return latex::number_cell(latex::number(v, latex::decimals_for(v, figures)));
+  };
+  latex::Block block;
+  block.headers = {"d.f.", "Sum Sq", "Mean Sq", "$F$", "$p$", "partial $\\eta^2$"};
+  block.text_align = {'r', 'r', 'r', 'r', 'r', 'r'};
+  std::vector<std::string> labels;
+  for (const auto& term : anova.terms) {
+    labels.push_back(term_tex(term.term, report));
+    std::vector<latex::Cell> cells = {latex::number_cell(fmt::format("{:g}", term.df)),
+                                      measure(term.ss), measure(term.ms)};
+    cells.push_back(term.f && std::isfinite(*term.f) ? latex::number_cell(latex::number(*term.f, 2))
+                                                     : latex::text_cell(""));
+    cells.push_back(term.p ? latex::text_cell(latex::p_value(*term.p)) : latex::text_cell(""));
+    cells.push_back(term.partial_eta_sq ? latex::number_cell(latex::number(*term.partial_eta_sq, 3))
+                                        : latex::text_cell(""));
+    block.rows.push_back(std::move(cells));
+  }
+  return out + latex::tabular("Effect", labels, {block}, "") + "\n";
+}
 
 }  // namespace
 
+LatexExporter::LatexExporter(const ExporterOptions& options) : options_(options) {
+  if (options.digits && (*options.digits < 1 || *options.digits > 15))
+    throw ReportError(
+        fmt::format("--digits {}: expected 1 to 15 significant figures", *options.digits));
+}
+
 std::string LatexExporter::render(const ReportTable& table) const {
   const auto columns = table_columns({&table}, table.unit, table.confidence, "base", table.labels);
-  const auto& headers = columns.headers;
   std::size_t runs = 0, epochs = 0;
-  for (const auto& row : table.rows) runs += row.runs, epochs += row.epochs;
+  std::vector<const ReportRow*> rows;
+  std::vector<std::string> row_labels;
+  bool letters = false;
+  for (const auto& row : table.rows) {
+    runs += row.runs, epochs += row.epochs;
+    rows.push_back(&row);
+    row_labels.push_back(tex(display_label(row, table.labels)));
+    letters = letters || row.letters.has_value();
+  }
   std::string caption = fmt::format(
-      "Experiment {}: epoch time by group. Unit of analysis: {} ({} runs, {} epochs); base: {}; "
-      "intervals at {}",
-      tex(table.experiment), tex(table.unit), runs, epochs, tex(table.base_label),
-      tex(percent_of(table.confidence)));
-  if (table.anova) caption += "; " + anova_text(*table.anova);
-  caption += ".";
-  std::vector<std::string> keys;
-  for (const auto& row : table.rows) keys.push_back(row.label);
+      "Epoch time by group, experiment {}. Unit of analysis: {} ({} runs, {} epochs); base: {}. "
+      "Under each value its {} interval{}.",
+      tex(table.experiment), unit_text(table.unit), runs, epochs, tex(base_display(table)),
+      tex(percent_of(table.confidence)), letters_sentence(letters, table.confidence, ""));
+  if (table.anova) caption += " One-way ANOVA: " + anova_math(*table.anova) + ".";
+  const auto notes = table_notes(table);
 
-  std::string out;
-  out +=
-      fmt::format("% scalebench report, experiment {} (needs \\usepackage{{booktabs,graphicx}})\n",
-                  comment(table.experiment));
+  std::string out = comment(
+      fmt::format("scalebench report, experiment {} (needs {})", table.experiment, kPackages));
   out += provenance_comments(table.provenance);
-  out += "\\begin{table}[htbp]\n\\centering\n\\small\n";
-  out += fmt::format("\\caption{{{}}}\n\\label{{{}}}\n", caption, label_of(table.experiment));
+  out += hidden_comments(notes);
+  out += kTableOpen;
+  out += fmt::format("\\caption{{{}}}\n\\label{{{}}}\n", caption,
+                     label_of(table.experiment, table.unit));
   out += kFitOpen;
-  out += fmt::format("\\begin{{tabular}}{{l{}}}\n\\toprule\n", std::string(headers.size(), 'r'));
-  out += header_row(columns.first_header, headers);
-  out += "\\midrule\n";
-  out += body_rows(table, keys, columns);
-  out += "\\bottomrule\n\\end{tabular}%\n";
+  out += latex::tabular(tex(columns.first_header), row_labels,
+                        {make_block(columns.keys, columns.headers, rows, options_.digits)}, "");
   out += kFitClose;
-  out += notes_block(table.notes);
-  out += "\\end{table}\n";
+  out += notes_block(notes);
+  out += "\\end{table*}\n";
   return out;
 }
 
+}  // namespace scalebench::report
+
+namespace scalebench::report {
+
 std::string LatexExporter::render(const FactorReport& report) const {
-  const double confidence = report.blocks.empty() ? 0.95 : report.blocks[0].confidence;
+  // The side-by-side table shows a compact set per level; the SD, the Tukey p-values, images/s
+  // and test accuracy are in the report without --by (said in a comment).
   const auto columns = factor_columns(report);
-  const auto& headers = columns.headers;
-  const std::size_t width = headers.size() + 1;
-
-  std::string out;
-  out += fmt::format(
-      "% scalebench report, experiment {} by {} (needs \\usepackage{{booktabs,graphicx}})\n",
-      comment(report.experiment), comment(report.factor));
-  out += provenance_comments(report.provenance);
-  out += "\\begin{table}[htbp]\n\\centering\n\\small\n";
-  out += fmt::format(
-      "\\caption{{Experiment {} by {}: one block per level, rows by condition and np. Unit of "
-      "analysis: {}; each block's base is its first launched np=1 row; intervals at {}.}}\n",
-      tex(report.experiment), tex(report.factor), tex(report.unit), tex(percent_of(confidence)));
-  // The factor goes into the label as label_of makes names (no control sequence: "\\_" there
-  // stops pdflatex).
-  out += fmt::format("\\label{{{}-by-{}}}\n", label_of(report.experiment),
-                     label_of(report.factor).substr(label_of("").size()));
-  out += kFitOpen;
-  out += fmt::format("\\begin{{tabular}}{{l{}}}\n\\toprule\n", std::string(headers.size(), 'r'));
-  out += header_row(columns.first_header, headers);
+  std::vector<std::string> keys, headers;
+  for (const auto* key : {"epoch_time", "speedup", "efficiency", "letters"})
+    for (std::size_t c = 0; c < columns.keys.size(); ++c)
+      if (columns.keys[c] == key) keys.push_back(key), headers.push_back(columns.headers[c]);
+  std::vector<latex::Block> blocks;
+  std::size_t runs = 0, epochs = 0;
+  bool letters = false;
+  std::vector<std::string> bases;
   for (std::size_t b = 0; b < report.blocks.size(); ++b) {
-    const auto& block = report.blocks[b];
-    out += "\\midrule\n";
-    out += fmt::format("\\multicolumn{{{}}}{{l}}{{\\textbf{{{} = {}}}{}}} \\\\\n", width,
-                       tex(report.factor), tex(report.levels[b]),
-                       block.anova ? " (" + anova_text(*block.anova) + ")" : "");
-    std::vector<std::string> keys;
-    for (const auto& row : block.rows) keys.push_back(row.label);
-    out += body_rows(block, keys, columns);
-  }
-  out += "\\bottomrule\n\\end{tabular}%\n";
-  out += kFitClose;
-
-  for (const auto& anova : report.two_way) {
-    out += "\n\\medskip\n";
-    out += fmt::format("Two-way ANOVA of {}: {} ({} observations, type {} sums of squares)\n\n",
-                       tex(anova.scope), tex(anova.model), anova.observations, anova.ss_type);
-    out += "\\begin{tabular}{lrrrrrr}\n\\toprule\n";
-    out += "Effect & Df & Sum Sq & Mean Sq & $F$ & $p$ & partial $\\eta^2$ \\\\\n\\midrule\n";
-    for (const auto& term : anova.terms) {
-      out += fmt::format("{} & {:g} & {} & {} & {} & {} & {} \\\\\n", tex(term.term), term.df,
-                         format_measure(term.ss), format_measure(term.ms),
-                         term.f ? fmt::format("{:.2f}", *term.f) : "", term.p ? tex_p(*term.p) : "",
-                         term.partial_eta_sq ? fmt::format("{:.3f}", *term.partial_eta_sq) : "");
+    const auto& table = report.blocks[b];
+    std::vector<const ReportRow*> rows;
+    for (const auto& key : report.row_keys) {
+      const auto row = std::find_if(table.rows.begin(), table.rows.end(),
+                                    [&](const ReportRow& r) { return r.label == key; });
+      rows.push_back(row == table.rows.end() ? nullptr : &*row);
     }
-    out += "\\bottomrule\n\\end{tabular}\n";
+    for (const auto& row : table.rows) {
+      runs += row.runs, epochs += row.epochs;
+      letters = letters || row.letters.has_value();
+    }
+    // Efficiency without its interval: the column stays as narrow as its header.
+    auto block = make_block(keys, headers, rows, options_.digits, "efficiency");
+    block.title = tex(report.labels.level_with_factor(report.factor, report.levels[b]));
+    if (table.anova) block.footer = anova_math(*table.anova);
+    blocks.push_back(std::move(block));
+    if (std::find(bases.begin(), bases.end(), base_display(table)) == bases.end())
+      bases.push_back(base_display(table));
   }
-  const std::vector<std::string> notes = factor_report_notes(report);
+  std::vector<std::string> row_labels;
+  for (const auto& key : report.row_keys) row_labels.push_back(tex(row_key_display(report, key)));
+  const double confidence = report.blocks.empty() ? 0.95 : report.blocks[0].confidence;
+  const auto factor = tex(report.labels.factor(report.factor));
+  std::vector<std::string> base_texts;
+  for (const auto& base : bases) base_texts.push_back(tex(base));
+  const bool footers =
+      std::any_of(blocks.begin(), blocks.end(), [](const auto& b) { return !b.footer.empty(); });
+  const auto caption = fmt::format(
+      "Epoch time by {}, experiment {}: one column block per level. Unit of analysis: {} ({} runs, "
+      "{} epochs); base of each block: {}. Under each value its {} interval{}.{}{}",
+      factor, tex(report.experiment), unit_text(report.unit), runs, epochs,
+      fmt::join(base_texts, ", "), tex(percent_of(confidence)),
+      letters_sentence(letters, confidence, "within a level, "),
+      footers ? " Last row: one-way ANOVA per level." : "",
+      report.two_way.empty()
+          ? ""
+          : fmt::format(" Below: two-way ANOVA {} $\\times$ {}.", factor, np_tex(report.labels)));
+  const auto notes = factor_notes(report);
+
+  std::string out = comment(fmt::format("scalebench report, experiment {} by {} (needs {})",
+                                        report.experiment, report.factor, kPackages));
+  out += comment(
+      "Per level: epoch time (with the Tukey letters) and speed-up with their intervals, and "
+      "efficiency; left out here (in the report without --by): the efficiency's interval, the "
+      "SD, the Tukey p-values, images/s and test accuracy.");
+  out += provenance_comments(report.provenance);
+  out += hidden_comments(notes);
+  out += kTableOpen;
+  out += fmt::format("\\caption{{{}}}\n\\label{{{}}}\n", caption,
+                     label_of(report.experiment, report.unit, report.factor));
+  out += kFitOpen;
+  out += latex::tabular(tex(columns.first_header), row_labels, blocks, "ANOVA");
+  out += kFitClose;
+  for (const auto& anova : report.two_way) out += two_way_tex(anova, report, options_.digits);
   out += notes_block(notes);
-  out += "\\end{table}\n";
+  out += "\\end{table*}\n";
   return out;
 }
 

@@ -8,8 +8,9 @@
 
 namespace scalebench::report {
 
-// Text into LaTeX: the ten special characters escaped, control characters dropped, and "<", ">"
-// and "|" (which T1-less OT1 fonts print as other glyphs) as math. Defined in latex_exporter.cpp.
+// Text into LaTeX: the ten special characters escaped, control characters dropped, "<", ">" and
+// "|" (which T1-less OT1 fonts print as other glyphs) as math, and "--" as two hyphens ("-{}-",
+// never a dash). Defined in latex_table.cpp (latex_table.hpp: prose, for sentences).
 std::string tex(std::string_view text);
 // Text into HTML: the five markup characters as entities, control characters dropped. Defined in
 // html_exporter.cpp.

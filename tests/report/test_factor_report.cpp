@@ -243,7 +243,7 @@ TEST_CASE("report --by in LaTeX: a factor named batch_size is escaped everywhere
   test::TempDir dir;
   std::ofstream(dir / "table.tex") << latex;
   std::ofstream(dir / "paper.tex")
-      << "\\documentclass{article}\n\\usepackage{booktabs,graphicx}\n\\begin{document}\n"
+      << "\\documentclass{article}\n\\usepackage{booktabs,dcolumn,graphicx}\n\\begin{document}\n"
          "\\input{table.tex}\n\\end{document}\n";
   const std::string command = "cd '" + dir.path().string() +
                               "' && pdflatex -interaction=nonstopmode -halt-on-error paper.tex "
