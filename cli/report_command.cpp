@@ -27,10 +27,19 @@ void declare_report_options(CLI::App& app, ReportCommand& options) {
   app.add_option("--by", options.by,
                  "A factor of the experiment file: one column block per level, rows by np, "
                  "and the two-way ANOVA factor x np (HorovodRunner's Table 2)");
+  app.add_option("--digits", options.digits,
+                 "With --format latex: significant figures of times, images/s, speed-ups and "
+                 "efficiency (default: 3 for times and images/s, 2 decimals for speed-ups, 1 for "
+                 "percentages)")
+      ->check(CLI::Range(1, 15));
 }
 
 int report_command(const ReportCommand& options, std::ostream& out, std::ostream&) {
-  const auto exporter = report::make_exporter(options.format);  // fail fast on a bad format
+  if (options.digits && options.format != "latex")
+    throw report::ReportError(
+        fmt::format("--digits applies to --format latex only, not to {}", options.format));
+  // Fails fast on a bad format.
+  const auto exporter = report::make_exporter(options.format, {options.digits});
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   if (options.output) {  // before any work
     report::refuse_database_output(*options.output, options.database);

@@ -1,12 +1,15 @@
 // report --format latex|html as a user runs it, on the committed Table 2 quick database: the
-// HTML page carries the real gnuplot figure inline, --by works in both, --unit is named.
+// HTML page carries the real gnuplot figure inline, --by works in both, --unit is named, LaTeX's
+// --digits, and the labelled --by table fits an article's line unscaled (pdflatex).
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +30,7 @@ TEST_CASE("report --format html embeds the scaling figure, latex names the unit,
   CHECK(latex.out.find("\\begin{tabular}") != std::string::npos);
   const auto latex_by = test::invoke({"report", "--db", db, "--format", "latex", "--by", "model"});
   REQUIRE(latex_by.status == 0);
-  CHECK(latex_by.out.find("\\textbf{model = vgg16}") != std::string::npos);
+  CHECK(latex_by.out.find("\\multicolumn{3}{c}{model = vgg16}") != std::string::npos);
   CHECK(latex_by.out.find("Two-way ANOVA of condition hvd") != std::string::npos);
 
   const auto html = test::invoke({"report", "--db", db, "--format", "html"});
@@ -42,6 +45,58 @@ TEST_CASE("report --format html embeds the scaling figure, latex names the unit,
   const auto html_by = test::invoke({"report", "--db", db, "--format", "html", "--by", "model"});
   REQUIRE(html_by.status == 0);
   CHECK(html_by.out.find("<table class=\"two-way\">") != std::string::npos);
+}
+
+namespace {
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+}  // namespace
+
+TEST_CASE("report --format latex --digits, and --by with labels fits an article's line unscaled") {
+  test::TempDir dir;
+  const auto db = (dir / "t.db").string();
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
+  const auto two = test::invoke({"report", "--db", db, "--format", "latex", "--digits", "2"});
+  INFO(two.err);
+  REQUIRE(two.status == 0);
+  CHECK(two.out.find("\n\\label{tab:horovodrunner-table2-quick-run}\n") != std::string::npos);
+  CHECK(two.out.find("hvd model=vgg16 np=2 & 1.5^{\\mathrm{") != std::string::npos);
+  const auto markdown = test::invoke({"report", "--db", db, "--digits", "2"});
+  CHECK(markdown.status != 0);
+  CHECK(markdown.err.find("--digits applies to --format latex only") != std::string::npos);
+  CHECK(test::invoke({"report", "--db", db, "--format", "latex", "--digits", "0"}).status != 0);
+
+  const auto by =
+      test::invoke({"report", "--db", db, "--format", "latex", "--by", "model", "--label",
+                    "hvd=Horovod", "--label", "single=Single process", "--label",
+                    "model=inception_v3=Inception V3", "--label", "vgg16=VGG-16"});
+  REQUIRE(by.status == 0);
+  CHECK(by.out.find("\\label{tab:horovodrunner-table2-quick-by-model-run}") != std::string::npos);
+  CHECK(by.out.find(" & \\multicolumn{3}{c}{VGG-16} & \\multicolumn{3}{c}{Inception V3}") !=
+        std::string::npos);
+  SCALEBENCH_SKIP_IF(
+      std::system("command -v pdflatex >/dev/null 2>&1") == 0
+          ? std::nullopt
+          : std::optional<std::string>("pdflatex is not installed (texlive-latex-recommended)"));
+  // The \resizebox that would shrink a wider table is disabled: an overfull box says it is wider.
+  std::ofstream(dir / "table.tex") << by.out;
+  std::ofstream(dir / "paper.tex")
+      << "\\documentclass{article}\n\\usepackage{booktabs,dcolumn,graphicx}\n"
+         "\\renewcommand{\\resizebox}[3]{#3}\n\\begin{document}\n\\input{table.tex}\n"
+         "\\end{document}\n";
+  const auto command = "cd '" + dir.path().string() +
+                       "' && pdflatex -interaction=nonstopmode -halt-on-error paper.tex "
+                       ">pdflatex.out 2>&1";
+  const int status = std::system(command.c_str());
+  INFO(read_text(dir / "pdflatex.out"));
+  REQUIRE(status == 0);
+  const auto log = read_text(dir / "paper.log");
+  CHECK(log.find("Overfull \\hbox") == std::string::npos);
+  CHECK(log.find("Error") == std::string::npos);
 }
 
 TEST_CASE("report and stats --db give the same ANOVA and Tukey p-values for each unit") {
