@@ -67,9 +67,11 @@ std::string paper_main_tex(const PaperDocument& document) {
 std::string paper_provenance_tex(const PaperDocument& document) {
   std::string out = "% Where and with what the runs ran, and what made this document.\n";
   out += "\\noindent Made by:\n\\begin{itemize}\n";
-  // Command lines in typewriter type, where "--" stays two hyphens and quotes stay straight.
+  // Command lines in typewriter type, where "--" stays two hyphens and quotes stay straight;
+  // ragged right, since a typewriter font's spaces do not stretch (\par ends the paragraph
+  // inside the group, while \raggedright holds).
   for (const auto& line : document.made_by)
-    out += fmt::format("\\item {{\\small\\ttfamily {}}}\n", breakable_tex(line));
+    out += fmt::format("\\item {{\\small\\ttfamily\\raggedright {}\\par}}\n", breakable_tex(line));
   out += "\\end{itemize}\n\n";
   for (const auto& [experiment, provenance] : document.provenance) {
     out += fmt::format("\\subsection*{{{}}}\n", tex(experiment));
