@@ -45,6 +45,9 @@ void declare_paper_options(CLI::App& app, PaperCommand& options) {
   app.add_option("--fit-max-np", options.fit_max_np,
                  "With --model: fit on np <= N, show larger measured np as held out")
       ->transform(integer_in(1, 1 << 20));
+  app.add_option("--digits", options.digits,
+                 "Significant figures of the LaTeX tables' measured numbers (default: per column)")
+      ->transform(integer_in(1, 15));
   app.add_option("--title", options.title, "The document's title");
   app.add_option("--output,-o", options.output,
                  "The directory to write (default: paper-<experiment> next to the database)");
@@ -95,6 +98,7 @@ std::string command_line(const PaperCommand& o, const std::vector<std::string>& 
   for (const auto& label : o.labels) out += fmt::format(" --label '{}'", label);
   if (o.model) out += " --model";
   if (o.fit_max_np) out += fmt::format(" --fit-max-np {}", *o.fit_max_np);
+  if (o.digits) out += fmt::format(" --digits {}", *o.digits);
   return out;
 }
 
@@ -104,7 +108,7 @@ report::PaperSection section_of(const db::Database& database, const PaperCommand
   const report::InstanceQuery query{experiment, {}, false, o.skip_epochs};
   const auto stem = file_stem(experiment);
   report::PaperSection section{experiment, "sec:" + stem, {}, {}};
-  const report::LatexExporter latex;
+  const report::LatexExporter latex(report::ExporterOptions{o.digits});
   const report::HtmlExporter html;
   const auto table = load_report(database, query, o.base, o.unit, o.labels);
   section.tables.push_back({stem, latex.render(table), html.render(table)});

@@ -26,6 +26,7 @@ struct PaperCommand {
   std::vector<std::string> labels;  // --label KEY=TEXT
   bool model = false;               // the scaling model's tables and figure
   std::optional<int> fit_max_np;    // with --model: the hold-out
+  std::optional<int> digits;        // significant figures of the LaTeX tables
   std::optional<std::string> title;
   std::optional<std::string> output;  // the directory; default: results/paper-<experiment>
 };

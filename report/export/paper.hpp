@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "report/data/samples.hpp"
+#include "report/analysis/report.hpp"
 
 namespace scalebench::report {
 
