@@ -350,6 +350,8 @@ ReportTable build_report(std::string experiment, const std::vector<EpochSample>&
         if (totals.test_accuracy) accuracies.push_back(*totals.test_accuracy);
       if (!accuracies.empty()) row.mean_test_accuracy = stats::mean(accuracies);
       if (rates) row.sd_run_images_per_second = stats::sample_sd(run_rates);
+      row.run_epoch_seconds = run_means;
+      if (rates) row.run_images_per_second = run_rates;
     }
     row.epochs = g.durations.size();
     const auto& values = observations[i];

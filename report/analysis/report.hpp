@@ -57,6 +57,11 @@ struct ReportRow {
   // The compact letter display of the Tukey family under the unit: rows sharing a letter do not
   // differ at the table's confidence (stats/letters.hpp); absent with fewer than two groups.
   std::optional<std::string> letters = std::nullopt;
+  // Each run's own values, in run-id order (the figures draw them beside the mean): its mean epoch
+  // time, and its images/s (sum of train_images over sum of durations); run_images_per_second is
+  // empty when a run of the row lacks train_images.
+  std::vector<double> run_epoch_seconds = {};
+  std::vector<double> run_images_per_second = {};
 };
 
 struct AnovaSummary {
