@@ -32,9 +32,31 @@ void declare_plot_options(CLI::App& app, PlotCommand& options) {
   app.add_option("--max-np", options.max_np, "With --model: the largest np drawn")
       ->transform(integer_in(1, 1 << 20))
       ->capture_default_str();
+  app.add_option("--size", options.size,
+                 "The figure's size WIDTHxHEIGHT in inches: 3.5x2.6 for a column, 7x2.8 for a "
+                 "page (default: 7 wide, 2.8 high plus the legend's extra rows; PNG at 150 dpi, "
+                 "SVG at 96)");
+  app.add_option("--font-size", options.font_size, "The text size in points (in the PDF)")
+      ->check(CLI::Range(plotting::kMinFontPt, plotting::kMaxFontPt))
+      ->capture_default_str();
+  app.add_flag("--no-title", options.no_title,
+               "No figure title and no panel titles (for a paper, whose caption says it)");
+}
+
+plotting::FigureStyle figure_style_of(const PlotCommand& options) {
+  plotting::FigureStyle style;
+  if (options.size) {
+    const auto [width, height] = plotting::parse_figure_size(*options.size);
+    style.width_in = width;
+    style.height_in = height;
+  }
+  style.font_pt = options.font_size;
+  style.title = !options.no_title;
+  return style;
 }
 
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
+  const auto style = figure_style_of(options);  // a malformed --size fails before any work
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   const report::InstanceQuery query{options.experiment, options.instances, options.pool,
                                     options.skip_epochs};
@@ -50,7 +72,7 @@ int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
     for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
       report::refuse_database_output(file, options.database);
     const auto files =
-        plotting::plot_scaling_plan(scaling::build_scaling_plan(&database, plan), prefix);
+        plotting::plot_scaling_plan(scaling::build_scaling_plan(&database, plan), prefix, style);
     fmt::print(out, "figure: {}\nfigure: {}\nfigure: {}\n", files.png.string(), files.svg.string(),
                files.pdf.string());
     return 0;
@@ -70,8 +92,8 @@ int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   const auto planned = plotting::figure_files(prefix);
   for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
     report::refuse_database_output(file, options.database);
-  const auto files = by_factor ? plotting::plot_factor_scaling(*by_factor, prefix)
-                               : plotting::plot_scaling(*table, prefix);
+  const auto files = by_factor ? plotting::plot_factor_scaling(*by_factor, prefix, style)
+                               : plotting::plot_scaling(*table, prefix, style);
   fmt::print(out, "figure: {}\nfigure: {}\nfigure: {}\n", files.png.string(), files.svg.string(),
              files.pdf.string());
   return 0;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "plotting/figure.hpp"
 
 namespace scalebench::cli {
 
@@ -17,7 +18,14 @@ struct PlotCommand : ReportSourceOptions {
   bool model = false;
   std::optional<int> fit_max_np;
   int max_np = 1024;
+  // For print: --size WxH (inches), --font-size PT, --no-title (every figure).
+  std::optional<std::string> size;
+  double font_size = plotting::FigureStyle{}.font_pt;
+  bool no_title = false;
 };
+// The figure style the options ask for (plotting::FigureStyle). Throws report::ReportError on a
+// malformed --size.
+plotting::FigureStyle figure_style_of(const PlotCommand& options);
 void declare_plot_options(CLI::App& app, PlotCommand& options);
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream& err);
 

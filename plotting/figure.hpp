@@ -1,11 +1,13 @@
-// The scaling figure: epoch time and throughput against np, rendered by gnuplot to SVG and PNG.
-// The data file and the gnuplot script are kept next to the images so users can edit and re-run
-// them (`cd <dir> && gnuplot <name>.gp`). What is drawn: docs/report.md.
+// The scaling figures: epoch time, throughput and efficiency against np, rendered by gnuplot to
+// SVG, PNG and PDF. The data file and the gnuplot script are kept next to the images so users can
+// edit and re-run them (`cd <dir> && gnuplot <name>.gp`). What is drawn: docs/report.md.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "report/analysis/report.hpp"
 #include "scaling/plan.hpp"
@@ -20,29 +22,58 @@ struct FigureFiles {
   std::filesystem::path script;  // the gnuplot script that renders both images
 };
 
+// How a figure is set for print (plot --size, --font-size, --no-title). Default-constructed: 7 in
+// wide (a page's text width), 2.8 in high plus a text line per legend row past two, 9 pt text,
+// titled. The PDF is that size in inches with text of that size in points; the PNG is the same
+// figure at kPngDpi, the SVG at kSvgDpi (CSS pixels), so all three look alike.
+struct FigureStyle {
+  std::optional<double> width_in = std::nullopt;
+  std::optional<double> height_in = std::nullopt;
+  double font_pt = 9;
+  bool title = true;  // false: no figure title and no panel titles (the paper's caption says it)
+};
+inline constexpr int kPngDpi = 150;
+inline constexpr int kSvgDpi = 96;
+// The limits a style is checked against (plot_* throw ReportError outside them).
+inline constexpr double kMinFigureInches = 1, kMaxFigureInches = 40;
+inline constexpr double kMinFontPt = 4, kMaxFontPt = 36;
+// "WxH" in inches ("3.5x2.6"): {width, height}. Throws ReportError naming the text when it is not
+// two positive numbers within the limits joined by 'x'.
+std::pair<double, double> parse_figure_size(std::string_view text);
+
 // prefix + ".svg", ".png", ".pdf", ".dat", ".gp" (the prefix's own dots are kept: "out/run-1.2").
 FigureFiles figure_files(const std::filesystem::path& output_prefix);
 
+// The main figure (plot): mean epoch time and images/s against np, one series per condition,
+// launcher and factor levels. Error bars, everywhere: the confidence interval of the mean under the
+// table's unit (mean_ci_*, images_ci_*); each run a small circle beside its mean.
 // The text of the data file and of the script for `files` (pure; plot_scaling writes them).
 std::string scaling_data(const report::ReportTable& table);
-std::string scaling_script(const report::ReportTable& table, const FigureFiles& files);
+std::string scaling_script(const report::ReportTable& table, const FigureFiles& files,
+                           const FigureStyle& style = {});
+// One sentence for a caption: what is drawn, what the bars and circles are.
+std::string scaling_caption(const report::ReportTable& table);
 
 // Writes the data file and script (creating the prefix's directory), runs gnuplot on the script and
-// returns the four paths. Everything is made in a private directory beside the targets and renamed
-// over them, so a symlink planted at one of the four names is replaced, never written through.
-// Throws report::ReportError when the table has no rows, when gnuplot is missing, or when it fails
-// (the message carries gnuplot's stderr).
+// returns the five paths. Everything is made in a private directory beside the targets and renamed
+// over them, so a symlink planted at one of the names is replaced, never written through.
+// Throws report::ReportError when the table has no rows, when gnuplot is missing, when it fails
+// (the message carries gnuplot's stderr), or when the style is out of its limits.
 FigureFiles plot_scaling(const report::ReportTable& table,
-                         const std::filesystem::path& output_prefix);
+                         const std::filesystem::path& output_prefix, const FigureStyle& style = {});
 
-// Figure 2 of HorovodRunner's study (plot --by FACTOR): scaling efficiency, mean epoch time and
-// images/s against np, one curve per level of the factor (and launched condition), error bars of
-// +-1 SD of the run-to-run spread, the ideal (linear scaling) lines; single-process rows as
-// markers. Same files and guarantees as plot_scaling.
+// Figure 2 of HorovodRunner's study (plot --by FACTOR): scaling efficiency (when the study has
+// more than one np), mean epoch time and images/s against np, one curve per level of the factor
+// (and launched condition), the same error bars as plot_scaling (efficiency_ci_* for efficiency;
+// none on the reference, 100% by definition), the runs, the linear-scaling lines; single-process
+// rows as diamonds. Same files and guarantees as plot_scaling.
 std::string factor_scaling_data(const report::FactorReport& report);
-std::string factor_scaling_script(const report::FactorReport& report, const FigureFiles& files);
+std::string factor_scaling_script(const report::FactorReport& report, const FigureFiles& files,
+                                  const FigureStyle& style = {});
+std::string factor_scaling_caption(const report::FactorReport& report);
 FigureFiles plot_factor_scaling(const report::FactorReport& report,
-                                const std::filesystem::path& output_prefix);
+                                const std::filesystem::path& output_prefix,
+                                const FigureStyle& style = {});
 
 // Where `scalebench plot` writes the figure of `experiment`: <database's folder>/<name>-scaling
 // by default; `output` names a prefix, or a folder (ending in '/' or existing) to put it in.
@@ -51,10 +82,11 @@ std::filesystem::path figure_prefix(const std::string& database_path, const std:
 
 // The scaling model's figure (scalebench model --plot, plot --model): efficiency and images/s
 // against np (log2): the prediction, its band, measured points (those held out marked apart). Files
-// and guarantees as plot_scaling (figure.hpp).
+// and guarantees as plot_scaling; the style sets size, font and titles.
 std::string scaling_plan_data(const scaling::ScalingPlan& plan);
-std::string scaling_plan_script(const scaling::ScalingPlan& plan, const FigureFiles& files);
-FigureFiles plot_scaling_plan(const scaling::ScalingPlan& plan,
-                              const std::filesystem::path& prefix);
+std::string scaling_plan_script(const scaling::ScalingPlan& plan, const FigureFiles& files,
+                                const FigureStyle& style = {});
+FigureFiles plot_scaling_plan(const scaling::ScalingPlan& plan, const std::filesystem::path& prefix,
+                              const FigureStyle& style = {});
 
 }  // namespace scalebench::plotting

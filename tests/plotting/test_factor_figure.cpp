@@ -29,16 +29,24 @@ std::string read_file(const fs::path& path) {
 
 }  // namespace
 
-TEST_CASE("the factor figure's data: one block per level and condition, run-to-run SDs") {
+TEST_CASE("the factor figure's data: one block per level and condition, the unit's intervals") {
   const auto data = plotting::factor_scaling_data(table2_report());
-  // Launched series first (vgg16, inception_v3), then the single-process markers.
-  CHECK(data.find("# index 0: vgg16\n1 11 NaN 90.9090909090909 NaN 90.9090909090909 100 NaN 1\n"
-                  "2 7 NaN 142.85714285714286 NaN 181.8181818181818 78.57142857142858 NaN 1\n") !=
-        std::string::npos);
-  CHECK(data.find("# index 1: inception_v3\n1 5 NaN 200 NaN 200 100 NaN 1\n2 4 NaN 250 NaN 400 "
-                  "62.5 NaN 1\n") != std::string::npos);
+  // Launched series first (vgg16, inception_v3), then the single-process markers, then the runs
+  // of each. The unit is epoch here (the paper's): the intervals are the epochs' t intervals.
+  CHECK(data.find("# index 0: vgg16\n"
+                  "1 11 1.4142135623730951 90.9090909090909 90.9090909090909 -1.7062047361746941 "
+                  "23.706204736174694 28.63845756619851 288.5791872978438 100 NaN NaN 1 0.98\n"
+                  "2 7 1.4142135623730951 142.85714285714286 181.8181818181818 -5.706204736174694 "
+                  "19.706204736174694 23.258555079450492 877.4475970494497 78.57142857142858 "
+                  "32.94000012676021 187.4155848208338 1 1.98\n") != std::string::npos);
+  CHECK(data.find("# index 1: inception_v3\n1 5 ") != std::string::npos);
   CHECK(data.find("# index 2: vgg16, single\n1 11 ") != std::string::npos);
   CHECK(data.find("# index 3: inception_v3, single\n1 5 ") != std::string::npos);
+  CHECK(data.find("# index 4: runs of vgg16\n1 1.08 11 90.9090909090909 100 1\n2 2.08 7 "
+                  "142.85714285714286 78.57142857142858 1\n") != std::string::npos);
+  CHECK(data.find("# index 7: runs of inception_v3, single\n1 0.78 5 200 100 1\n") !=
+        std::string::npos);
+  CHECK(data.find("sd_run") == std::string::npos);
 }
 
 TEST_CASE("the run-to-run SD is that of the runs' means, not of the epochs") {
@@ -59,19 +67,25 @@ TEST_CASE("the factor figure's script: three panels, the ideal lines, one colour
   const auto script = plotting::factor_scaling_script(table2_report(), files);
   CHECK(script.find("do for [format in 'svg png pdf']") != std::string::npos);
   CHECK(script.find("set terminal pdfcairo") != std::string::npos);
-  CHECK(script.find("set multiplot layout 1,3 title 't2 by model: error bars ±1 SD of the "
-                    "run-to-run spread (1 run per point)'") != std::string::npos);
-  CHECK(script.find("set title 'Scaling efficiency (dashed: linear scaling = 100%)'") !=
+  CHECK(script.find("set label 1 't2 by model, 1 run per point'") != std::string::npos);
+  CHECK(script.find("  # Panel 1: Scaling efficiency\n") != std::string::npos);
+  CHECK(script.find("  # Panel 2: Mean epoch time\n") != std::string::npos);
+  CHECK(script.find("  # Panel 3: Throughput\n") != std::string::npos);
+  CHECK(script.find("set title 'Scaling efficiency' offset 0,-0.4 noenhanced") !=
         std::string::npos);
-  CHECK(script.find("100 with lines lc rgb '#404040' dt 2 lw 1.5 title 'linear scaling'") !=
-        std::string::npos);
+  CHECK(script.find("plot 100 with lines lc rgb '#606060' dt 2 lw 1 notitle") != std::string::npos);
   // vgg16 is linetype 1 in every panel, its single marker too; inception_v3 is 2.
-  CHECK(script.find("data index 0 using 1:7:(valid(8) ? $8 : 0) with yerrorlines lt 1 title "
-                    "'vgg16'") != std::string::npos);
-  CHECK(script.find("data index 3 using ($1-0.08):2:(valid(3) ? $3 : 0) with yerrorbars lt 2 pt "
-                    "13 ps 1.6 title 'inception_v3, single'") != std::string::npos);
-  CHECK(script.find("data index 1 using 1:6 with lines lt 2 dt 2 lw 1.5 notitle") !=
+  CHECK(script.find("data index 0 using 14:10:11:12 with yerrorbars lt 1 pt 7 notitle") !=
         std::string::npos);
+  CHECK(script.find("data index 3 using 14:2:6:7 with yerrorbars lt 2 pt 13 ps 1.3 notitle") !=
+        std::string::npos);
+  CHECK(script.find("data index 1 using 14:5 with lines lt 2 dt 2 lw 1 notitle") !=
+        std::string::npos);
+  // The single-process markers are not in the efficiency panel.
+  const auto efficiency = script.substr(0, script.find("# Panel 2"));
+  CHECK(efficiency.find("data index 2 ") == std::string::npos);
+  CHECK(script.find("keyentry with points lt 2 pt 13 ps 1.3 title 'model = inception_v3, "
+                    "single'") != std::string::npos);
   CHECK(script.find("data = 't2-by-model-scaling.dat'") != std::string::npos);
 }
 

@@ -27,6 +27,11 @@ report::ReportTable tiny_table() {
   };
   table.rows[0].mean_ci_lower = 8.5;
   table.rows[0].mean_ci_upper = 11.5;
+  table.rows[0].runs = 2;
+  table.rows[0].run_epoch_seconds = {9, 11};
+  table.rows[0].run_images_per_second = {110, 90};
+  table.rows[1].run_epoch_seconds = {6};
+  table.rows[1].run_images_per_second = {100};
   return table;
 }
 
@@ -63,94 +68,101 @@ TEST_CASE("figure files are the prefix plus an extension, dots in the prefix kep
 TEST_CASE("the data file: one block per series, NaN for unknown values, the ideal line") {
   CHECK(plotting::scaling_data(tiny_table()) ==
         "# scalebench scaling data, experiment tiny\n"
-        "# One block per series (gnuplot `index`), blocks separated by two blank lines; NaN = "
+        "# Error bars, one definition everywhere: the 95% CI of the mean, unit run (the t interval "
+        "on the runs' means): mean_ci_* for the epoch time, images_ci_* for images/s, "
+        "efficiency_ci_* for the efficiency (the delta method; none on the efficiency's reference, "
+        "100% by definition). docs/report.md.\n"
+        "# Blocks (gnuplot `index`) 0 to 0: one per series, by np; blocks 1 to 1: the runs of "
+        "series 0 to 0, one line per run. Blocks are separated by two blank lines; NaN = "
         "unknown.\n"
         "# ideal_images_per_s = images_per_s / scaling_efficiency (linear scaling from the "
-        "reference group, docs/report.md)\n"
-        "# mean_ci_*: the mean's confidence interval per the unit of analysis (run)\n"
-        "# np mean_epoch_s sd_epoch_s images_per_s ideal_images_per_s mean_ci_lower "
-        "mean_ci_upper\n"
+        "reference group); x = where the point is drawn (np, shifted so that series and runs do "
+        "not hide each other)\n"
+        "# Series: np mean_epoch_s sd_epoch_s images_per_s ideal_images_per_s mean_ci_lower "
+        "mean_ci_upper images_ci_lower images_ci_upper efficiency_pct efficiency_ci_lower_pct "
+        "efficiency_ci_upper_pct runs x\n"
+        "# Runs: np x epoch_s images_per_s efficiency_pct run\n"
         "# index 0: mpirun\n"
-        "1 10 1 100 100 8.5 11.5\n"
-        "2 6 NaN 100 200 NaN NaN\n");
+        "1 10 1 100 100 8.5 11.5 NaN NaN 100 NaN NaN 2 1\n"
+        "2 6 NaN 100 200 NaN NaN NaN NaN 50 NaN NaN 1 2\n"
+        "\n"
+        "\n"
+        "# index 1: runs of mpirun\n"
+        "1 1.06 9 110 110 1\n"
+        "1 1.14 11 90 90 2\n"
+        "2 2.1 6 100 50 1\n");
 }
 
 TEST_CASE("the data file puts single-process groups last, in their own block") {
   const std::string data = plotting::scaling_data(test::sample_table());
   CHECK(data.find("# index 0: mpirun\n"
-                  "1 37.13 4.32 147.48 147.48 NaN NaN\n"
-                  "2 21.84 1.65 250.7 294.94117647058823 20.1 23.58\n"
-                  "8 0.0512 NaN NaN NaN NaN NaN\n"
+                  "1 37.13 4.32 147.48 147.48 NaN NaN NaN NaN 100 NaN NaN 3 1\n"
+                  "2 21.84 1.65 250.7 294.94117647058823 20.1 23.58 NaN NaN 85 NaN NaN 3 2\n"
+                  "8 0.0512 NaN NaN NaN NaN NaN NaN NaN NaN NaN NaN 1 8\n"
                   "\n"
                   "\n"
                   "# index 1: single\n"
-                  "1 29.77 4.12 183.94 147.152 NaN NaN\n") != std::string::npos);
+                  "1 29.77 4.12 183.94 147.152 NaN NaN NaN NaN 125 NaN NaN 1 0.907519\n") !=
+        std::string::npos);
+  // Rows without their runs' values (a hand-made table) get a placeholder line per runs block.
+  CHECK(data.find("# index 3: runs of single\nNaN NaN NaN NaN NaN 0\n") != std::string::npos);
 }
 
-TEST_CASE("the script: both terminals, two panels, relative file names") {
+TEST_CASE("the script: the terminals at the default size, two panels, relative file names") {
   const auto files = plotting::figure_files("some/dir/tiny");
-  CHECK(plotting::scaling_script(tiny_table(), files) ==
-        R"(# scalebench scaling figure, experiment tiny
-# Re-render after editing: cd <this directory> && gnuplot tiny.gp
-set encoding utf8
-data = 'tiny.dat'
-set linetype 1 lc rgb '#1f77b4' lw 2 pt 7 ps 1
-set linetype 2 lc rgb '#ff7f0e' lw 2 pt 7 ps 1
-set linetype 3 lc rgb '#2ca02c' lw 2 pt 7 ps 1
-set linetype 4 lc rgb '#d62728' lw 2 pt 7 ps 1
-set linetype 5 lc rgb '#9467bd' lw 2 pt 7 ps 1
-set linetype 6 lc rgb '#8c564b' lw 2 pt 7 ps 1
-set linetype 7 lc rgb '#e377c2' lw 2 pt 7 ps 1
-set linetype 8 lc rgb '#7f7f7f' lw 2 pt 7 ps 1
-set linetype 9 lc rgb '#bcbd22' lw 2 pt 7 ps 1
-set linetype 10 lc rgb '#17becf' lw 2 pt 7 ps 1
-set linetype cycle 10
-stats data using 4 nooutput name 'rate'
-set style line 100 lc rgb '#e0e0e0' lw 1 dt 1
-set grid ls 100
-set border lw 1
-set xlabel 'processes (np)'
-set xrange [0.5:2.5]
-set xtics (1, 2)
-set offsets 0, 0, graph 0.05, 0
-do for [format in 'svg png pdf'] {
-  if (format eq 'svg') {
-    set terminal svg size 1000,450 dynamic enhanced font 'sans,12' background rgb 'white'
-  } else { if (format eq 'png') {
-    set terminal pngcairo size 1000,450 enhanced font 'sans,12' background rgb 'white'
-  } else {
-    set terminal pdfcairo size 10.00in,4.50in enhanced font 'sans,9' background rgb 'white'
-  } }
-  set output 'tiny'.'.'.format
-  set multiplot layout 1,2 title 'tiny: scaling with the number of processes' noenhanced
-  set title 'Mean epoch time (error bars: 95% CI of the mean, unit run)'
-  set ylabel 'epoch time (s)'
-  set yrange [0:*]
-  set key below center horizontal samplen 3 spacing 1.1
-  plot data index 0 using 1:2:(valid(6) ? $6 : $2):(valid(7) ? $7 : $2) with yerrorlines lt 1 title 'mpirun' noenhanced
-  set title 'Training throughput (dashed: linear scaling)'
-  set ylabel 'throughput (images/s)'
-  set yrange [0:rate_max*1.5]
-  set key below center vertical maxrows 1 samplen 3 spacing 1.1
-  plot data index 0 using 1:4 with linespoints lt 1 title 'mpirun' noenhanced, \
-       data index 0 using 1:5 with lines lt 1 dt 2 lw 1.5 title 'mpirun: linear' noenhanced
-  unset multiplot
-  unset output
-}
-)");
+  const std::string script = plotting::scaling_script(tiny_table(), files);
+  CHECK(script.find("# scalebench scaling figure, experiment tiny\n# Caption: tiny: mean epoch "
+                    "time (left) and throughput (right) against the number of processes (1-2 "
+                    "runs per point). Bars: the 95% CI of the mean, unit run (the t interval on "
+                    "the runs' means; for images/s the delta method); small circles: the "
+                    "individual runs; dashed: linear scaling from the reference group.\n") == 0);
+  CHECK(script.find("data = 'tiny.dat'\n") != std::string::npos);
+  CHECK(script.find("some/dir") == std::string::npos);
+  CHECK(script.find("do for [format in 'svg png pdf'] {\n") != std::string::npos);
+  CHECK(script.find("set terminal svg size 672,269 dynamic enhanced font 'sans,12'") !=
+        std::string::npos);
+  CHECK(script.find("set terminal pngcairo size 1050,420 enhanced font 'sans,9' fontscale 1.562") !=
+        std::string::npos);
+  CHECK(script.find("set terminal pdfcairo size 7in,2.8in enhanced font 'sans,9' fontscale 0.75") !=
+        std::string::npos);
+  CHECK(script.find("  set output 'tiny'.'.'.format\n") != std::string::npos);
+  CHECK(script.find("  # Panel 1: Mean epoch time\n") != std::string::npos);
+  CHECK(script.find("  # Panel 2: Throughput\n") != std::string::npos);
+  CHECK(script.find("  set label 1 'tiny: scaling with the number of processes, 1-2 runs per "
+                    "point' at screen 0.5") != std::string::npos);
+  // Back to front: the runs, the bars (the CI columns), the means.
+  CHECK(script.find("  plot data index 1 using 2:3 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \\\n"
+                    "       data index 0 using 14:2:6:7 with yerrorbars lt 1 pt 7 notitle, \\\n"
+                    "       data index 0 using 14:2 with linespoints lt 1 pt 7 notitle\n") !=
+        std::string::npos);
+  CHECK(script.find("  plot data index 0 using 14:5 with lines lt 1 dt 2 lw 1 notitle, \\\n"
+                    "       data index 1 using 2:4 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \\\n"
+                    "       data index 0 using 14:4:8:9 with yerrorbars lt 1 pt 7 notitle, \\\n"
+                    "       data index 0 using 14:4 with linespoints lt 1 pt 7 notitle\n") !=
+        std::string::npos);
+  // One legend under both panels: the series, then what the marks mean.
+  CHECK(script.find("keyentry with linespoints lt 1 pt 7 title 'mpirun', \\\n"
+                    "       keyentry with points lc rgb '#606060' pt 6 ps 0.55 lw 1 title 'runs', "
+                    "\\\n"
+                    "       keyentry with yerrorbars lc rgb '#606060' pt 7 title 'mean ± 95% CI "
+                    "(unit run)', \\\n"
+                    "       keyentry with lines lc rgb '#606060' dt 2 lw 1 title 'linear "
+                    "scaling'\n") != std::string::npos);
+  CHECK(script.find("  unset multiplot\n  unset output\n}\n") != std::string::npos);
 }
 
 TEST_CASE("the script: log2 x beyond a 4x span, single-process marker and reference line") {
   const std::string script =
       plotting::scaling_script(test::sample_table(), plotting::figure_files("fig"));
-  CHECK(script.find("set logscale x 2\nset xrange [0.769:10.4]\nset xtics (1, 2, 8)\n") !=
-        std::string::npos);
+  CHECK(script.find("  set logscale x 2\n  set xrange [0.707107:11.3137]\n  set xtics (1, 2, 8) "
+                    "nomirror\n") != std::string::npos);
   CHECK(script.find("stats data index 1 using 2 nooutput name 'single1_time'\n") !=
         std::string::npos);
-  CHECK(script.find("data index 1 using ($1*0.93):2:(valid(6) ? $6 : $2):(valid(7) ? $7 : $2) with "
-                    "yerrorbars lt 2 pt "
-                    "13 ps 1.6 title 'single' noenhanced, \\\n"
-                    "       single1_time_mean with lines lt 2 dt 2 lw 1 notitle\n") !=
+  CHECK(script.find("  plot single1_time_mean with lines lt 2 dt 3 lw 1 notitle, \\\n") !=
+        std::string::npos);
+  CHECK(script.find("data index 1 using 14:2 with points lt 2 pt 13 ps 1.3 notitle") !=
+        std::string::npos);
+  CHECK(script.find("keyentry with linespoints lt 2 dt 3 lw 1 pt 13 ps 1.3 title 'single'") !=
         std::string::npos);
 }
 
@@ -159,16 +171,20 @@ TEST_CASE("the script quotes user text for gnuplot and turns off enhanced text f
   table.experiment = "it's_a\ntest";
   const std::string script = plotting::scaling_script(table, plotting::figure_files("x"));
   CHECK(script.find("# scalebench scaling figure, experiment it's_a test\n") == 0);
-  CHECK(script.find("title 'it''s_a test: scaling with the number of processes' noenhanced") !=
-        std::string::npos);
+  CHECK(script.find("set label 1 'it''s_a test: scaling with the number of processes, 1-2 runs per "
+                    "point' at screen 0.5, screen ") != std::string::npos);
+  CHECK(script.find("noenhanced\n  plot -1 notitle") != std::string::npos);  // the legend's key
 }
 
 TEST_CASE("one panel when no group has a throughput") {
   auto table = tiny_table();
   for (auto& row : table.rows) row.images_per_second.reset();
   const std::string script = plotting::scaling_script(table, plotting::figure_files("x"));
-  CHECK(script.find("set multiplot layout 1,1 ") != std::string::npos);
-  CHECK(script.find("throughput") == std::string::npos);
+  CHECK(script.find("# Panel 1: Mean epoch time") != std::string::npos);
+  CHECK(script.find("# Panel 2") == std::string::npos);
+  CHECK(script.find("set size 1, 1\n  set bmargin") != std::string::npos);
+  CHECK(script.find("images/s") == std::string::npos);
+  CHECK(script.find("linear scaling") == std::string::npos);
 }
 
 TEST_CASE("an empty table is not plotted") {
@@ -242,10 +258,11 @@ TEST_CASE("hostile names stay text: every line of the script is one command or c
   const std::string script = plotting::scaling_script(table, plotting::figure_files("x"));
   CHECK(script.find('\0') == std::string::npos);
   CHECK(script.find('\r') == std::string::npos);
-  CHECK(script.find("title 'a''b set output ''/tmp/never'' `touch /tmp/never`' noenhanced") !=
+  CHECK(script.find("title 'a''b set output ''/tmp/never'' `touch /tmp/never`', \\\n") !=
         std::string::npos);
-  CHECK(script.find("title 'c d @x \\''; system(\"touch /tmp/never\") #' noenhanced") !=
+  CHECK(script.find("title 'c d @x \\''; system(\"touch /tmp/never\") #', \\\n") !=
         std::string::npos);
+  CHECK(script.find("set key at screen") < script.find("title 'a''b"));  // a noenhanced key
   // The comment naming the experiment does not end in a backslash (it would swallow a line).
   CHECK(script.find("# scalebench scaling figure, experiment evil' `touch /tmp/never` \\ \n") == 0);
   const std::string data = plotting::scaling_data(table);
@@ -309,5 +326,9 @@ TEST_CASE("plain plot on factor data: one series per level combination, never on
   const auto data = plotting::scaling_data(table);
   CHECK(data.find("# index 0: hvd model=vgg16\n") != std::string::npos);
   CHECK(data.find("# index 1: hvd model=inception_v3\n") != std::string::npos);
-  CHECK(data.find("# index 2") == std::string::npos);
+  CHECK(data.find("# index 2: runs of hvd model=vgg16\n") != std::string::npos);
+  CHECK(data.find("# index 4") == std::string::npos);
+  const auto script = plotting::scaling_script(table, plotting::figure_files("t2"));
+  CHECK(script.find("title 'hvd, model = vgg16'") != std::string::npos);
+  CHECK(script.find("title 'hvd, model = inception_v3'") != std::string::npos);
 }
