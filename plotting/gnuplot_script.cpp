@@ -162,6 +162,8 @@ std::string script_preamble(const FigureFiles& files) {
   for (std::size_t i = 0; i < std::size(kColours); ++i)
     out += fmt::format("set linetype {} lc rgb '{}' lw 1.6 pt 7 ps 0.7\n", i + 1, kColours[i]);
   out += fmt::format("set linetype cycle {}\n", std::size(kColours));
+  // A bar only where both ends are known: gnuplot would draw a NaN end at the panel's edge.
+  out += "bar(y, low, high) = (low == low && high == high) ? y : NaN\n";
   return out;
 }
 

@@ -271,8 +271,10 @@ std::vector<std::string> series_plots(const Series& s, std::size_t index, std::s
   return {
       fmt::format("data index {} using 2:{} with points lt {} pt 6 ps 0.55 lw 1 notitle", run_index,
                   run_value, s.colour),
-      fmt::format("data index {} using 14:{}:{}:{} with yerrorbars lt {} {} notitle", index, value,
-                  lower, upper, s.colour, point),
+      fmt::format(
+          "data index {0} using 14:(bar(${1}, ${2}, ${3})):{2}:{3} with yerrorbars lt {4} {5} "
+          "notitle",
+          index, value, lower, upper, s.colour, point),
       fmt::format("data index {} using 14:{} with {} lt {} {} notitle", index, value,
                   s.single ? "points" : "linespoints", s.colour, point),
   };

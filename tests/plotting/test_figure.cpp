@@ -132,12 +132,14 @@ TEST_CASE("the script: the terminals at the default size, two panels, relative f
                     "point' at screen 0.5") != std::string::npos);
   // Back to front: the runs, the bars (the CI columns), the means.
   CHECK(script.find("  plot data index 1 using 2:3 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \\\n"
-                    "       data index 0 using 14:2:6:7 with yerrorbars lt 1 pt 7 notitle, \\\n"
+                    "       data index 0 using 14:(bar($2, $6, $7)):6:7 with yerrorbars lt 1 pt 7 "
+                    "notitle, \\\n"
                     "       data index 0 using 14:2 with linespoints lt 1 pt 7 notitle\n") !=
         std::string::npos);
   CHECK(script.find("  plot data index 0 using 14:5 with lines lt 1 dt 2 lw 1 notitle, \\\n"
                     "       data index 1 using 2:4 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \\\n"
-                    "       data index 0 using 14:4:8:9 with yerrorbars lt 1 pt 7 notitle, \\\n"
+                    "       data index 0 using 14:(bar($4, $8, $9)):8:9 with yerrorbars lt 1 pt 7 "
+                    "notitle, \\\n"
                     "       data index 0 using 14:4 with linespoints lt 1 pt 7 notitle\n") !=
         std::string::npos);
   // One legend under both panels: the series, then what the marks mean.

@@ -164,10 +164,15 @@ TEST_CASE("the figures' error bars are the report's confidence intervals, one de
   // The script draws those columns as the bars, nothing else: no SD, no fallback to the mean.
   const auto script =
       plotting::factor_scaling_script(report, plotting::figure_files("out/t2-by-model"));
-  CHECK(script.find("data index 0 using 14:10:11:12 with yerrorbars") != std::string::npos);
-  CHECK(script.find("data index 0 using 14:2:6:7 with yerrorbars") != std::string::npos);
-  CHECK(script.find("data index 0 using 14:4:8:9 with yerrorbars") != std::string::npos);
+  CHECK(script.find("data index 0 using 14:(bar($10, $11, $12)):11:12 with yerrorbars") !=
+        std::string::npos);
+  CHECK(script.find("data index 0 using 14:(bar($2, $6, $7)):6:7 with yerrorbars") !=
+        std::string::npos);
+  CHECK(script.find("data index 0 using 14:(bar($4, $8, $9)):8:9 with yerrorbars") !=
+        std::string::npos);
   CHECK(script.find("valid(") == std::string::npos);
+  CHECK(script.find("bar(y, low, high) = (low == low && high == high) ? y : NaN\n") !=
+        std::string::npos);  // an unknown end (NaN) draws no bar at all
   CHECK(script.find("SD") == std::string::npos);
   // Named in the key and in the data file's comments.
   CHECK(script.find("title 'mean ± 95% CI (unit run)'") != std::string::npos);
@@ -227,7 +232,8 @@ TEST_CASE("the main figure: runs, the intervals of epoch time and images/s, and 
   CHECK(blocks[0].rows[0][8] == doctest::Approx(*base.images_ci_upper));
   const auto script = plotting::scaling_script(table, plotting::figure_files("out/t2"));
   CHECK(script.find("data index 4 using 2:3 with points lt 1 pt 6") != std::string::npos);
-  CHECK(script.find("data index 0 using 14:4:8:9 with yerrorbars lt 1") != std::string::npos);
+  CHECK(script.find("data index 0 using 14:(bar($4, $8, $9)):8:9 with yerrorbars lt 1") !=
+        std::string::npos);
   CHECK(plotting::scaling_caption(table).find("small circles: the individual runs") !=
         std::string::npos);
 }
@@ -369,4 +375,36 @@ TEST_CASE("scalebench plot passes --size, --font-size and --no-title to the figu
                               "' --size 3.5 -o '" + (out / "bad").string() + "' >/dev/null 2>&1";
   CHECK(std::system(refused.c_str()) != 0);
   CHECK_FALSE(fs::exists(out / "bad.gp"));
+}
+
+TEST_CASE("gnuplot draws no bar at the efficiency's reference and a bar at np 2") {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+    SCALEBENCH_SKIP("gnuplot not found (apt-get install gnuplot-nox)");
+  const Table2Fixture fixture;
+  const auto report = fixture.by_model("run");
+  test::TempDir dir;
+  const auto files = plotting::figure_files(dir / "fig");
+  std::ofstream(files.data) << plotting::factor_scaling_data(report);
+  // The script's own bar definition and efficiency element, tabulated instead of drawn.
+  const auto script = plotting::factor_scaling_script(report, files);
+  // From `start` to the end of its line, or of its plot element (`notitle`).
+  const auto text_of = [&](const std::string& start, const std::string& end) {
+    const auto at = script.find(start);
+    REQUIRE(at != std::string::npos);
+    return script.substr(at, script.find(end, at) + end.size() - at);
+  };
+  std::ofstream(dir / "check.gp") << "data = 'fig.dat'\n"
+                                  << text_of("bar(y, low, high)", "\n")
+                                  << "set table 'table.txt'\nplot "
+                                  << text_of("data index 0 using 14:(bar($10", "notitle")
+                                  << "\nunset table\n";
+  const std::string command =
+      "cd '" + dir.path().string() + "' && gnuplot check.gp >/dev/null 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  const auto table = read_file(dir / "table.txt");
+  INFO(table);
+  // np 1 (x 0.98): undefined, so nothing is drawn; np 2: a bar from its interval.
+  CHECK(table.find(" 0.98  NaN ") != std::string::npos);
+  CHECK(table.find(" u\n") != std::string::npos);
+  CHECK(table.find(" 1.98  64.83") != std::string::npos);
 }
