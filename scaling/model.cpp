@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <random>
 
@@ -331,6 +332,73 @@ std::optional<Interval> percentile_interval(std::vector<double> values, double l
   };
   const double tail = (1 - level) / 2;
   return Interval{quantile(tail), quantile(1 - tail)};
+}
+
+std::vector<LeaveOneOutResidual> leave_one_np_out(const ScalingData& data) {
+  std::map<int, std::vector<double>> steps;
+  for (const auto& run : data.training) steps[run.ranks].push_back(run.step_seconds);
+  std::vector<LeaveOneOutResidual> out;
+  if (distinct_multi_rank_counts(data.training) < 2) return out;
+  const auto allreduce = all_of(data.allreduce);
+  for (const auto& [ranks, mine] : steps) {
+    if (ranks == 1) continue;
+    std::vector<const TrainingRun*> rest;
+    for (const auto& run : data.training)
+      if (run.ranks != ranks) rest.push_back(&run);
+    try {
+      const StepModel refit = fit_once(rest, allreduce, data.fixed, data.network_per_np).model;
+      LeaveOneOutResidual r;
+      r.ranks = ranks;
+      r.measured_step_seconds = mean_of(mine);
+      r.predicted_step_seconds = step_seconds(refit, ranks);
+      r.log_residual = std::log(r.predicted_step_seconds / r.measured_step_seconds);
+      out.push_back(r);
+    } catch (const StatsError&) {
+      // This np cannot be predicted without itself: it gives no residual.
+    }
+  }
+  return out;
+}
+
+std::optional<ModelError> model_error(std::vector<LeaveOneOutResidual> residuals,
+                                      int largest_fitted_np) {
+  if (residuals.size() < 2) return std::nullopt;
+  ModelError e;
+  double sum = 0;
+  for (const auto& r : residuals) sum += r.log_residual * r.log_residual;
+  e.rms = std::sqrt(sum / static_cast<double>(residuals.size()));
+  e.degrees_of_freedom = static_cast<int>(residuals.size());
+  e.largest_fitted_np = largest_fitted_np;
+  e.residuals = std::move(residuals);
+  return e;
+}
+
+double model_error_at(const ModelError& error, int np) {
+  if (np <= 1) return 0;
+  const double doublings =
+      std::log2(static_cast<double>(np) / static_cast<double>(error.largest_fitted_np));
+  return error.rms * std::max(1.0, doublings);
+}
+
+double model_error_quantile(double level, int degrees_of_freedom) {
+  if (!(level > 0 && level < 1))
+    throw StatsError(fmt::format("interval level {} is not in (0, 1)", level));
+  if (degrees_of_freedom < 1)
+    throw StatsError(fmt::format("{} degrees of freedom", degrees_of_freedom));
+  const boost::math::students_t t(degrees_of_freedom);
+  return boost::math::quantile(t, (1 + level) / 2);
+}
+
+Interval prediction_band(double point, const Interval& bootstrap, double half_width) {
+  if (!(point > 0) || !(bootstrap.low > 0) || !(bootstrap.high > 0))
+    throw StatsError(fmt::format("a band on the log scale needs positive values, not {} [{}, {}]",
+                                 point, bootstrap.low, bootstrap.high));
+  if (!(half_width >= 0)) throw StatsError(fmt::format("half-width {} is not >= 0", half_width));
+  if (half_width == 0) return bootstrap;
+  const double below = std::max(0.0, std::log(point / bootstrap.low));
+  const double above = std::max(0.0, std::log(bootstrap.high / point));
+  return {point * std::exp(-std::hypot(below, half_width)),
+          point * std::exp(std::hypot(above, half_width))};
 }
 
 }  // namespace scalebench::scaling

@@ -157,4 +157,55 @@ struct Interval {
 // quantile type 7); nullopt for fewer than two values. Throws StatsError for level outside (0, 1).
 std::optional<Interval> percentile_interval(std::vector<double> values, double level);
 
+// ---- The model's own error: leave one np out (docs/scaling-model.md, "The band") ----
+
+// One fitted np predicted by the model refitted without its training runs.
+struct LeaveOneOutResidual {
+  int ranks = 1;
+  double measured_step_seconds = 0;   // mean over the runs at this np
+  double predicted_step_seconds = 0;  // by the refit without them
+  // log(measured images/s) − log(predicted images/s) = log(predicted step / measured step);
+  // efficiency has the same (np = 1 is in every refit).
+  double log_residual = 0;
+};
+
+// For each np above 1 of data.training, when it holds at least two such np: the model refitted
+// without that np's training runs (the allreduce runs and everything else as in the fit; with one
+// multi-rank np left the overlap is data.fixed's, as in fit_scaling_model) predicts that np's mean
+// step. np = 1 is never left out: it is the compute every fit anchors on, and its efficiency is 1
+// by definition. Empty with fewer than two multi-rank np; an np whose refit the fit refuses is
+// skipped. Deterministic (no resampling).
+std::vector<LeaveOneOutResidual> leave_one_np_out(const ScalingData& data);
+
+// The scale of the model's error on the log scale of images/s (and step, efficiency, epoch).
+struct ModelError {
+  double rms = 0;              // sqrt(mean(log_residual²))
+  int degrees_of_freedom = 0;  // the number of residuals
+  int largest_fitted_np = 1;   // past it the error grows
+  std::vector<LeaveOneOutResidual> residuals;
+};
+
+// nullopt with fewer than two residuals (the band is then the bootstrap's alone).
+std::optional<ModelError> model_error(std::vector<LeaveOneOutResidual> residuals,
+                                      int largest_fitted_np);
+
+// The model error's scale at np: 0 at np = 1 (exact by construction), rms up to twice the
+// largest fitted np (one doubling beyond it, as far as the residual of the largest fitted np
+// reaches from the rest), and rms · log2(np / largest) beyond: the error grows linearly with the
+// number of doublings extrapolated (a term the model lacks, linear in log2(np)).
+double model_error_at(const ModelError& error, int np);
+
+// Student's t quantile at (1 + level) / 2 with the residuals' degrees of freedom: the scale is
+// estimated from that many residuals. Throws StatsError for level outside (0, 1) or df < 1.
+double model_error_quantile(double level, int degrees_of_freedom);
+
+// The prediction band of `point` (> 0): its bootstrap percentile interval widened on the log scale
+// by the model's half-width, the two added in quadrature (independent errors: variances add):
+//   low  = point · exp(−sqrt(log(point / boot.low)²  + half_width²)),
+//   high = point · exp(+sqrt(log(boot.high / point)² + half_width²)),
+// a bootstrap bound on the wrong side of the point counting as 0. With half_width = 0 the
+// bootstrap interval is returned unchanged. Throws StatsError for point <= 0, a bootstrap bound
+// <= 0 or half_width < 0.
+Interval prediction_band(double point, const Interval& bootstrap, double half_width);
+
 }  // namespace scalebench::scaling

@@ -298,3 +298,69 @@ TEST_CASE("published curves: predictions within the tolerances docs/scaling-mode
   const double comm = 2 * 14 * 2e-6 + 14.0 / 8 * s / 130e9 + 2 * 14 * 1e-6 + 14.0 / 8 * s / 48e9;
   CHECK(rows[3].predicted == doctest::Approx(compute / (compute + comm)).epsilon(1e-12));
 }
+
+TEST_CASE("leave one np out: the model error from refits without each np, exactly") {
+  // A preset network (no allreduce runs): 10 MB over 1 GB/s, no latency, so the allreduce costs
+  // t(2) = 10 ms and t(4) = 15 ms. Overhead grows with np (2 ms at np 2, 4 ms at np 4), which a
+  // constant overhead cannot describe: each refit without one np misses it.
+  scaling::ScalingData data;
+  data.fixed.network.intra = {0, 1e9};
+  data.fixed.gradient_bytes = 1e7;
+  data.fixed.bucket_bytes = 1e9;
+  data.training = {{1, 0.039}, {1, 0.041}, {2, 0.051}, {2, 0.053}, {4, 0.058}, {4, 0.060}};
+  const auto residuals = scaling::leave_one_np_out(data);
+  REQUIRE(residuals.size() == 2);
+  // Without np 2: compute 40 ms, overhead 59 − 40 − 15 = 4 ms (overlap 0, data.fixed's), so np 2
+  // is predicted at 40 + 4 + 10 = 54 ms against 52 measured.
+  CHECK(residuals[0].ranks == 2);
+  CHECK(residuals[0].measured_step_seconds == doctest::Approx(0.052).epsilon(1e-12));
+  CHECK(residuals[0].predicted_step_seconds == doctest::Approx(0.054).epsilon(1e-12));
+  CHECK(residuals[0].log_residual == doctest::Approx(std::log(0.054 / 0.052)).epsilon(1e-10));
+  // Without np 4: overhead 52 − 40 − 10 = 2 ms, np 4 predicted at 40 + 2 + 15 = 57 ms against 59.
+  CHECK(residuals[1].ranks == 4);
+  CHECK(residuals[1].predicted_step_seconds == doctest::Approx(0.057).epsilon(1e-12));
+  CHECK(residuals[1].log_residual == doctest::Approx(std::log(0.057 / 0.059)).epsilon(1e-10));
+
+  const auto error = scaling::model_error(residuals, 4);
+  REQUIRE(error);
+  const double rms =
+      std::sqrt((std::pow(std::log(0.054 / 0.052), 2) + std::pow(std::log(0.057 / 0.059), 2)) / 2);
+  CHECK(error->rms == doctest::Approx(rms).epsilon(1e-10));
+  CHECK(error->degrees_of_freedom == 2);
+  // 0 at np 1; the RMS up to one doubling past the largest fitted np; then per doubling.
+  CHECK(scaling::model_error_at(*error, 1) == 0);
+  CHECK(scaling::model_error_at(*error, 2) == doctest::Approx(rms));
+  CHECK(scaling::model_error_at(*error, 8) == doctest::Approx(rms));
+  CHECK(scaling::model_error_at(*error, 32) == doctest::Approx(3 * rms));
+  CHECK(scaling::model_error_at(*error, 1024) == doctest::Approx(8 * rms));
+  // Student's t at 0.975 with 2 and 10 d.f. (R: qt(0.975, c(2, 10))).
+  CHECK(scaling::model_error_quantile(0.95, 2) ==
+        doctest::Approx(4.302652729749464).epsilon(1e-12));
+  CHECK(scaling::model_error_quantile(0.95, 10) ==
+        doctest::Approx(2.228138851986274).epsilon(1e-12));
+  CHECK_THROWS_AS(scaling::model_error_quantile(0.95, 0), stats::StatsError);
+
+  // One residual is no scale; one np above 1 leaves nothing to predict it from.
+  CHECK_FALSE(scaling::model_error({residuals[0]}, 4));
+  data.training.resize(4);  // np 1 and 2 only
+  CHECK(scaling::leave_one_np_out(data).empty());
+}
+
+TEST_CASE("prediction band: bootstrap and model half-widths added in quadrature on the log scale") {
+  const scaling::Interval boot{95, 104};
+  const auto band = scaling::prediction_band(100, boot, 0.1);
+  CHECK(band.low ==
+        doctest::Approx(100 * std::exp(-std::sqrt(std::pow(std::log(100.0 / 95), 2) + 0.01)))
+            .epsilon(1e-12));
+  CHECK(band.high == doctest::Approx(100 * std::exp(std::sqrt(std::pow(std::log(1.04), 2) + 0.01)))
+                         .epsilon(1e-12));
+  // Without a model error the bootstrap interval is the band.
+  const auto same = scaling::prediction_band(100, boot, 0);
+  CHECK(same.low == 95);
+  CHECK(same.high == 104);
+  // A bootstrap bound on the wrong side of the point adds nothing on that side.
+  const auto skewed = scaling::prediction_band(100, {101, 104}, 0.1);
+  CHECK(skewed.low == doctest::Approx(100 * std::exp(-0.1)).epsilon(1e-12));
+  CHECK_THROWS_AS(scaling::prediction_band(0, boot, 0.1), stats::StatsError);
+  CHECK_THROWS_AS(scaling::prediction_band(100, boot, -1), stats::StatsError);
+}
