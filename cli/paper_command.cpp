@@ -48,6 +48,12 @@ void declare_paper_options(CLI::App& app, PaperCommand& options) {
   app.add_option("--digits", options.digits,
                  "Significant figures of the LaTeX tables' measured numbers (default: per column)")
       ->transform(integer_in(1, 15));
+  app.add_option("--size", options.size,
+                 "The figures' size WIDTHxHEIGHT in inches (default: 6.5 wide, main.tex's text "
+                 "width, so that their text keeps --font-size)");
+  app.add_option("--font-size", options.font_size, "The figures' text size in points")
+      ->check(CLI::Range(plotting::kMinFontPt, plotting::kMaxFontPt))
+      ->capture_default_str();
   app.add_option("--title", options.title, "The document's title");
   app.add_option("--output,-o", options.output,
                  "The directory to write (default: paper-<experiment> next to the database)");
@@ -68,11 +74,19 @@ std::string read_text(const fs::path& path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-std::string bars_text(const std::string& unit, double confidence) {
-  return fmt::format(
-      "Points: the individual runs; bars: the {:g}% confidence interval of the mean (unit of "
-      "analysis: {}).",
-      confidence * 100, unit);
+// The figures at main.tex's text width (6.5 in: letter or A4 less geometry's margins) with no
+// title: the caption says what the figure is.
+plotting::FigureStyle paper_style(const PaperCommand& o) {
+  plotting::FigureStyle style;
+  style.width_in = 6.5;
+  if (o.size) {
+    const auto [width, height] = plotting::parse_figure_size(*o.size);
+    style.width_in = width;
+    style.height_in = height;
+  }
+  style.font_pt = o.font_size;
+  style.title = false;
+  return style;
 }
 
 // One figure, rendered under <dir>/figures/<name>.*; the SVG read back for the HTML page.
@@ -99,6 +113,8 @@ std::string command_line(const PaperCommand& o, const std::vector<std::string>& 
   if (o.model) out += " --model";
   if (o.fit_max_np) out += fmt::format(" --fit-max-np {}", *o.fit_max_np);
   if (o.digits) out += fmt::format(" --digits {}", *o.digits);
+  if (o.size) out += fmt::format(" --size {}", *o.size);
+  out += fmt::format(" --font-size {:g}", o.font_size);
   return out;
 }
 
@@ -112,22 +128,18 @@ report::PaperSection section_of(const db::Database& database, const PaperCommand
   const report::HtmlExporter html;
   const auto table = load_report(database, query, o.base, o.unit, o.labels);
   section.tables.push_back({stem, latex.render(table), html.render(table)});
-  section.figures.push_back(figure(
-      dir, o.database, stem,
-      fmt::format("Scaling of {}: epoch time, images/s and scaling efficiency against np. {}",
-                  experiment, bars_text(table.unit, table.confidence)),
-      [&](const fs::path& prefix) { return plotting::plot_scaling(table, prefix); }));
+  const auto style = paper_style(o);
+  section.figures.push_back(
+      figure(dir, o.database, stem, plotting::scaling_caption(table),
+             [&](const fs::path& prefix) { return plotting::plot_scaling(table, prefix, style); }));
   document.provenance.emplace_back(experiment, table.provenance);
   if (o.by) {
     const auto by = load_factor_report(database, query, o.base, *o.by, o.unit, o.labels);
     const auto by_stem = stem + "-by-" + file_stem(*o.by);
     section.tables.push_back({by_stem, latex.render(by), html.render(by)});
-    section.figures.push_back(
-        figure(dir, o.database, by_stem,
-               fmt::format("Scaling of {} by {}: one curve per level. {}", experiment,
-                           by.labels.factor(*o.by),
-                           bars_text(by.unit, by.blocks.empty() ? 0.95 : by.blocks[0].confidence)),
-               [&](const fs::path& prefix) { return plotting::plot_factor_scaling(by, prefix); }));
+    section.figures.push_back(figure(
+        dir, o.database, by_stem, plotting::factor_scaling_caption(by),
+        [&](const fs::path& prefix) { return plotting::plot_factor_scaling(by, prefix, style); }));
   }
   if (o.model) {
     scaling::ScalingPlanOptions plan_options;
@@ -137,12 +149,12 @@ report::PaperSection section_of(const db::Database& database, const PaperCommand
     const auto model_stem = stem + "-model";
     section.tables.push_back({model_stem, scaling::format_scaling_plan(plan, "latex"),
                               scaling::format_scaling_plan(plan, "html")});
-    section.figures.push_back(
-        figure(dir, o.database, model_stem,
-               fmt::format("The scaling model of {}: the prediction with its band and the measured "
-                           "points (held-out ones marked apart).",
-                           experiment),
-               [&](const fs::path& prefix) { return plotting::plot_scaling_plan(plan, prefix); }));
+    section.figures.push_back(figure(
+        dir, o.database, model_stem,
+        fmt::format("The scaling model of {}: the prediction with its band and the measured "
+                    "points (held-out ones marked apart).",
+                    experiment),
+        [&](const fs::path& prefix) { return plotting::plot_scaling_plan(plan, prefix, style); }));
   }
   return section;
 }
@@ -151,7 +163,8 @@ report::PaperSection section_of(const db::Database& database, const PaperCommand
 
 int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&) {
   report::check_unit(options.unit);
-  {  // --label is checked before the database is read
+  paper_style(options);  // a malformed --size fails before any work
+  {                      // --label is checked before the database is read
     report::Labels labels;
     for (const auto& label : options.labels) report::add_label_argument(labels, label);
   }

@@ -27,6 +27,8 @@ struct PaperCommand {
   bool model = false;               // the scaling model's tables and figure
   std::optional<int> fit_max_np;    // with --model: the hold-out
   std::optional<int> digits;        // significant figures of the LaTeX tables
+  std::optional<std::string> size;  // the figures' WxH in inches; default: the text width
+  double font_size = 9;             // the figures' text, in points
   std::optional<std::string> title;
   std::optional<std::string> output;  // the directory; default: results/paper-<experiment>
 };

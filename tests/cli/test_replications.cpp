@@ -143,8 +143,11 @@ TEST_CASE("the Table 2 quick replication: run, report --by model, stats, plot --
   REQUIRE(report.status == 0);
   CHECK(report.out.find("## Experiment horovodrunner-table2-quick by model") == 0);
   CHECK(report.out.find("- Column blocks: model = vgg16, inception_v3") != std::string::npos);
-  for (const char* row : {"| single |", "| hvd np=1 |", "| hvd np=2 |", "| ANOVA |"})
+  // The experiment file's "labels" name the rows.
+  for (const char* row :
+       {"| Single process |", "| Horovod, np = 1 |", "| Horovod, np = 2 |", "| ANOVA |"})
     CHECK(report.out.find(row) != std::string::npos);
+  CHECK(report.out.find("| VGG-16 Avg. epoch time") != std::string::npos);
   CHECK(report.out.find("Two-way ANOVA of condition hvd, run mean epoch time: model * np") !=
         std::string::npos);
   for (const char* term : {"| model | 1 |", "| np | 1 |", "| model:np | 1 |", "| Residuals |"})
