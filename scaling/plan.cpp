@@ -25,8 +25,11 @@ double mean_of(const std::vector<double>& v) {
 }
 
 PlanValue estimate(double point, const std::vector<double>& replicates, double level) {
-  return {point, percentile_interval(replicates, level)};
+  return {point, percentile_interval(replicates, level), std::nullopt};
 }
+
+// A value without an interval (given, or from a preset).
+PlanValue fixed(double value) { return {value, std::nullopt, std::nullopt}; }
 
 template <typename Get>
 PlanValue parameter_value(const ScalingFit& fit, double level, double scale, Get get) {
@@ -96,16 +99,14 @@ std::vector<PlanParameter> describe_parameters(const ScalingFit& fit, const Orig
          origin.intra});
   }
   if (network.inter) {
-    out.push_back({"inter-node latency", "us", {network.inter->alpha * 1e6, {}}, origin.inter});
+    out.push_back({"inter-node latency", "us", fixed(network.inter->alpha * 1e6), origin.inter});
     out.push_back(
-        {"inter-node bandwidth", "GB/s", {network.inter->bandwidth * 1e-9, {}}, origin.inter});
-    out.push_back({"ranks per node",
-                   "",
-                   {static_cast<double>(network.ranks_per_node), {}},
+        {"inter-node bandwidth", "GB/s", fixed(network.inter->bandwidth * 1e-9), origin.inter});
+    out.push_back({"ranks per node", "", fixed(static_cast<double>(network.ranks_per_node)),
                    origin.ranks_per_node});
   }
-  out.push_back({"gradient", "MB", {fit.model.gradient_bytes * 1e-6, {}}, origin.gradient});
-  out.push_back({"fusion bucket", "MiB", {fit.model.bucket_bytes / kMiB, {}}, origin.fusion});
+  out.push_back({"gradient", "MB", fixed(fit.model.gradient_bytes * 1e-6), origin.gradient});
+  out.push_back({"fusion bucket", "MiB", fixed(fit.model.bucket_bytes / kMiB), origin.fusion});
   return out;
 }
 
@@ -115,11 +116,26 @@ struct Epochs {
   bool weak = false;
 };
 
-// Predicted rows for np = 1, 2, 4, ... max_np and every measured np, with intervals from the
-// replicates and the measured mean step where there is one.
+// The model's error at np, multiplied by its t quantile: how far the band reaches beyond the
+// bootstrap's on the log scale.
+struct Widening {
+  const ModelError* error = nullptr;
+  double quantile = 0;
+};
+
+// Widens a bootstrap interval into the band (prediction_band), keeping the bootstrap's own.
+void widen(PlanValue& v, double half_width) {
+  if (!v.interval || half_width <= 0) return;
+  v.bootstrap = v.interval;
+  v.interval = prediction_band(v.value, *v.interval, half_width);
+}
+
+// Predicted rows for np = 1, 2, 4, ... max_np and every measured np, with bands from the
+// replicates (and the model's error) and the measured mean step where there is one.
 std::vector<PlanRow> predict_rows(const ScalingFit& fit, int batch, const Epochs& epochs,
                                   const std::map<int, std::vector<double>>& measured,
-                                  std::optional<int> fit_max_np, int max_np, double level) {
+                                  std::optional<int> fit_max_np, int max_np, double level,
+                                  const Widening& widening = {}) {
   std::vector<int> measured_np;
   for (const auto& [np, steps] : measured) measured_np.push_back(np);
   const double single = measured.count(1) ? mean_of(measured.at(1)) : 0.0;
@@ -145,6 +161,13 @@ std::vector<PlanRow> predict_rows(const ScalingFit& fit, int batch, const Epochs
       for (double s : steps) times.push_back(s * steps_per_epoch);
       row.epoch_seconds = estimate(step * steps_per_epoch, times, level);
     }
+    if (widening.error && !fit.replicates.empty()) {
+      row.model_error = model_error_at(*widening.error, np);
+      const double half_width = widening.quantile * *row.model_error;
+      for (PlanValue* v : {&row.step_seconds, &row.images_per_second, &row.efficiency})
+        widen(*v, half_width);
+      if (row.epoch_seconds) widen(*row.epoch_seconds, half_width);
+    }
     const auto it = measured.find(np);
     if (it != measured.end()) {
       row.measured_step_seconds = mean_of(it->second);
@@ -152,6 +175,11 @@ std::vector<PlanRow> predict_rows(const ScalingFit& fit, int batch, const Epochs
       if (single > 0) row.measured_efficiency = single / *row.measured_step_seconds;
       row.step_error = (step - *row.measured_step_seconds) / *row.measured_step_seconds;
       row.held_out = fit_max_np && np > *fit_max_np;
+      if (row.held_out && row.images_per_second.interval) {
+        const double rate_measured = rate(*row.measured_step_seconds);
+        row.inside_band = row.images_per_second.interval->low <= rate_measured &&
+                          rate_measured <= row.images_per_second.interval->high;
+      }
     }
     rows.push_back(row);
   }
@@ -188,6 +216,37 @@ void check_options(const ScalingPlanOptions& o) {
     throw ReportError(fmt::format("--allreduce-window {} is not 0 or >= 1", o.allreduce_window));
   if (o.overlap && !(*o.overlap >= 0 && *o.overlap <= 1))
     throw ReportError(fmt::format("--overlap {} is not in [0, 1]", *o.overlap));
+}
+
+std::string signed_percent(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
+
+// What the predicted columns' band holds: the bootstrap alone, or with the model's own error.
+void add_band_note(ScalingPlan& plan, const ScalingData& data) {
+  if (plan.replicates == 0) return;
+  if (!plan.model_error) {
+    std::set<int> multi;
+    for (const auto& run : data.training)
+      if (run.ranks > 1) multi.insert(run.ranks);
+    plan.notes.push_back(fmt::format(
+        "The predicted band is the bootstrap's alone: the model's own error is estimated by "
+        "leaving one fitted np out, which needs at least two fitted np above 1 ({} here{}), so "
+        "the band does not include how far the model itself is off.",
+        multi.size(), multi.size() >= 2 ? ", and a refit without one of them was refused" : ""));
+    return;
+  }
+  const auto& e = *plan.model_error;
+  std::string residuals;
+  for (const auto& r : e.residuals)
+    residuals += fmt::format("{}np={}: {}", residuals.empty() ? "" : ", ", r.ranks,
+                             signed_percent(std::expm1(r.log_residual)));
+  plan.notes.push_back(fmt::format(
+      "Predicted band = bootstrap interval widened by the model's own error (a prediction "
+      "interval): refitted without each fitted np above 1, the model missed its step by {}; the "
+      "RMS of those log residuals, {:.2f}%, times t({:g}, {} d.f.) = {:.2f}, is added to the "
+      "bootstrap's half-width in quadrature, and grows as log2(np / {}) beyond np={} "
+      "(docs/scaling-model.md, \"The band\"). Parameter intervals: bootstrap alone.",
+      residuals, 100 * e.rms, (1 + plan.level) / 2, e.degrees_of_freedom, plan.model_error_quantile,
+      e.largest_fitted_np, 2 * e.largest_fitted_np));
 }
 
 // The notes under a fitted model's table: what was fixed or fitted, how well the allreduce and
@@ -246,6 +305,7 @@ void add_fit_notes(ScalingPlan& plan, const ScalingFit& fit, const ScalingData& 
       "after the first {}; intervals: {:g}% percentile bootstrap over runs ({} refits{}).",
       training.batch, training.skip_epochs, 100 * o.level, plan.replicates,
       plan.failed_replicates ? fmt::format(", {} resamples refused", plan.failed_replicates) : ""));
+  add_band_note(plan, data);
   plan.notes.push_back(epochs.weak
                            ? "Weak scaling: images per epoch grow with np."
                            : "Strong scaling: images per epoch fixed, split among the ranks.");
@@ -314,8 +374,27 @@ ScalingPlan measured_plan(const db::Database& database, const ScalingPlanOptions
        o.network ? "preset " + *o.network : "", o.ranks_per_node ? "given" : "largest measured np",
        o.parameters ? "given" : "header", o.fusion_mb ? "given" : "header"},
       o.level);
+  int largest_fitted = 1;
+  for (const auto& run : data.training) largest_fitted = std::max(largest_fitted, run.ranks);
+  plan.model_error = model_error(leave_one_np_out(data), largest_fitted);
+  Widening widening;
+  if (plan.model_error && !fit.replicates.empty()) {
+    plan.model_error_quantile = model_error_quantile(o.level, plan.model_error->degrees_of_freedom);
+    widening = {&*plan.model_error, plan.model_error_quantile};
+  } else {
+    plan.model_error.reset();
+  }
   plan.rows = predict_rows(fit, training.batch, epochs, training.steps_by_np, o.fit_max_np,
-                           o.max_np, o.level);
+                           o.max_np, o.level, widening);
+  for (const auto& row : plan.rows) {
+    if (!row.inside_band) continue;
+    if (!plan.coverage) plan.coverage.emplace();
+    ++plan.coverage->held_out;
+    if (*row.inside_band)
+      ++plan.coverage->inside;
+    else
+      plan.coverage->outside.push_back(row.np);
+  }
   add_fit_notes(plan, fit, data, training, epochs, o);
   return plan;
 }

@@ -55,7 +55,11 @@ struct ScalingPlanOptions {
 
 struct PlanValue {
   double value = 0;
+  // The band: the bootstrap interval, widened by the model's own error where it is known
+  // (prediction_band; docs/scaling-model.md, "The band").
   std::optional<Interval> interval;
+  // The bootstrap's percentile interval alone, where the band is wider than it.
+  std::optional<Interval> bootstrap = std::nullopt;
 };
 
 struct PlanParameter {
@@ -77,6 +81,17 @@ struct PlanRow {
   bool held_out = false;  // measured but not used by the fit (np > fit_max_np)
   // (predicted − measured) / measured step time, where measured.
   std::optional<double> step_error;
+  // The model error's scale on the log scale at this np (model_error_at), where it is known.
+  std::optional<double> model_error = std::nullopt;
+  // Held out with a band: whether the measured images/s (np x batch / measured step) lies in it.
+  std::optional<bool> inside_band = std::nullopt;
+};
+
+// How many held-out np the band covers: the hold-out table's honesty check.
+struct BandCoverage {
+  int held_out = 0;          // held-out np with a band
+  int inside = 0;            // of them, measured images/s inside it
+  std::vector<int> outside;  // the np outside
 };
 
 struct ScalingPlan {
@@ -88,6 +103,11 @@ struct ScalingPlan {
   int failed_replicates = 0;  // resamples the fit refused
   std::vector<PlanParameter> parameters;
   std::vector<PlanRow> rows;
+  // The model's own error from the leave-one-np-out refits, when it widens the band (at least two
+  // fitted np above 1 and a bootstrap); the t quantile it is multiplied by.
+  std::optional<ModelError> model_error;
+  double model_error_quantile = 0;
+  std::optional<BandCoverage> coverage;  // with held-out np and a band
   std::vector<std::string> notes;
 };
 

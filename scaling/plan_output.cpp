@@ -40,8 +40,23 @@ struct Column {
   std::vector<std::string> cells;
 };
 
+// The hold-out table's honesty check: how many held-out np the band covers; empty without one.
+std::string coverage_text(const ScalingPlan& plan) {
+  if (!plan.coverage) return "";
+  const auto& c = *plan.coverage;
+  return fmt::format(
+      "Band coverage: {} of {} held-out np inside the {:g}% band{} (measured images/s against "
+      "the predicted band{}).",
+      c.inside, c.held_out, 100 * plan.level,
+      c.outside.empty() ? "" : fmt::format("; outside: np={}", fmt::join(c.outside, ", np=")),
+      plan.model_error ? ", which includes the model's own error"
+                       : ", the bootstrap's alone: it does not include the model's own error");
+}
+
 std::vector<std::string> headers(const ScalingPlan& plan) {
-  const std::string ci = fmt::format(" [{:g}% CI]", 100 * plan.level);
+  // A bootstrap interval is a confidence interval; widened by the model's error it is a band.
+  const std::string ci =
+      fmt::format(" [{:g}% {}]", 100 * plan.level, plan.model_error ? "band" : "CI");
   const bool intervals = plan.replicates > 0;
   std::vector<std::string> h = {"np", "step (ms)" + (intervals ? ci : ""),
                                 "images/s" + (intervals ? ci : ""),
@@ -113,6 +128,7 @@ std::string markdown(const ScalingPlan& plan) {
   out += markdown_table({"parameter", fmt::format("value [{:g}% CI]", 100 * plan.level), "from"},
                         parameter_rows(plan), true);
   out += "\n### Predicted\n\n" + markdown_table(headers(plan), body(plan));
+  if (plan.coverage) out += "\n" + coverage_text(plan) + "\n";
   if (!plan.notes.empty()) {
     out += "\nNotes:\n";
     for (const auto& n : plan.notes) out += "- " + n + "\n";
@@ -126,7 +142,7 @@ std::string csv(const ScalingPlan& plan) {
       "np,step_seconds,step_low,step_high,images_per_second,images_per_second_low,"
       "images_per_second_high,efficiency,efficiency_low,efficiency_high,epoch_seconds,"
       "epoch_low,epoch_high,measured_step_seconds,measured_efficiency,measured_runs,held_out,"
-      "step_error\n";
+      "step_error,model_error,inside_band\n";
   const auto value = [](const std::optional<PlanValue>& v) {
     if (!v) return std::string(",,");
     return fmt::format("{},{},{}", format_exact(v->value),
@@ -136,19 +152,49 @@ std::string csv(const ScalingPlan& plan) {
   const auto opt = [](const std::optional<double>& v) {
     return v ? format_exact(*v) : std::string();
   };
+  // model_error: the model error's scale (log) at np; inside_band: 1 or 0 for a held-out np.
   for (const auto& r : plan.rows)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", r.np, value(r.step_seconds),
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.np, value(r.step_seconds),
                        value(r.images_per_second), value(r.efficiency), value(r.epoch_seconds),
                        opt(r.measured_step_seconds), opt(r.measured_efficiency),
                        r.measured_step_seconds ? std::to_string(r.measured_runs) : "",
-                       r.held_out ? "1" : "0", opt(r.step_error));
+                       r.held_out ? "1" : "0", opt(r.step_error), opt(r.model_error),
+                       r.inside_band ? (*r.inside_band ? "1" : "0") : "");
   return out;
 }
 
 nlohmann::json json_value(const PlanValue& v) {
   nlohmann::json j = {{"value", v.value}};
   if (v.interval) j["interval"] = {v.interval->low, v.interval->high};
+  if (v.bootstrap) j["bootstrap_interval"] = {v.bootstrap->low, v.bootstrap->high};
   return j;
+}
+
+// What the predicted intervals hold: the model's error (its leave-one-np-out residuals) and the
+// held-out np the band covers.
+nlohmann::json json_band(const ScalingPlan& plan) {
+  nlohmann::json band = {{"level", plan.level},
+                         {"includes_model_error", plan.model_error.has_value()}};
+  if (plan.model_error) {
+    const auto& e = *plan.model_error;
+    nlohmann::json residuals = nlohmann::json::array();
+    for (const auto& r : e.residuals)
+      residuals.push_back({{"np", r.ranks},
+                           {"measured_step_seconds", r.measured_step_seconds},
+                           {"predicted_step_seconds", r.predicted_step_seconds},
+                           {"log_residual", r.log_residual}});
+    band["model_error"] = {{"rms_log", e.rms},
+                           {"degrees_of_freedom", e.degrees_of_freedom},
+                           {"t_quantile", plan.model_error_quantile},
+                           {"largest_fitted_np", e.largest_fitted_np},
+                           {"leave_one_np_out", residuals}};
+  }
+  if (plan.coverage)
+    band["coverage"] = {{"held_out", plan.coverage->held_out},
+                        {"inside", plan.coverage->inside},
+                        {"outside_np", plan.coverage->outside},
+                        {"text", coverage_text(plan)}};
+  return band;
 }
 
 std::string json(const ScalingPlan& plan) {
@@ -179,8 +225,11 @@ std::string json(const ScalingPlan& plan) {
       row["step_error"] = *r.step_error;
     }
     if (r.measured_efficiency) row["measured_efficiency"] = *r.measured_efficiency;
+    if (r.model_error) row["model_error"] = *r.model_error;
+    if (r.inside_band) row["inside_band"] = *r.inside_band;
     j["rows"].push_back(row);
   }
+  if (plan.replicates > 0) j["band"] = json_band(plan);
   j["notes"] = plan.notes;
   return j.dump(2) + "\n";
 }
@@ -213,6 +262,7 @@ std::string latex(const ScalingPlan& plan) {
   out += "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n";
   out += latex_tabular(headers(plan), body(plan));
   out += "}\n";
+  if (plan.coverage) out += "\\par\\smallskip\n" + tex(coverage_text(plan)) + "\\par\n";
   if (!plan.notes.empty()) {
     out += "\\par\\smallskip\\footnotesize\n";
     for (const auto& n : plan.notes) out += tex(n) + "\\par\n";
@@ -240,6 +290,7 @@ std::string html_page(const ScalingPlan& plan, const std::optional<std::string>&
   out += html_table({"parameter", fmt::format("value [{:g}% CI]", 100 * plan.level), "from"},
                     parameter_rows(plan));
   out += "<h2>Predicted</h2>\n" + html_table(headers(plan), body(plan));
+  if (plan.coverage) out += "<p>" + html(coverage_text(plan)) + "</p>\n";
   if (svg)
     out += figure_block(*svg,
                         "Predicted efficiency and images/s with their band; measured "

@@ -63,6 +63,11 @@ TEST_CASE("model: fitted parameters with intervals and the table to np 1024 from
   CHECK(error == doctest::Approx(-0.062).epsilon(0.02 / 0.062));  // within 2 points
   CHECK(std::abs(row_at(plan, 4)["step_error"].get<double>()) < 0.03);
   REQUIRE(eight["step_seconds"].contains("interval"));
+  // The band includes the model's own error and covers the held-out np (docs: "The band").
+  CHECK(eight["inside_band"] == true);
+  CHECK(plan["band"]["includes_model_error"] == true);
+  CHECK(plan["band"]["coverage"]["inside"] == 1);
+  CHECK(plan["band"]["coverage"]["held_out"] == 1);
   for (const auto& p : plan["parameters"])
     if (p["origin"] == "fitted") CHECK_MESSAGE(p["estimate"].contains("interval"), p.dump());
 
@@ -73,7 +78,10 @@ TEST_CASE("model: fitted parameters with intervals and the table to np 1024 from
                     "--fit-max-np", "4", "--allreduce-max-np", "4", "--network-per-np",
                     "--allreduce-window", "2", "--bootstrap", "50", "--format", "json"});
   REQUIRE(strict.status == 0);
-  CHECK(row_at(nlohmann::json::parse(strict.out), 8)["step_error"].get<double>() < -0.10);
+  const auto strict_plan = nlohmann::json::parse(strict.out);
+  CHECK(row_at(strict_plan, 8)["step_error"].get<double>() < -0.10);
+  // Its band (the step model's error given the network) does not reach it, and says so.
+  CHECK(strict_plan["band"]["coverage"]["inside"] == 0);
 }
 
 TEST_CASE("model: every format, the figure, and an HTML page with it") {
