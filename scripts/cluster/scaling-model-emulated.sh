@@ -143,7 +143,7 @@ for key, title in [("strict2", "fitted on np <= 2 (the network too, sizes 1-4 Mi
     print("compute {} ms, overhead {} ms, overlap {}\n".format(
         ci(param(m, "compute"), 1, "{:.1f}"), ci(param(m, "overhead"), 1, "{:.1f}"),
         ci(param(m, "overlap"), 1, "{:.2f}")))
-    print("| np | measured step (ms), mean [min, max] (runs) | predicted step (ms) [95% CI] | step error | measured efficiency | predicted efficiency | difference (points) |")
+    print("| np | measured step (ms), mean [min, max] (runs) | predicted step (ms) [95% band] | step error | measured efficiency | predicted efficiency | difference (points) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for r in m["rows"]:
         if r.get("measured_step_seconds") is None:
