@@ -1,61 +1,156 @@
 # scalebench scaling figure, experiment horovodrunner-table2-quick by model
+# Caption: horovodrunner-table2-quick by model: scaling efficiency, mean epoch time and throughput against the number of processes, one colour per level of model (2 runs per point). Bars: the 95% CI of the mean, unit run (the t interval on the runs' means; for images/s and efficiency the delta method; none at the reference np, whose efficiency is 100% by definition); small circles: the individual runs; dashed: linear scaling; diamonds: single-process runs.
 # Re-render after editing: cd <this directory> && gnuplot plot-by-model.gp
 set encoding utf8
 data = 'plot-by-model.dat'
-set linetype 1 lc rgb '#1f77b4' lw 2 pt 7 ps 1
-set linetype 2 lc rgb '#ff7f0e' lw 2 pt 7 ps 1
-set linetype 3 lc rgb '#2ca02c' lw 2 pt 7 ps 1
-set linetype 4 lc rgb '#d62728' lw 2 pt 7 ps 1
-set linetype 5 lc rgb '#9467bd' lw 2 pt 7 ps 1
-set linetype 6 lc rgb '#8c564b' lw 2 pt 7 ps 1
-set linetype 7 lc rgb '#e377c2' lw 2 pt 7 ps 1
-set linetype 8 lc rgb '#7f7f7f' lw 2 pt 7 ps 1
-set linetype 9 lc rgb '#bcbd22' lw 2 pt 7 ps 1
-set linetype 10 lc rgb '#17becf' lw 2 pt 7 ps 1
+set linetype 1 lc rgb '#1f77b4' lw 1.6 pt 7 ps 0.7
+set linetype 2 lc rgb '#ff7f0e' lw 1.6 pt 7 ps 0.7
+set linetype 3 lc rgb '#2ca02c' lw 1.6 pt 7 ps 0.7
+set linetype 4 lc rgb '#d62728' lw 1.6 pt 7 ps 0.7
+set linetype 5 lc rgb '#9467bd' lw 1.6 pt 7 ps 0.7
+set linetype 6 lc rgb '#8c564b' lw 1.6 pt 7 ps 0.7
+set linetype 7 lc rgb '#e377c2' lw 1.6 pt 7 ps 0.7
+set linetype 8 lc rgb '#7f7f7f' lw 1.6 pt 7 ps 0.7
+set linetype 9 lc rgb '#bcbd22' lw 1.6 pt 7 ps 0.7
+set linetype 10 lc rgb '#17becf' lw 1.6 pt 7 ps 0.7
 set linetype cycle 10
-stats data using 4 nooutput name 'rate'
-stats data using 7 nooutput name 'efficiency'
-set style line 100 lc rgb '#e0e0e0' lw 1 dt 1
-set grid ls 100
-set border lw 1
-set xlabel 'processes (np)'
-set xrange [0.5:2.5]
-set xtics (1, 2)
-set offsets 0, 0, graph 0.05, 0
-set bars 1.5
+bar(y, low, high) = (low == low && high == high) ? y : NaN
 do for [format in 'svg png pdf'] {
   if (format eq 'svg') {
-    set terminal svg size 1500,500 dynamic enhanced font 'sans,12' background rgb 'white'
+    set terminal svg size 672,300 dynamic enhanced font 'sans,12' linewidth 0.6667 background rgb 'white'
+    key_spacing = 0.85
+    key_drop = 0.5
   } else { if (format eq 'png') {
-    set terminal pngcairo size 1500,500 enhanced font 'sans,12' background rgb 'white'
+    key_spacing = 1.1
+    key_drop = 0
+    set terminal pngcairo size 1050,469 enhanced font 'sans,9' fontscale 1.562 linewidth 1.042 pointscale 2.083 background rgb 'white'
   } else {
-    set terminal pdfcairo size 15.00in,5.00in enhanced font 'sans,9' background rgb 'white'
+    key_spacing = 1.1
+    key_drop = 0
+    set terminal pdfcairo size 7in,3.12in enhanced font 'sans,9' fontscale 0.75 linewidth 1 pointscale 1 background rgb 'white'
   } }
   set output 'plot-by-model'.'.'.format
-  set multiplot layout 1,3 title 'horovodrunner-table2-quick by model: error bars ±1 SD of the run-to-run spread (2 runs per point)' noenhanced
-  set key below center horizontal maxrows 2 samplen 3 spacing 1.1
-  set title 'Scaling efficiency (dashed: linear scaling = 100%)'
-  set ylabel 'scaling efficiency (%)'
-  set yrange [0:(efficiency_max > 110 ? efficiency_max*1.1 : 120)]
-  plot data index 0 using 1:7:(valid(8) ? $8 : 0) with yerrorlines lt 1 title 'vgg16' noenhanced, \
-       data index 1 using 1:7:(valid(8) ? $8 : 0) with yerrorlines lt 2 title 'inception_v3' noenhanced, \
-       100 with lines lc rgb '#404040' dt 2 lw 1.5 title 'linear scaling'
-  set title 'Mean epoch time'
-  set ylabel 'epoch time (s)'
+  set multiplot
+  # Panel 1: Scaling efficiency
+  reset
+  set style line 100 lc rgb '#e0e0e0' lw 1 dt 1
+  set grid ls 100
+  set border lw 1
+  set encoding utf8
+  set xlabel 'processes (np)' noenhanced
+  set xrange [0.5:2.5]
+  set xtics (1, 2) nomirror
+  set ytics nomirror
+  set border 3
+  set errorbars 0.4
+  set offsets 0, 0, graph 0.06, 0
+  set origin 0, 0
+  set size 0.3333, 1
+  set bmargin at screen 0.376
+  set tmargin at screen 0.832
+  unset key
+  set label 1 'horovodrunner-table2-quick by model, 2 runs per point' at screen 0.5, screen 0.96 center noenhanced
+  set title 'Scaling efficiency' offset 0,-0.4 noenhanced
+  set ylabel 'efficiency (%)' noenhanced
   set yrange [0:*]
-  plot data index 0 using 1:2:(valid(3) ? $3 : 0) with yerrorlines lt 1 title 'vgg16' noenhanced, \
-       data index 1 using 1:2:(valid(3) ? $3 : 0) with yerrorlines lt 2 title 'inception_v3' noenhanced, \
-       data index 2 using ($1-0.08):2:(valid(3) ? $3 : 0) with yerrorbars lt 1 pt 13 ps 1.6 title 'vgg16, single' noenhanced, \
-       data index 3 using ($1-0.08):2:(valid(3) ? $3 : 0) with yerrorbars lt 2 pt 13 ps 1.6 title 'inception_v3, single' noenhanced
-  set title 'Training throughput (dashed: linear scaling)'
-  set ylabel 'throughput (images/s)'
-  set yrange [0:rate_max*1.5]
-  plot data index 0 using 1:4:(valid(5) ? $5 : 0) with yerrorlines lt 1 title 'vgg16' noenhanced, \
-       data index 0 using 1:6 with lines lt 1 dt 2 lw 1.5 notitle, \
-       data index 1 using 1:4:(valid(5) ? $5 : 0) with yerrorlines lt 2 title 'inception_v3' noenhanced, \
-       data index 1 using 1:6 with lines lt 2 dt 2 lw 1.5 notitle, \
-       data index 2 using ($1-0.08):4:(valid(5) ? $5 : 0) with yerrorbars lt 1 pt 13 ps 1.6 title 'vgg16, single' noenhanced, \
-       data index 3 using ($1-0.08):4:(valid(5) ? $5 : 0) with yerrorbars lt 2 pt 13 ps 1.6 title 'inception_v3, single' noenhanced
+  plot 100 with lines lc rgb '#606060' dt 2 lw 1 notitle, \
+       data index 4 using 2:5 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \
+       data index 0 using 14:(bar($10, $11, $12)):11:12 with yerrorbars lt 1 pt 7 notitle, \
+       data index 0 using 14:10 with linespoints lt 1 pt 7 notitle, \
+       data index 5 using 2:5 with points lt 2 pt 6 ps 0.55 lw 1 notitle, \
+       data index 1 using 14:(bar($10, $11, $12)):11:12 with yerrorbars lt 2 pt 7 notitle, \
+       data index 1 using 14:10 with linespoints lt 2 pt 7 notitle
+  # Panel 2: Mean epoch time
+  reset
+  set style line 100 lc rgb '#e0e0e0' lw 1 dt 1
+  set grid ls 100
+  set border lw 1
+  set encoding utf8
+  set xlabel 'processes (np)' noenhanced
+  set xrange [0.5:2.5]
+  set xtics (1, 2) nomirror
+  set ytics nomirror
+  set border 3
+  set errorbars 0.4
+  set offsets 0, 0, graph 0.06, 0
+  set origin 0.3333, 0
+  set size 0.3333, 1
+  set bmargin at screen 0.376
+  set tmargin at screen 0.832
+  unset key
+  set title 'Mean epoch time' offset 0,-0.4 noenhanced
+  set ylabel 'epoch time (s)' noenhanced
+  set yrange [0:*]
+  plot data index 4 using 2:3 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \
+       data index 0 using 14:(bar($2, $6, $7)):6:7 with yerrorbars lt 1 pt 7 notitle, \
+       data index 0 using 14:2 with linespoints lt 1 pt 7 notitle, \
+       data index 5 using 2:3 with points lt 2 pt 6 ps 0.55 lw 1 notitle, \
+       data index 1 using 14:(bar($2, $6, $7)):6:7 with yerrorbars lt 2 pt 7 notitle, \
+       data index 1 using 14:2 with linespoints lt 2 pt 7 notitle, \
+       data index 6 using 2:3 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \
+       data index 2 using 14:(bar($2, $6, $7)):6:7 with yerrorbars lt 1 pt 13 ps 1.3 notitle, \
+       data index 2 using 14:2 with points lt 1 pt 13 ps 1.3 notitle, \
+       data index 7 using 2:3 with points lt 2 pt 6 ps 0.55 lw 1 notitle, \
+       data index 3 using 14:(bar($2, $6, $7)):6:7 with yerrorbars lt 2 pt 13 ps 1.3 notitle, \
+       data index 3 using 14:2 with points lt 2 pt 13 ps 1.3 notitle
+  # Panel 3: Throughput
+  reset
+  set style line 100 lc rgb '#e0e0e0' lw 1 dt 1
+  set grid ls 100
+  set border lw 1
+  set encoding utf8
+  set xlabel 'processes (np)' noenhanced
+  set xrange [0.5:2.5]
+  set xtics (1, 2) nomirror
+  set ytics nomirror
+  set border 3
+  set errorbars 0.4
+  set offsets 0, 0, graph 0.06, 0
+  set origin 0.6667, 0
+  set size 0.3333, 1
+  set bmargin at screen 0.376
+  set tmargin at screen 0.832
+  unset key
+  set title 'Throughput' offset 0,-0.4 noenhanced
+  set ylabel 'images/s' noenhanced
+  set yrange [0:*]
+  plot data index 0 using 14:5 with lines lt 1 dt 2 lw 1 notitle, \
+       data index 1 using 14:5 with lines lt 2 dt 2 lw 1 notitle, \
+       data index 4 using 2:4 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \
+       data index 0 using 14:(bar($4, $8, $9)):8:9 with yerrorbars lt 1 pt 7 notitle, \
+       data index 0 using 14:4 with linespoints lt 1 pt 7 notitle, \
+       data index 5 using 2:4 with points lt 2 pt 6 ps 0.55 lw 1 notitle, \
+       data index 1 using 14:(bar($4, $8, $9)):8:9 with yerrorbars lt 2 pt 7 notitle, \
+       data index 1 using 14:4 with linespoints lt 2 pt 7 notitle, \
+       data index 6 using 2:4 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \
+       data index 2 using 14:(bar($4, $8, $9)):8:9 with yerrorbars lt 1 pt 13 ps 1.3 notitle, \
+       data index 2 using 14:4 with points lt 1 pt 13 ps 1.3 notitle, \
+       data index 7 using 2:4 with points lt 2 pt 6 ps 0.55 lw 1 notitle, \
+       data index 3 using 14:(bar($4, $8, $9)):8:9 with yerrorbars lt 2 pt 13 ps 1.3 notitle, \
+       data index 3 using 14:4 with points lt 2 pt 13 ps 1.3 notitle
+  # The legend, shared by the panels
+  reset
+  unset border
+  unset tics
+  unset xlabel
+  unset ylabel
+  set origin 0, 0
+  set size 1, 1
+  set lmargin at screen 0
+  set rmargin at screen 1
+  set bmargin at screen 0
+  set tmargin at screen 1
+  set xrange [0:1]
+  set yrange [0:1]
+  set key at screen 0.5, screen 0.228 - key_drop * 0.04 center top vertical Left reverse maxrows 4 samplen 2 spacing key_spacing width -4 noenhanced
+  plot -1 notitle, \
+       keyentry with linespoints lt 1 pt 7 title 'model = vgg16', \
+       keyentry with linespoints lt 2 pt 7 title 'model = inception_v3', \
+       keyentry with points lt 1 pt 13 ps 1.3 title 'model = vgg16, single', \
+       keyentry with points lt 2 pt 13 ps 1.3 title 'model = inception_v3, single', \
+       keyentry with points lc rgb '#606060' pt 6 ps 0.55 lw 1 title 'runs', \
+       keyentry with yerrorbars lc rgb '#606060' pt 7 title 'mean ± 95% CI (unit run)', \
+       keyentry with lines lc rgb '#606060' dt 2 lw 1 title 'linear scaling'
   unset multiplot
   unset output
 }
