@@ -166,8 +166,11 @@ std::string scaling_plan_script(const ScalingPlan& plan, const FigureFiles& file
   const auto title = [&](std::string_view text) {
     return canvas.title ? fmt::format("  set title '{}'\n", text) : std::string("  unset title\n");
   };
-  const std::string band = plan.replicates > 0 ? fmt::format("{:g}% interval", 100 * plan.level)
-                                               : std::string("no interval (presets)");
+  // With the model's own error in it the band is a prediction band, not a bootstrap interval.
+  const std::string band = plan.replicates == 0 ? std::string("no interval (presets)")
+                           : plan.model_error
+                               ? fmt::format("{:g}% band (refits + model error)", 100 * plan.level)
+                               : fmt::format("{:g}% interval (refits)", 100 * plan.level);
   const auto panel = [&](int value_column, const std::string& measured_column) {
     return fmt::format(
         "  plot data index 0 using 1:{}:{} with filledcurves lt 1 title {}, \\\n"

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -249,6 +250,13 @@ std::string latex_tabular(const std::vector<std::string>& h,
   return out + "\\bottomrule\n\\end{tabular}\n";
 }
 
+// "tab:model-<title's letters and digits>": no control sequence in a label.
+std::string latex_label(const std::string& title) {
+  std::string out = "tab:model";
+  for (const char c : title) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  return out;
+}
+
 std::string latex(const ScalingPlan& plan) {
   // Needs booktabs and graphicx (as the report's tables); wide tables shrink to the line.
   std::string out = fmt::format("% {}\n% Source: {}\n", tex(plan.title), tex(plan.source));
@@ -256,18 +264,21 @@ std::string latex(const ScalingPlan& plan) {
   out += fmt::format("\\caption{{{}: fitted parameters}}\n", tex(plan.title));
   out += latex_tabular({"parameter", fmt::format("value [{:g}% CI]", 100 * plan.level), "from"},
                        parameter_rows(plan));
+  out += fmt::format("\\label{{{}-parameters}}\n", latex_label(plan.title));
   out += "\\end{table}\n\\begin{table}[htbp]\n\\centering\n";
+  // The predicted table has eight columns: footnotesize and narrow gaps fit a text width; the
+  // box shrinks it further only where that is not enough.
+  out += "\\footnotesize\n\\setlength{\\tabcolsep}{3pt}\n";
   out += fmt::format("\\caption{{{}: predicted step time, throughput and efficiency}}\n",
                      tex(plan.title));
+  out += fmt::format("\\label{{{}-predicted}}\n", latex_label(plan.title));
   out += "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n";
   out += latex_tabular(headers(plan), body(plan));
   out += "}\n";
-  if (plan.coverage) out += "\\par\\smallskip\n" + tex(coverage_text(plan)) + "\\par\n";
-  if (!plan.notes.empty()) {
-    out += "\\par\\smallskip\\footnotesize\n";
-    for (const auto& n : plan.notes) out += tex(n) + "\\par\n";
-  }
-  return out + "\\end{table}\n";
+  out += "\\par\\smallskip\n{\\raggedright\n";
+  if (plan.coverage) out += tex(coverage_text(plan)) + "\\par\n";
+  for (const auto& n : plan.notes) out += tex(n) + "\\par\n";
+  return out + "}\n\\end{table}\n";
 }
 
 std::string html_table(const std::vector<std::string>& h,

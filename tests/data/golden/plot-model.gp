@@ -42,7 +42,7 @@ do for [format in 'svg png pdf'] {
   set ylabel 'efficiency (%)'
   set yrange [0:105]
   unset logscale y
-  plot data index 0 using 1:3:4 with filledcurves lt 1 title '95% interval', \
+  plot data index 0 using 1:3:4 with filledcurves lt 1 title '95% band (refits + model error)', \
        data index 0 using 1:2 with lines lt 1 title 'predicted', \
        data index 1 using 1:2 with points lt 2 pt 7 ps 0.9 title 'measured, fitted', \
        data index 2 using 1:2 with points lt 3 pt 9 ps 1.1 title 'measured, held out'
@@ -50,7 +50,7 @@ do for [format in 'svg png pdf'] {
   set ylabel 'images/s (log scale)'
   set yrange [*:*]
   set logscale y 10
-  plot data index 0 using 1:6:7 with filledcurves lt 1 title '95% interval', \
+  plot data index 0 using 1:6:7 with filledcurves lt 1 title '95% band (refits + model error)', \
        data index 0 using 1:5 with lines lt 1 title 'predicted', \
        data index 1 using 1:3 with points lt 2 pt 7 ps 0.9 title 'measured, fitted', \
        data index 2 using 1:3 with points lt 3 pt 9 ps 1.1 title 'measured, held out'
