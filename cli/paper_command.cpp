@@ -8,7 +8,9 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <memory>
 #include <ostream>
 #include <set>
 
@@ -89,17 +91,13 @@ plotting::FigureStyle paper_style(const PaperCommand& o) {
   return style;
 }
 
-// One figure, rendered under <dir>/figures/<name>.*; the SVG read back for the HTML page.
-template <typename Plot>
-report::PaperFigure figure(const fs::path& dir, const std::string& database, std::string name,
-                           std::string caption, Plot plot) {
-  const auto prefix = dir / "figures" / name;
-  const auto planned = plotting::figure_files(prefix);
-  for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
-    report::refuse_database_output(file, database);
-  const auto files = plot(prefix);
-  return {std::move(name), std::move(caption), read_text(files.svg)};
-}
+// A figure to render once every table is computed: nothing is written before then.
+struct PendingFigure {
+  std::size_t section = 0;
+  std::string name;
+  std::string caption;
+  std::function<plotting::FigureFiles(const fs::path&)> plot;
+};
 
 // The command line that makes this bundle again.
 std::string command_line(const PaperCommand& o, const std::vector<std::string>& experiments) {
@@ -118,44 +116,64 @@ std::string command_line(const PaperCommand& o, const std::vector<std::string>& 
   return out;
 }
 
+// The parts of one experiment's section; figures are queued. With several experiments, a --by
+// factor or a model that one of them lacks is left out of that one's section, said on `out`; with
+// one experiment it is an error.
 report::PaperSection section_of(const db::Database& database, const PaperCommand& o,
-                                const std::string& experiment, const fs::path& dir,
-                                report::PaperDocument& document) {
+                                const std::string& experiment, report::PaperDocument& document,
+                                std::vector<PendingFigure>& figures, std::ostream& out) {
   const report::InstanceQuery query{experiment, {}, false, o.skip_epochs};
   const auto stem = file_stem(experiment);
+  const std::size_t index = document.sections.size();
   report::PaperSection section{experiment, "sec:" + stem, {}, {}};
   const report::LatexExporter latex(report::ExporterOptions{o.digits});
   const report::HtmlExporter html;
-  const auto table = load_report(database, query, o.base, o.unit, o.labels);
-  section.tables.push_back({stem, latex.render(table), html.render(table)});
   const auto style = paper_style(o);
-  section.figures.push_back(
-      figure(dir, o.database, stem, plotting::scaling_caption(table),
-             [&](const fs::path& prefix) { return plotting::plot_scaling(table, prefix, style); }));
-  document.provenance.emplace_back(experiment, table.provenance);
-  if (o.by) {
-    const auto by = load_factor_report(database, query, o.base, *o.by, o.unit, o.labels);
-    const auto by_stem = stem + "-by-" + file_stem(*o.by);
-    section.tables.push_back({by_stem, latex.render(by), html.render(by)});
-    section.figures.push_back(figure(
-        dir, o.database, by_stem, plotting::factor_scaling_caption(by),
-        [&](const fs::path& prefix) { return plotting::plot_factor_scaling(by, prefix, style); }));
-  }
-  if (o.model) {
-    scaling::ScalingPlanOptions plan_options;
-    plan_options.training = query;
-    plan_options.fit_max_np = o.fit_max_np;
-    const auto plan = scaling::build_scaling_plan(&database, plan_options);
-    const auto model_stem = stem + "-model";
-    section.tables.push_back({model_stem, scaling::format_scaling_plan(plan, "latex"),
-                              scaling::format_scaling_plan(plan, "html")});
-    section.figures.push_back(figure(
-        dir, o.database, model_stem,
-        fmt::format("The scaling model of {}: the prediction with its band and the measured "
-                    "points (held-out ones marked apart).",
-                    experiment),
-        [&](const fs::path& prefix) { return plotting::plot_scaling_plan(plan, prefix, style); }));
-  }
+  const auto optional_part = [&](const char* what, const auto& add) {
+    try {
+      add();
+    } catch (const std::exception& error) {
+      if (o.experiments.size() < 2) throw;
+      fmt::print(out, "paper: {} left out of {}: {}\n", what, experiment, error.what());
+    }
+  };
+  const auto table = std::make_shared<const report::ReportTable>(
+      load_report(database, query, o.base, o.unit, o.labels));
+  section.tables.push_back({stem, latex.render(*table), html.render(*table)});
+  figures.push_back({index, stem, plotting::scaling_caption(*table), [table, style](auto& prefix) {
+                       return plotting::plot_scaling(*table, prefix, style);
+                     }});
+  document.provenance.emplace_back(experiment, table->provenance);
+  if (o.by)
+    optional_part("--by", [&] {
+      const auto by = std::make_shared<const report::FactorReport>(
+          load_factor_report(database, query, o.base, *o.by, o.unit, o.labels));
+      const auto by_stem = stem + "-by-" + file_stem(*o.by);
+      section.tables.push_back({by_stem, latex.render(*by), html.render(*by)});
+      figures.push_back(
+          {index, by_stem, plotting::factor_scaling_caption(*by), [by, style](auto& prefix) {
+             return plotting::plot_factor_scaling(*by, prefix, style);
+           }});
+    });
+  if (o.model)
+    optional_part("--model", [&] {
+      scaling::ScalingPlanOptions plan_options;
+      plan_options.training = query;
+      plan_options.fit_max_np = o.fit_max_np;
+      const auto plan = std::make_shared<const scaling::ScalingPlan>(
+          scaling::build_scaling_plan(&database, plan_options));
+      const auto model_stem = stem + "-model";
+      section.tables.push_back({model_stem, scaling::format_scaling_plan(*plan, "latex"),
+                                scaling::format_scaling_plan(*plan, "html")});
+      figures.push_back(
+          {index, model_stem,
+           fmt::format("The scaling model of {}: the prediction with its band and the measured "
+                       "points (held-out ones marked apart).",
+                       experiment),
+           [plan, style](auto& prefix) {
+             return plotting::plot_scaling_plan(*plan, prefix, style);
+           }});
+    });
   return section;
 }
 
@@ -186,10 +204,22 @@ int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&)
                               : fmt::format("Scaling of {}", fmt::join(experiments, ", ")));
   document.made_by = {fmt::format("scalebench {} paper", SCALEBENCH_VERSION),
                       command_line(options, experiments)};
+  std::vector<PendingFigure> figures;
   for (const auto& experiment : experiments)
-    document.sections.push_back(section_of(database, options, experiment, dir, document));
+    document.sections.push_back(section_of(database, options, experiment, document, figures, out));
+  // Every part is computed: now the files, each checked before any is written.
   for (const auto& path : report::paper_files(dir, document))
     report::refuse_database_output(path, options.database);
+  for (const auto& pending : figures) {
+    const auto planned = plotting::figure_files(dir / "figures" / pending.name);
+    for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
+      report::refuse_database_output(file, options.database);
+  }
+  for (const auto& pending : figures) {
+    const auto files = pending.plot(dir / "figures" / pending.name);
+    document.sections[pending.section].figures.push_back(
+        {pending.name, pending.caption, read_text(files.svg)});
+  }
   report::write_paper(dir, document);
   fmt::print(out, "paper: {}\n  main.tex (pdflatex main.tex), index.html, tables/, figures/\n",
              dir.string());

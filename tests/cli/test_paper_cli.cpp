@@ -145,3 +145,39 @@ TEST_CASE("paper: a bad --label or unknown experiment fails with one line and wr
   CHECK(unknown.err.find("nope") != std::string::npos);
   CHECK(!fs::exists(out));
 }
+
+TEST_CASE("paper: two experiments, one section each; --by only where the factor exists") {
+  SCALEBENCH_SKIP_IF(missing_tools());
+  test::TempDir dir;
+  const auto db = (dir / "both.db").string();
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
+  fs::copy_file(test::data_dir() / "db" / "quickstart.db", dir / "q.db");
+  REQUIRE(test::invoke({"merge", "--into", db, (dir / "q.db").string()}).status == 0);
+  const auto out = dir / "paper";
+  const auto result =
+      test::invoke({"paper", "--db", db, "-o", out.string(), "--experiment", "quickstart",
+                    "--experiment", "horovodrunner-table2-quick", "--by", "model"});
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  CHECK(result.out.find("paper: --by left out of quickstart") != std::string::npos);
+  const auto main = read(out / "main.tex");
+  const auto first = main.find("\\section{quickstart}");
+  const auto second = main.find("\\section{horovodrunner-table2-quick}");
+  CHECK(first < second);
+  CHECK(second != std::string::npos);
+  CHECK(main.find("\\input{tables/horovodrunner-table2-quick-by-model}") > second);
+  CHECK(!fs::exists(out / "tables" / "quickstart-by-model.tex"));
+  CHECK(count(read(out / "index.html"), "<svg") == 3);
+}
+
+TEST_CASE("paper: a model that cannot be fitted fails before anything is written") {
+  test::TempDir dir;
+  const auto db = (dir / "q.db").string();
+  fs::copy_file(test::data_dir() / "db" / "quickstart.db", db);
+  const auto out = dir / "paper";
+  // The quickstart's runs form two series (single, mpirun): the model fits one.
+  const auto result = test::invoke({"paper", "--db", db, "-o", out.string(), "--model"});
+  CHECK(result.status != 0);
+  CHECK(result.err.find("series") != std::string::npos);
+  CHECK(!fs::exists(out));
+}
