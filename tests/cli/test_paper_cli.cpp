@@ -146,7 +146,7 @@ TEST_CASE("paper: a bad --label or unknown experiment fails with one line and wr
   CHECK(!fs::exists(out));
 }
 
-TEST_CASE("paper: two experiments, one section each; --by only where the factor exists") {
+TEST_CASE("paper: two experiments, one section each, --by only where the factor exists") {
   SCALEBENCH_SKIP_IF(missing_tools());
   test::TempDir dir;
   const auto db = (dir / "both.db").string();
