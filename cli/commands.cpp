@@ -63,9 +63,9 @@ report::ReportTable load_report(const db::Database& database, const report::Inst
                                 const std::vector<std::string>& labels) {
   report::check_unit(unit);
   const auto overrides = parse_labels(labels);
-  auto table = report::report_of(report::load_report_input(database, query, base), unit);
-  report::apply_labels(table, overrides);
-  return table;
+  auto input = report::load_report_input(database, query, base);
+  for (const auto& [key, text] : overrides.text) input.labels.text[key] = text;
+  return report::report_of(input, unit);
 }
 
 report::FactorReport load_factor_report(const db::Database& database,
@@ -75,10 +75,9 @@ report::FactorReport load_factor_report(const db::Database& database,
                                         const std::vector<std::string>& labels) {
   report::check_unit(unit);
   const auto overrides = parse_labels(labels);
-  auto report = report::factor_report_of(report::load_report_input(database, query, base, true),
-                                         factor, unit);
-  report::apply_labels(report, overrides);
-  return report;
+  auto input = report::load_report_input(database, query, base, true);
+  for (const auto& [key, text] : overrides.text) input.labels.text[key] = text;
+  return report::factor_report_of(input, factor, unit);
 }
 
 }  // namespace scalebench::cli

@@ -213,6 +213,12 @@ namespace {
 // All k(k-1)/2 Tukey p-values are a quadrature each: 60 groups take about a second.
 constexpr std::size_t kMaxLetterGroups = 60;
 
+// A row as a note lists it: its display label, quoted where it has a comma (the lists' separator).
+std::string listed(const ReportRow& row, const Labels& labels) {
+  const auto shown = display_label(row, labels);
+  return shown.find(", ") == std::string::npos ? shown : "\"" + shown + "\"";
+}
+
 // Images/s and efficiency are epoch-time ratios scaled by constants (images per epoch, np), so
 // their intervals are the speed-up's delta method on the log scale (docs/metrics.md): images/s
 // from the row's own mean, efficiency from the ratio of its reference's mean to the row's. The
@@ -291,6 +297,7 @@ ReportTable build_report(std::string experiment, const std::vector<EpochSample>&
   table.experiment = std::move(experiment);
   table.base_label = labels[base];
   table.unit = options.unit;
+  table.labels = options.labels;
   table.confidence = options.confidence;
   table.notes.push_back(describe_unit(table.unit));
 
@@ -375,7 +382,7 @@ ReportTable build_report(std::string experiment, const std::vector<EpochSample>&
     if (g.epochs_without_images == 0 && g.timed_seconds > 0) {
       throughput[i] = static_cast<double>(g.images) / g.timed_seconds;
     } else if (g.epochs_without_images < g.durations.size()) {
-      partial_images.push_back(row.label);
+      partial_images.push_back(listed(row, options.labels));
     }
     row.images_per_second = throughput[i];
     table.rows.push_back(std::move(row));
@@ -402,8 +409,9 @@ ReportTable build_report(std::string experiment, const std::vector<EpochSample>&
       row.scaling_efficiency = *throughput[i] / ideal;
     }
     add_rate_intervals(table, i, ref, estimates, nested_fit ? &*nested_fit : nullptr);
-    if ((table.unit == "epoch" ? row.epochs : row.runs) == 1) single_epoch.push_back(row.label);
-    if (row.runs == 2) two_runs.push_back(row.label);
+    if ((table.unit == "epoch" ? row.epochs : row.runs) == 1)
+      single_epoch.push_back(listed(row, table.labels));
+    if (row.runs == 2) two_runs.push_back(listed(row, table.labels));
   }
   if (!single_epoch.empty()) {
     table.notes.push_back(fmt::format("No standard deviation for groups with one {}: {}.",
@@ -413,7 +421,8 @@ ReportTable build_report(std::string experiment, const std::vector<EpochSample>&
   // the interval says the data cannot place the mean (the usual cause: 2 runs, next note).
   std::vector<std::string> below_zero;
   for (const auto& row : table.rows)
-    if (row.mean_ci_lower && *row.mean_ci_lower < 0) below_zero.push_back(row.label);
+    if (row.mean_ci_lower && *row.mean_ci_lower < 0)
+      below_zero.push_back(listed(row, table.labels));
   if (!below_zero.empty())
     table.notes.push_back(fmt::format(
         "Intervals reaching below 0: {}: an epoch time is positive, so these intervals only say "
@@ -579,6 +588,7 @@ FactorReport build_factor_report(std::string experiment, const std::vector<Epoch
   report.experiment = experiment;
   report.factor = factor;
   report.unit = options.unit;
+  report.labels = options.labels;
   std::vector<std::string> known;
   std::vector<std::string> seen_levels;
   for (const auto& s : samples) {
@@ -650,11 +660,14 @@ FactorReport build_factor_report(std::string experiment, const std::vector<Epoch
   for (const auto& condition : launched)
     if (auto table = two_way_of(samples, factor, condition, report.unit, report.notes))
       report.two_way.push_back(std::move(*table));
-  if (!single.empty())
+  if (!single.empty()) {
+    std::vector<std::string> shown;
+    for (const auto& condition : single) shown.push_back(options.labels.of(condition, condition));
     report.notes.push_back(fmt::format(
         "The {} rows ({} runs) are not in the two-way ANOVA: one plain process has no np to cross "
         "with {}.",
-        fmt::join(single, ", "), single_runs, factor));
+        fmt::join(shown, ", "), single_runs, options.labels.factor(factor)));
+  }
   if (known.size() > 1)
     report.notes.push_back(fmt::format(
         "The two-way ANOVA pools the other factors ({}) within each {} x np cell.",
@@ -678,65 +691,6 @@ std::string display_label(const ReportRow& row, const Labels& labels) {
   if (row.launcher != kSingleLauncher)
     parts.push_back(fmt::format("{} = {}", labels.of("np", "np"), row.np));
   return join(parts);
-}
-
-namespace {
-
-void relabel(std::string& note, const std::string& from, const std::string& to) {
-  const auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-  // A '.' continues the label only before a letter or digit ("lr=0.1"), not at a sentence's end.
-  const auto continues = [&](std::size_t i) {
-    if (i >= note.size()) return false;
-    const char c = note[i];
-    return alnum(c) || c == '_' || c == '=' ||
-           (c == '.' && i + 1 < note.size() && alnum(note[i + 1]));
-  };
-  for (auto at = note.find(from); at != std::string::npos; at = note.find(from, at)) {
-    const auto end = at + from.size();
-    if (continues(end)) {
-      at = end;
-      continue;
-    }
-    note.replace(at, from.size(), to);
-    at += to.size();
-  }
-}
-
-// Longest stored labels first: "hvd model=vgg16 np=2" before "hvd".
-void relabel_notes(std::vector<std::string>& notes, const std::vector<ReportRow>& rows,
-                   const Labels& labels) {
-  if (labels.empty()) return;
-  std::vector<const ReportRow*> order;
-  for (const auto& row : rows) order.push_back(&row);
-  std::stable_sort(order.begin(), order.end(), [](const ReportRow* a, const ReportRow* b) {
-    return a->label.size() > b->label.size();
-  });
-  // A display label with a comma is quoted: the notes list rows separated by commas.
-  for (auto& note : notes)
-    for (const auto* row : order) {
-      const auto shown = display_label(*row, labels);
-      relabel(note, row->label,
-              shown.find(", ") == std::string::npos ? shown : "\"" + shown + "\"");
-    }
-}
-
-void merge(Labels& labels, const Labels& overrides) {
-  for (const auto& [key, text] : overrides.text) labels.text[key] = text;
-}
-
-}  // namespace
-
-void apply_labels(ReportTable& table, const Labels& overrides) {
-  merge(table.labels, overrides);
-  relabel_notes(table.notes, table.rows, table.labels);
-}
-
-void apply_labels(FactorReport& report, const Labels& overrides) {
-  merge(report.labels, overrides);
-  for (auto& block : report.blocks) {
-    apply_labels(block, overrides);
-    relabel_notes(report.notes, block.rows, report.labels);
-  }
 }
 
 }  // namespace scalebench::report

@@ -108,6 +108,8 @@ struct ReportOptions {
   std::vector<std::pair<std::string, std::vector<std::string>>> level_order = {};
   // Leaves this factor out of labels and levels (the blocks of report --by).
   std::optional<std::string> omit_factor = std::nullopt;
+  // What readers see (the table's labels): the notes name rows by their display labels.
+  Labels labels = {};
 };
 
 struct TwoWayTable {
@@ -152,12 +154,6 @@ struct FactorReport {
 // labels: the condition's, each level's (labels.level_with_factor) and "np = 2", joined by ", "
 // ("Horovod, VGG-16, np = 2"); a row whose stored label names its launcher names it too.
 std::string display_label(const ReportRow& row, const Labels& labels);
-
-// Adds `overrides` to the table's labels (the command line's over the file's) and rewrites the
-// notes, which name rows by their stored labels, with the rows' display labels (a stored label is
-// replaced only where it ends at a word's end: "hvd np=2" is not a part of "hvd np=24").
-void apply_labels(ReportTable& table, const Labels& overrides);
-void apply_labels(FactorReport& report, const Labels& overrides);
 
 // Groups the samples of `experiment` (samples of other experiments are ignored) by
 // (condition, launcher, np) in order of first appearance and computes every column.

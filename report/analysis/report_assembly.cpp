@@ -13,6 +13,7 @@ ReportOptions options_of(const ReportInput& input, const std::string& unit) {
   options.base_label = input.base;
   options.condition_order = input.condition_order;
   options.level_order = input.level_order;
+  options.labels = input.labels;
   return options;
 }
 
@@ -71,7 +72,6 @@ ReportTable report_of(const ReportInput& input, const std::string& unit) {
                      input.selection.notes.end());
   table.notes.insert(table.notes.end(), input.failures.begin(), input.failures.end());
   table.provenance = input.provenance;
-  table.labels = input.labels;
   return table;
 }
 
@@ -84,8 +84,6 @@ FactorReport factor_report_of(const ReportInput& input, const std::string& facto
                       input.selection.notes.end());
   report.notes.insert(report.notes.end(), input.failures.begin(), input.failures.end());
   report.provenance = input.provenance;
-  report.labels = input.labels;
-  for (auto& block : report.blocks) block.labels = input.labels;
   return report;
 }
 

@@ -238,6 +238,19 @@ TEST_CASE("the main figure: runs, the intervals of epoch time and images/s, and 
         std::string::npos);
 }
 
+namespace {
+
+// Labels added after the tables were built (figures read them from the tables).
+void add_labels(report::ReportTable& table, const report::Labels& labels) {
+  for (const auto& [key, text] : labels.text) table.labels.text[key] = text;
+}
+void add_labels(report::FactorReport& report, const report::Labels& labels) {
+  for (const auto& [key, text] : labels.text) report.labels.text[key] = text;
+  for (auto& block : report.blocks) add_labels(block, labels);
+}
+
+}  // namespace
+
 TEST_CASE("legends name the factor with the level, or the labels") {
   const Table2Fixture fixture;
   auto report = fixture.by_model("run");
@@ -247,7 +260,7 @@ TEST_CASE("legends name the factor with the level, or the labels") {
   CHECK(script.find("title 'model = inception_v3, single'") != std::string::npos);
   report::Labels labels;
   labels.text = {{"model", "Model"}, {"vgg16", "VGG-16"}, {"single", "Single process"}};
-  report::apply_labels(report, labels);
+  add_labels(report, labels);
   script = plotting::factor_scaling_script(report, files);
   CHECK(script.find("title 'VGG-16'") != std::string::npos);
   CHECK(script.find("title 'Model = inception_v3, Single process'") != std::string::npos);
@@ -257,9 +270,9 @@ TEST_CASE("legends name the factor with the level, or the labels") {
   auto table = fixture.table("run");
   CHECK(plotting::scaling_script(table, files).find("title 'hvd, model = vgg16'") !=
         std::string::npos);
-  report::apply_labels(table, labels);
+  add_labels(table, labels);
   labels.text = {{"hvd", "Horovod"}, {"np", "GPUs"}};
-  report::apply_labels(table, labels);
+  add_labels(table, labels);
   script = plotting::scaling_script(table, files);
   CHECK(script.find("title 'Horovod, VGG-16'") != std::string::npos);
   CHECK(script.find("title 'Single process, Model = inception_v3'") != std::string::npos);

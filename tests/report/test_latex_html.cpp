@@ -112,14 +112,11 @@ std::string without_comments(const std::string& text) {
 }
 
 report::FactorReport labelled_factor_report() {
-  auto report =
-      report::build_factor_report("t2", test::table2_samples(), "model", test::table2_file_order());
-  report::Labels labels;
+  auto options = test::table2_file_order();
   for (const auto* label : {"hvd=Horovod", "single=Single process", "model=Model",
                             "model=inception_v3=Inception V3", "vgg16=VGG-16"})
-    report::add_label_argument(labels, label);
-  report::apply_labels(report, labels);
-  return report;
+    report::add_label_argument(options.labels, label);
+  return report::build_factor_report("t2", test::table2_samples(), "model", options);
 }
 
 std::size_t count(const std::string& text, const std::string& what) {
