@@ -47,6 +47,15 @@ void declare_paper_options(CLI::App& app, PaperCommand& options) {
   app.add_option("--fit-max-np", options.fit_max_np,
                  "With --model: fit on np <= N, show larger measured np as held out")
       ->transform(integer_in(1, 1 << 20));
+  app.add_option("--condition", options.model_condition,
+                 "With --model: the training runs of this condition");
+  app.add_option("--only", options.model_only,
+                 "With --model: the training runs with FACTOR=LEVEL (repeatable)");
+  app.add_flag("--network-per-np", options.network_per_np,
+               "With --model: latency and bandwidth at each measured np (scalebench model)");
+  app.add_option("--allreduce-window", options.allreduce_window,
+                 "With --model: the allreduce sizes within this factor of a step's message")
+      ->transform(real_in({0, 1e9}));
   app.add_option("--digits", options.digits,
                  "Significant figures of the LaTeX tables' measured numbers (default: per column)")
       ->transform(integer_in(1, 15));
@@ -68,7 +77,9 @@ namespace {
 std::string file_stem(std::string_view name) {
   std::string out;
   for (const char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
-  return out.empty() ? std::string("experiment") : out;
+  // A leading '-' would read as an option to gnuplot and other tools ("_base", ".x").
+  const auto first = out.find_first_not_of('-');
+  return first == std::string::npos ? std::string("experiment") : out.substr(first);
 }
 
 std::string read_text(const fs::path& path) {
@@ -99,20 +110,59 @@ struct PendingFigure {
   std::function<plotting::FigureFiles(const fs::path&)> plot;
 };
 
-// The command line that makes this bundle again.
+// One shell word: single-quoted unless it is plain, a quote inside as '\''.
+std::string shell_word(std::string_view word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_-./=,:+") == std::string_view::npos;
+  if (plain) return std::string(word);
+  std::string out = "'";
+  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The command line that makes this bundle again, every argument quoted for a POSIX shell.
 std::string command_line(const PaperCommand& o, const std::vector<std::string>& experiments) {
-  std::string out = fmt::format("scalebench paper --db {}", o.database);
-  for (const auto& e : experiments) out += fmt::format(" --experiment '{}'", e);
-  if (o.by) out += " --by " + *o.by;
-  out += " --unit " + o.unit;
-  if (o.base) out += fmt::format(" --base '{}'", *o.base);
-  if (o.skip_epochs) out += fmt::format(" --skip-epochs {}", *o.skip_epochs);
-  for (const auto& label : o.labels) out += fmt::format(" --label '{}'", label);
-  if (o.model) out += " --model";
-  if (o.fit_max_np) out += fmt::format(" --fit-max-np {}", *o.fit_max_np);
-  if (o.digits) out += fmt::format(" --digits {}", *o.digits);
-  if (o.size) out += fmt::format(" --size {}", *o.size);
-  out += fmt::format(" --font-size {:g}", o.font_size);
+  std::vector<std::string> words = {"scalebench", "paper", "--db", o.database};
+  const auto add = [&](std::string option, const std::string& value) {
+    words.push_back(std::move(option));
+    words.push_back(value);
+  };
+  for (const auto& e : experiments) add("--experiment", e);
+  if (o.by) add("--by", *o.by);
+  add("--unit", o.unit);
+  if (o.base) add("--base", *o.base);
+  if (o.skip_epochs) add("--skip-epochs", std::to_string(*o.skip_epochs));
+  for (const auto& label : o.labels) add("--label", label);
+  if (o.model) words.push_back("--model");
+  if (o.fit_max_np) add("--fit-max-np", std::to_string(*o.fit_max_np));
+  if (o.model_condition) add("--condition", *o.model_condition);
+  for (const auto& only : o.model_only) add("--only", only);
+  if (o.network_per_np) words.push_back("--network-per-np");
+  if (o.allreduce_window > 0) add("--allreduce-window", fmt::format("{:g}", o.allreduce_window));
+  if (o.digits) add("--digits", std::to_string(*o.digits));
+  if (o.size) add("--size", *o.size);
+  add("--font-size", fmt::format("{:g}", o.font_size));
+  if (o.title) add("--title", *o.title);
+  std::string out;
+  for (const auto& word : words) out += (out.empty() ? "" : " ") + shell_word(word);
+  return out;
+}
+
+// The --by blocks' base: the row label without the factor's level ("hvd model=vgg16 np=1" ->
+// "hvd np=1"), so that one --base serves the table and its blocks.
+std::optional<std::string> block_base(const std::optional<std::string>& base,
+                                      const std::string& factor) {
+  if (!base) return base;
+  std::string out;
+  std::size_t start = 0;
+  while (start < base->size()) {
+    auto end = base->find(' ', start);
+    if (end == std::string::npos) end = base->size();
+    const auto word = base->substr(start, end - start);
+    if (word.rfind(factor + "=", 0) != 0) out += (out.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
   return out;
 }
 
@@ -147,7 +197,7 @@ report::PaperSection section_of(const db::Database& database, const PaperCommand
   if (o.by)
     optional_part("--by", [&] {
       const auto by = std::make_shared<const report::FactorReport>(
-          load_factor_report(database, query, o.base, *o.by, o.unit, o.labels));
+          load_factor_report(database, query, block_base(o.base, *o.by), *o.by, o.unit, o.labels));
       const auto by_stem = stem + "-by-" + file_stem(*o.by);
       section.tables.push_back({by_stem, latex.render(*by), html.render(*by)});
       figures.push_back(
@@ -160,6 +210,15 @@ report::PaperSection section_of(const db::Database& database, const PaperCommand
       scaling::ScalingPlanOptions plan_options;
       plan_options.training = query;
       plan_options.fit_max_np = o.fit_max_np;
+      plan_options.condition = o.model_condition;
+      for (const auto& filter : o.model_only) {
+        const auto eq = filter.find('=');
+        if (eq == std::string::npos || eq == 0)
+          throw report::ReportError(fmt::format("--only '{}' is not FACTOR=LEVEL", filter));
+        plan_options.only.emplace_back(filter.substr(0, eq), filter.substr(eq + 1));
+      }
+      plan_options.network_per_np = o.network_per_np;
+      plan_options.allreduce_window = o.allreduce_window;
       const auto plan = std::make_shared<const scaling::ScalingPlan>(
           scaling::build_scaling_plan(&database, plan_options));
       const auto model_stem = stem + "-model";
@@ -177,12 +236,57 @@ report::PaperSection section_of(const db::Database& database, const PaperCommand
   return section;
 }
 
+// Refuses, before anything is written: an -o that is not a directory, a tables/ or figures/ that
+// is a symlink (never written through), a main.tex or index.html that `paper` did not write (a
+// user's own is never replaced), and two parts that would share a file name.
+void check_paper_directory(const fs::path& dir, const report::PaperDocument& document,
+                           const std::vector<PendingFigure>& figures) {
+  const auto status = fs::symlink_status(dir);
+  if (fs::exists(status) && !fs::is_directory(status))
+    throw report::ReportError(
+        fmt::format("-o {}: not a directory (paper writes a directory of files)", dir.string()));
+  for (const auto* sub : {"tables", "figures"})
+    if (fs::is_symlink(fs::symlink_status(dir / sub)))
+      throw report::ReportError(fmt::format(
+          "{}: a symbolic link; paper writes only into directories it can see are its own",
+          (dir / sub).string()));
+  const auto ours = [](const fs::path& path, std::string_view mark, bool at_start) {
+    const auto text = read_text(path);
+    return at_start ? text.rfind(mark, 0) == 0 : text.find(mark) != std::string::npos;
+  };
+  if (fs::exists(dir / "main.tex") && !ours(dir / "main.tex", report::kPaperTexMark, true))
+    throw report::ReportError(
+        fmt::format("{}: exists and was not written by scalebench paper; choose another -o",
+                    (dir / "main.tex").string()));
+  if (fs::exists(dir / "index.html") && !ours(dir / "index.html", report::kPaperHtmlMark, false))
+    throw report::ReportError(
+        fmt::format("{}: exists and was not written by scalebench paper; choose another -o",
+                    (dir / "index.html").string()));
+  std::set<std::string> names;
+  const auto claim = [&](const std::string& name) {
+    if (!names.insert(name).second)
+      throw report::ReportError(fmt::format(
+          "two parts of the paper would both be written as {}: rename an experiment (file "
+          "names keep only its letters and digits)",
+          name));
+  };
+  for (const auto& section : document.sections)
+    for (const auto& table : section.tables) claim("tables/" + table.name + ".tex");
+  for (const auto& figure : figures) claim("figures/" + figure.name + ".*");
+}
+
 }  // namespace
 
 int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&) {
   report::check_unit(options.unit);
   paper_style(options);  // a malformed --size fails before any work
-  {                      // --label is checked before the database is read
+  if (!options.model &&
+      (options.fit_max_np || options.model_condition || !options.model_only.empty() ||
+       options.network_per_np || options.allreduce_window > 0))
+    throw report::ReportError(
+        "--fit-max-np, --condition, --only, --network-per-np and --allreduce-window set up the "
+        "scaling model: add --model");
+  {  // --label is checked before the database is read
     report::Labels labels;
     for (const auto& label : options.labels) report::add_label_argument(labels, label);
   }
@@ -208,6 +312,7 @@ int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&)
   for (const auto& experiment : experiments)
     document.sections.push_back(section_of(database, options, experiment, document, figures, out));
   // Every part is computed: now the files, each checked before any is written.
+  check_paper_directory(dir, document, figures);
   for (const auto& path : report::paper_files(dir, document))
     report::refuse_database_output(path, options.database);
   for (const auto& pending : figures) {

@@ -26,6 +26,11 @@ struct PaperCommand {
   std::vector<std::string> labels;  // --label KEY=TEXT
   bool model = false;               // the scaling model's tables and figure
   std::optional<int> fit_max_np;    // with --model: the hold-out
+  // With --model: which series and how the network is fitted (scalebench model's options).
+  std::optional<std::string> model_condition;
+  std::vector<std::string> model_only;  // FACTOR=LEVEL
+  bool network_per_np = false;
+  double allreduce_window = 0;
   std::optional<int> digits;        // significant figures of the LaTeX tables
   std::optional<std::string> size;  // the figures' WxH in inches; default: the text width
   double font_size = 9;             // the figures' text, in points

@@ -79,8 +79,10 @@ FigureFiles render(const std::string& data,
   std::string messages;
   int exit_code = 0;
   try {
-    bp::child child(gnuplot, files.script.filename().string(), bp::start_dir(work.path().string()),
-                    bp::std_in<bp::null, bp::std_out> bp::null, bp::std_err > stderr_stream);
+    // "./": a script named "-fig.gp" is a file, not an option.
+    bp::child child(gnuplot, "./" + files.script.filename().string(),
+                    bp::start_dir(work.path().string()), bp::std_in<bp::null, bp::std_out> bp::null,
+                    bp::std_err > stderr_stream);
     messages = read_all(stderr_stream);
     child.wait();
     exit_code = child.exit_code();

@@ -49,7 +49,7 @@ std::string paper_main_tex(const PaperDocument& document) {
   for (const auto& line : document.made_by) out += comment_line(line);
   out +=
       "\\documentclass[10pt]{article}\n"
-      "\\usepackage[margin=2.2cm]{geometry}\n"
+      "\\usepackage[textwidth=6.5in,vmargin=2.2cm]{geometry}\n"
       "\\usepackage{booktabs,dcolumn,array,graphicx,longtable}\n"
       "\\begin{document}\n";
   out += fmt::format("\\title{{{}}}\n\\date{{}}\n\\maketitle\n\n", tex(document.title));
@@ -92,6 +92,7 @@ std::string paper_provenance_tex(const PaperDocument& document) {
 
 std::string paper_html(const PaperDocument& document) {
   std::string out = page_head(document.title);
+  out += std::string(kPaperHtmlMark) + "\n";
   out += fmt::format("<h1>{}</h1>\n", html(document.title));
   for (const auto& section : document.sections) {
     out += fmt::format("<section id=\"{}\">\n<h1>{}</h1>\n", html(section.label),

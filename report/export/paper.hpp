@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,6 +43,11 @@ struct PaperDocument {
   // instances. Plain text lines; in the appendix and as comments.
   std::vector<std::string> made_by;
 };
+
+// What marks the files `paper` writes, so that it replaces only its own: main.tex begins with
+// kPaperTexMark, index.html holds kPaperHtmlMark.
+inline constexpr std::string_view kPaperTexMark = "% scalebench ";
+inline constexpr std::string_view kPaperHtmlMark = "<!-- written by scalebench paper -->";
 
 // main.tex: the article around the tables (\input{tables/NAME}) and figures (figures/NAME.pdf),
 // with the provenance appendix (\input{provenance}).

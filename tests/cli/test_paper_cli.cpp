@@ -11,6 +11,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cli/cli_support.hpp"
 #include "test_support.hpp"
@@ -180,4 +181,89 @@ TEST_CASE("paper: a model that cannot be fitted fails before anything is written
   CHECK(result.status != 0);
   CHECK(result.err.find("series") != std::string::npos);
   CHECK(!fs::exists(out));
+}
+
+TEST_CASE("paper refuses what it must not write over, before writing anything") {
+  test::TempDir dir;
+  const auto db = (dir / "q.db").string();
+  fs::copy_file(test::data_dir() / "db" / "quickstart.db", db);
+  const auto paper = [&](const fs::path& out, std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"paper", "--db", db, "-o", out.string()};
+    args.insert(args.end(), more.begin(), more.end());
+    return test::invoke(args);
+  };
+  // -o names a file.
+  std::ofstream(dir / "afile") << "x";
+  CHECK(paper(dir / "afile").err.find("not a directory") != std::string::npos);
+  // A user's own main.tex is never replaced.
+  fs::create_directories(dir / "mine");
+  std::ofstream(dir / "mine" / "main.tex") << "\\documentclass{article} my paper\n";
+  const auto mine = paper(dir / "mine");
+  CHECK(mine.status != 0);
+  CHECK(mine.err.find("was not written by scalebench paper") != std::string::npos);
+  CHECK(read(dir / "mine" / "main.tex") == "\\documentclass{article} my paper\n");
+  // A planted tables/ link is not followed.
+  fs::create_directories(dir / "victim");
+  fs::create_directories(dir / "linked");
+  fs::create_directory_symlink(dir / "victim", dir / "linked" / "tables");
+  CHECK(paper(dir / "linked").err.find("a symbolic link") != std::string::npos);
+  CHECK(fs::is_empty(dir / "victim"));
+  // Model settings without --model say so.
+  CHECK(paper(dir / "p", {"--fit-max-np", "4"}).err.find("add --model") != std::string::npos);
+  CHECK(!fs::exists(dir / "p"));
+}
+
+TEST_CASE("paper: its own earlier bundle is replaced, the command line recorded quoted") {
+  SCALEBENCH_SKIP_IF(missing_tools());
+  test::TempDir dir;
+  const auto db = (dir / "t 2.db").string();  // a space to quote
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
+  const auto out = dir / "paper";
+  const std::vector<std::string> args = {"paper",   "--db",         db,
+                                         "-o",      out.string(),   "--by",
+                                         "model",   "--base",       "hvd model=vgg16 np=1",
+                                         "--label", "hvd=Horovod's"};
+  REQUIRE(test::invoke(args).status == 0);
+  const auto again = test::invoke(args);  // --base serves the table and the --by blocks
+  INFO(again.err);
+  REQUIRE(again.status == 0);
+  const auto provenance = read(out / "provenance.tex");
+  CHECK(provenance.find("-\\allowbreak{}base 'hvd model=") != std::string::npos);
+  const auto main = read(out / "main.tex");
+  CHECK(main.find("--label 'hvd=Horovod'\\''s'") != std::string::npos);
+  CHECK(main.find("--db '" + db + "'") != std::string::npos);
+}
+
+TEST_CASE("paper: file names that would clash are refused, a leading '_' is no option") {
+  SCALEBENCH_SKIP_IF(missing_tools());
+  SCALEBENCH_SKIP_IF(have("sqlite3") ? std::nullopt
+                                     : std::optional<std::string>("sqlite3 is not installed"));
+  test::TempDir dir;
+  const auto db = (dir / "both.db").string();
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
+  fs::copy_file(test::data_dir() / "db" / "quickstart.db", dir / "q.db");
+  REQUIRE(test::invoke({"merge", "--into", db, (dir / "q.db").string()}).status == 0);
+  // The quickstart renamed so that its table's file is the Table 2 --by table's.
+  const auto rename = [&](const std::string& name) {
+    const auto sql =
+        "UPDATE experiments SET name = '" + name +
+        "' WHERE name <> 'horovodrunner-table2-quick'; UPDATE runs SET experiment = '" + name +
+        "' WHERE experiment <> 'horovodrunner-table2-quick';";
+    REQUIRE(std::system(("sqlite3 '" + db + "' \"" + sql + "\"").c_str()) == 0);
+  };
+  rename("horovodrunner-table2-quick by model");
+  const auto out = dir / "paper";
+  const auto clash = test::invoke({"paper", "--db", db, "-o", out.string(), "--by", "model",
+                                   "--experiment", "horovodrunner-table2-quick", "--experiment",
+                                   "horovodrunner-table2-quick by model"});
+  CHECK(clash.status != 0);
+  CHECK(clash.err.find("would both be written as tables/horovodrunner-table2-quick-by-model.tex") !=
+        std::string::npos);
+  CHECK(!fs::exists(out));
+  rename("_base");
+  const auto underscore =
+      test::invoke({"paper", "--db", db, "-o", out.string(), "--experiment", "_base"});
+  INFO(underscore.err);
+  CHECK(underscore.status == 0);
+  CHECK(fs::exists(out / "figures" / "base.pdf"));
 }
