@@ -1,10 +1,15 @@
 #include "cli/commands.hpp"
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
+#include <set>
 
 #include "cli/numeric_flags.hpp"
 #include "report/analysis/report_assembly.hpp"
 #include "report/data/report_input.hpp"
+#include "util/label_keys.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::cli {
 
@@ -56,6 +61,35 @@ report::Labels parse_labels(const std::vector<std::string>& arguments) {
   return labels;
 }
 
+// The names a --label may give for these rows: their conditions, launchers, factors and levels
+// (bare and as factor=level), np and the columns (as the experiment reader's "labels").
+void add_row_keys(const std::vector<report::ReportRow>& rows, std::set<std::string>& keys) {
+  for (const auto& row : rows) {
+    keys.insert(row.condition);
+    keys.insert(row.launcher);
+    for (const auto& [factor, level] : row.levels) {
+      keys.insert(factor);
+      keys.insert(level);
+      keys.insert(factor + "=" + level);
+    }
+  }
+}
+
+// A --label whose key names nothing here would silently do nothing: refused, with a suggestion.
+void check_label_keys(const report::Labels& overrides, std::set<std::string> keys) {
+  keys.insert("np");
+  for (const auto column : util::kLabelColumns) keys.emplace(column);
+  const std::vector<std::string> known(keys.begin(), keys.end());
+  for (const auto& [key, text] : overrides.text) {
+    if (keys.count(key)) continue;
+    const auto near = util::closest_match(key, known);
+    throw report::ReportError(fmt::format(
+        "--label '{}={}': '{}' names no condition, launcher, factor, level, np or column of "
+        "this experiment{}",
+        key, text, key, near ? fmt::format(" (did you mean '{}'?)", *near) : ""));
+  }
+}
+
 }  // namespace
 
 report::ReportTable load_report(const db::Database& database, const report::InstanceQuery& query,
@@ -65,7 +99,11 @@ report::ReportTable load_report(const db::Database& database, const report::Inst
   const auto overrides = parse_labels(labels);
   auto input = report::load_report_input(database, query, base);
   for (const auto& [key, text] : overrides.text) input.labels.text[key] = text;
-  return report::report_of(input, unit);
+  auto table = report::report_of(input, unit);
+  std::set<std::string> keys;
+  add_row_keys(table.rows, keys);
+  check_label_keys(overrides, keys);
+  return table;
 }
 
 report::FactorReport load_factor_report(const db::Database& database,
@@ -77,7 +115,15 @@ report::FactorReport load_factor_report(const db::Database& database,
   const auto overrides = parse_labels(labels);
   auto input = report::load_report_input(database, query, base, true);
   for (const auto& [key, text] : overrides.text) input.labels.text[key] = text;
-  return report::factor_report_of(input, factor, unit);
+  auto report = report::factor_report_of(input, factor, unit);
+  std::set<std::string> keys = {factor};
+  for (const auto& level : report.levels) {
+    keys.insert(level);
+    keys.insert(factor + "=" + level);
+  }
+  for (const auto& block : report.blocks) add_row_keys(block.rows, keys);
+  check_label_keys(overrides, keys);
+  return report;
 }
 
 }  // namespace scalebench::cli

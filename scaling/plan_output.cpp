@@ -252,7 +252,7 @@ std::string latex_tabular(const std::vector<std::string>& h,
 
 // "tab:model-<title's letters and digits>": no control sequence in a label.
 std::string latex_label(const std::string& title) {
-  std::string out = "tab:model";
+  std::string out = "tab:model-";
   for (const char c : title) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
   return out;
 }

@@ -228,7 +228,10 @@ void add_rate_intervals(ReportTable& table, std::size_t i, std::size_t ref,
                         const stats::NestedAnova* nested_fit) {
   ReportRow& row = table.rows[i];
   try {
-    if (row.images_per_second && estimates[i] && estimates[i]->mean > 0 && estimates[i]->se > 0) {
+    if (row.images_per_second && estimates[i] && estimates[i]->mean > 0 &&
+        estimates[i]->se == 0) {  // no spread: a point, as the speed-up's and efficiency's
+      row.images_ci_lower = row.images_ci_upper = *row.images_per_second;
+    } else if (row.images_per_second && estimates[i] && estimates[i]->mean > 0) {
       const auto log_ci =
           stats::log_scale_interval(*row.images_per_second, estimates[i]->se / estimates[i]->mean,
                                     estimates[i]->df, table.confidence);

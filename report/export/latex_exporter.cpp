@@ -200,8 +200,14 @@ constexpr std::string_view kFitOpen =
 constexpr std::string_view kFitClose = "%\n}\n";
 
 // What a column is: its header (the unit of a percentage added) and how its text cells align.
-std::string column_header(std::string_view key, const std::string& header) {
-  return key == "efficiency" || key == "test_accuracy" ? header + " (%)" : header;
+// "Efficiency (%) [95% CI]": the unit before the interval's bracket; no bracket on a column
+// shown without its intervals.
+std::string column_header(std::string_view key, const std::string& header, bool with_interval) {
+  const auto bracket = header.find(" [");
+  const auto name = header.substr(0, bracket);
+  const auto interval =
+      bracket == std::string::npos || !with_interval ? "" : header.substr(bracket);
+  return name + (key == "efficiency" || key == "test_accuracy" ? " (%)" : "") + interval;
 }
 
 char text_align(std::string_view key) { return key == "letters" ? 'c' : 'r'; }
@@ -224,7 +230,8 @@ latex::Block make_block(const std::vector<std::string>& keys,
     if (marks && keys[c] == "letters") continue;
     if (keys[c] == "epoch_time") mean = shown.size();
     shown.push_back(keys[c]);
-    block.headers.push_back(latex::header(column_header(keys[c], headers[c])));
+    block.headers.push_back(
+        latex::header(column_header(keys[c], headers[c], keys[c] != without_interval)));
     block.text_align.push_back(text_align(keys[c]));
   }
   for (const auto* row : rows) {

@@ -52,9 +52,9 @@ inline std::vector<std::string> column_headers(std::string_view unit, double con
   return {fmt::format("Avg. epoch time (s) [{} CI]", percent_of(confidence)),
           sd_header(unit),
           fmt::format("Tukey vs {}", base),
-          "Images/s",
+          fmt::format("Images/s [{} CI]", percent_of(confidence)),
           fmt::format("Speed-up [{} CI]", percent_of(confidence)),
-          "Efficiency"};
+          fmt::format("Efficiency [{} CI]", percent_of(confidence))};
 }
 
 // The columns a table shows after the row label: a key (util/label_keys.hpp) and a header, the

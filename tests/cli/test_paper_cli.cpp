@@ -140,6 +140,13 @@ TEST_CASE("paper: a bad --label or unknown experiment fails with one line and wr
   const auto bad = test::invoke({"paper", "--db", db, "-o", out.string(), "--label", "hvd"});
   CHECK(bad.status != 0);
   CHECK(bad.err.find("--label 'hvd': expected KEY=TEXT") != std::string::npos);
+  const auto typo = test::invoke({"paper", "--db", db, "-o", out.string(), "--label", "mpiru=MPI"});
+  CHECK(typo.status != 0);
+  CHECK(typo.err.find("'mpiru' names no condition, launcher, factor, level, np or column of this "
+                      "experiment (did you mean 'mpirun'?)") != std::string::npos);
+  const auto report_typo = test::invoke({"report", "--db", db, "--label", "singel=One"});
+  CHECK(report_typo.status != 0);
+  CHECK(report_typo.err.find("did you mean 'single'?") != std::string::npos);
   const auto unknown =
       test::invoke({"paper", "--db", db, "-o", out.string(), "--experiment", "nope"});
   CHECK(unknown.status != 0);

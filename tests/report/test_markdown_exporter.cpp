@@ -16,7 +16,7 @@ TEST_CASE("Markdown: the paper's Table 1 layout, honest p-values, ANOVA row and 
       "- Base group: mpirun np=1\n"
       "\n"
       "| Condition | Avg. epoch time (s) [95% CI] | SD of run means (s) | Tukey vs mpirun np=1 | "
-      "Images/s | Speed-up [95% CI] | Efficiency |\n"
+      "Images/s [95% CI] | Speed-up [95% CI] | Efficiency [95% CI] |\n"
       "| :--- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
       "| single | 29.77 | 4.12 | p=3.20e-12 | 183.94 | 1.25 | 125.0% |\n"
       "| mpirun np=1 | 37.13 | 4.32 | N.A. | 147.48 | 1.00 | 100.0% |\n"
@@ -69,7 +69,7 @@ TEST_CASE("Markdown: a provenance header block, and a test accuracy column where
       "  - hosts: a:1\\|b:1\n"
       "\n"
       "| Condition | Avg. epoch time (s) [90% CI] | Std. epoch time (s) | Tukey vs mpirun np=1 | "
-      "Images/s | Speed-up [90% CI] | Efficiency | Test accuracy |\n"
+      "Images/s [90% CI] | Speed-up [90% CI] | Efficiency [90% CI] | Test accuracy |\n"
       "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
       "| single | 29.77 | 4.12 | p=3.20e-12 | 183.94 | 1.25 | 125.0% | 87.1% |\n"
       "| mpirun np=1 | 37.13 | 4.32 | N.A. | 147.48 | 1.00 | 100.0% | N.A. |\n";
