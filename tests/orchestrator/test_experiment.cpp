@@ -484,17 +484,19 @@ TEST_CASE("warmup_epochs: a whole number of epochs from 0, kept in the stored sp
 TEST_CASE("\"labels\" names conditions, launchers, factors, levels, np and columns, typos fail") {
   const std::string head = R"({"name": "l", "conditions": [{"name": "hvd", "launcher": "mpirun",
     "np": [1, 2]}], "factors": {"model": ["vgg16", "inception_v3"]}, "labels": )";
-  const auto experiment = parse_experiment(
-      head + R"J({"hvd": "Horovod", "model": "Model", "model=vgg16": "VGG-16",
+  const auto experiment =
+      parse_experiment(head + R"J({"hvd": "Horovod", "model": "Model", "model=vgg16": "VGG-16",
         "inception_v3": "Inception V3", "np": "Processes", "mpirun": "Open MPI",
         "images_per_second": "Throughput (img/s)"}})J",
-      "exp.json");
+                       "exp.json");
   CHECK(experiment.labels.size() == 7);
   CHECK(experiment.labels.at("model=vgg16") == "VGG-16");
   CHECK(experiment.spec_json.find("\"labels\"") != std::string::npos);  // stored with the spec
-  CHECK(error_of(head + R"({"hvdd": "Horovod"}})").find(
-            "field \"labels.hvdd\": expected a condition, launcher, factor, factor=level, level, "
-            "np or column") != std::string::npos);
+  CHECK(
+      error_of(head + R"({"hvdd": "Horovod"}})")
+          .find(
+              "field \"labels.hvdd\": expected a condition, launcher, factor, factor=level, level, "
+              "np or column") != std::string::npos);
   CHECK(error_of(head + R"({"hvdd": "Horovod"}})").find("did you mean \"hvd\"?") !=
         std::string::npos);
   CHECK(error_of(head + R"({"model=resnet": "ResNet"}})").find("labels[\"model=resnet\"]") !=

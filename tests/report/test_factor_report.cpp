@@ -154,9 +154,10 @@ TEST_CASE("report --by renders as Table 2 in markdown, as sections in CSV, as bl
   const auto report = build_factor_report("t2", table2_samples(), "model", file_order());
   const auto markdown = report::make_exporter("markdown")->render(report);
   CHECK(markdown.find("## Experiment t2 by model") == 0);
-  CHECK(markdown.find("| | vgg16 Avg. epoch time (s) [95% CI] | vgg16 Std. epoch time (s) | vgg16 "
-                      "Tukey vs base | vgg16 Letters | vgg16 Images/s [95% CI] | vgg16 Speed-up [95% CI] | "
-                      "vgg16 Efficiency [95% CI] | inception_v3 Avg. epoch time (s) [95% CI] |") !=
+  CHECK(markdown.find(
+            "| | vgg16 Avg. epoch time (s) [95% CI] | vgg16 Std. epoch time (s) | vgg16 "
+            "Tukey vs base | vgg16 Letters | vgg16 Images/s [95% CI] | vgg16 Speed-up [95% CI] | "
+            "vgg16 Efficiency [95% CI] | inception_v3 Avg. epoch time (s) [95% CI] |") !=
         std::string::npos);
   // Epochs 6 and 8: 7 -/+ qt(0.975, 1) x 1.
   CHECK(markdown.find("| hvd np=2 | 7.00 [-5.71, 19.71] |") != std::string::npos);

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "report/analysis/report.hpp"
-#include "stats/nested_anova.hpp"
 #include "stats/group_descriptives.hpp"
+#include "stats/nested_anova.hpp"
 #include "stats/ratio_interval.hpp"
 
 using namespace scalebench;
