@@ -48,18 +48,34 @@ void add_report_source_options(CLI::App& app, ReportSourceOptions& options) {
   app.add_option("--base", options.base, "Base condition label for Tukey and speed-up");
   add_unit_option(app, options.unit);
   add_skip_epochs_option(app, options.skip_epochs);
-  app.add_option("--label", options.labels,
-                 "KEY=TEXT: what readers see for a condition, factor, factor=level, np or column "
-                 "(repeatable; over the experiment file's \"labels\"; docs/report.md)");
+  add_label_option(app, options.labels);
 }
 
-namespace {
+void add_label_option(CLI::App& app, std::vector<std::string>& labels) {
+  app.add_option("--label", labels,
+                 "KEY=TEXT: what readers see for a condition, factor, factor=level, np or column "
+                 "(repeatable; over the experiment file's \"labels\"; docs/paper.md)");
+}
 
 report::Labels parse_labels(const std::vector<std::string>& arguments) {
   report::Labels labels;
   for (const auto& argument : arguments) report::add_label_argument(labels, argument);
   return labels;
 }
+
+std::vector<std::pair<std::string, std::string>> parse_only_filters(
+    const std::vector<std::string>& filters) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& filter : filters) {
+    const auto eq = filter.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw report::ReportError(fmt::format("--only '{}' is not FACTOR=LEVEL", filter));
+    out.emplace_back(filter.substr(0, eq), filter.substr(eq + 1));
+  }
+  return out;
+}
+
+namespace {
 
 // The names a --label may give for these rows: their conditions, launchers, factors and levels
 // (bare and as factor=level), np and the columns (as the experiment reader's "labels").

@@ -41,6 +41,12 @@ void add_instance_options(CLI::App& app, std::optional<std::string>& experiment,
 void add_unit_option(CLI::App& app, std::string& unit);
 // What report, plot, stats, compare and model share: the warm-up left out (docs/metrics.md).
 void add_skip_epochs_option(CLI::App& app, std::optional<int>& skip_epochs);
+// --label KEY=TEXT (repeatable), and its parsing: throws ReportError naming a malformed one.
+void add_label_option(CLI::App& app, std::vector<std::string>& labels);
+report::Labels parse_labels(const std::vector<std::string>& arguments);
+// --only FACTOR=LEVEL filters of the scaling model (model, paper --model); throws ReportError.
+std::vector<std::pair<std::string, std::string>> parse_only_filters(
+    const std::vector<std::string>& filters);
 // What report and plot share: the database, the instances, the base group, the unit, the warm-up.
 void add_report_source_options(CLI::App& app, ReportSourceOptions& options);
 

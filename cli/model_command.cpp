@@ -156,12 +156,7 @@ int model_command(const ModelCommand& options, std::ostream& out, std::ostream&)
     return 0;
   }
   scaling::ScalingPlanOptions plan = options.plan;
-  for (const auto& filter : options.only) {
-    const auto eq = filter.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw report::ReportError(fmt::format("--only '{}' is not FACTOR=LEVEL", filter));
-    plan.only.emplace_back(filter.substr(0, eq), filter.substr(eq + 1));
-  }
+  plan.only = parse_only_filters(options.only);
   scaling::require_scaling_plan_format(options.format);  // before any work
   // --images-per-second sets the model up from presets alone; otherwise it is fitted to runs.
   const bool measured = !options.plan.images_per_second;

@@ -5,7 +5,6 @@
 #include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -23,6 +22,7 @@
 #include "report/export/paper.hpp"
 #include "scaling/plan.hpp"
 #include "scaling/plan_output.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::cli {
 
@@ -38,9 +38,7 @@ void declare_paper_options(CLI::App& app, PaperCommand& options) {
   add_unit_option(app, options.unit);
   app.add_option("--base", options.base, "Base condition label for Tukey and speed-up");
   add_skip_epochs_option(app, options.skip_epochs);
-  app.add_option("--label", options.labels,
-                 "KEY=TEXT: what readers see for a condition, factor, factor=level, np or column "
-                 "(repeatable; over the experiment files' \"labels\")");
+  add_label_option(app, options.labels);
   app.add_flag("--model", options.model,
                "The scaling model's tables and figure too (scalebench model; one series per "
                "experiment)");
@@ -75,8 +73,7 @@ namespace {
 // A file stem LaTeX's \includegraphics and \input take: letters, digits and '-' (an experiment
 // name may hold spaces, dots and '=').
 std::string file_stem(std::string_view name) {
-  std::string out;
-  for (const char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  const auto out = util::alnum_or_dash(name);
   // A leading '-' would read as an option to gnuplot and other tools ("_base", ".x").
   const auto first = out.find_first_not_of('-');
   return first == std::string::npos ? std::string("experiment") : out.substr(first);
@@ -90,15 +87,8 @@ std::string read_text(const fs::path& path) {
 // The figures at main.tex's text width (6.5 in: letter or A4 less geometry's margins) with no
 // title: the caption says what the figure is.
 plotting::FigureStyle paper_style(const PaperCommand& o) {
-  plotting::FigureStyle style;
-  style.width_in = 6.5;
-  if (o.size) {
-    const auto [width, height] = plotting::parse_figure_size(*o.size);
-    style.width_in = width;
-    style.height_in = height;
-  }
-  style.font_pt = o.font_size;
-  style.title = false;
+  auto style = plotting::figure_style(o.size, o.font_size, false);
+  if (!o.size) style.width_in = 6.5;
   return style;
 }
 
@@ -211,12 +201,7 @@ report::PaperSection section_of(const db::Database& database, const PaperCommand
       plan_options.training = query;
       plan_options.fit_max_np = o.fit_max_np;
       plan_options.condition = o.model_condition;
-      for (const auto& filter : o.model_only) {
-        const auto eq = filter.find('=');
-        if (eq == std::string::npos || eq == 0)
-          throw report::ReportError(fmt::format("--only '{}' is not FACTOR=LEVEL", filter));
-        plan_options.only.emplace_back(filter.substr(0, eq), filter.substr(eq + 1));
-      }
+      plan_options.only = parse_only_filters(o.model_only);
       plan_options.network_per_np = o.network_per_np;
       plan_options.allreduce_window = o.allreduce_window;
       const auto plan = std::make_shared<const scaling::ScalingPlan>(
@@ -286,10 +271,7 @@ int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&)
     throw report::ReportError(
         "--fit-max-np, --condition, --only, --network-per-np and --allreduce-window set up the "
         "scaling model: add --model");
-  {  // --label is checked before the database is read
-    report::Labels labels;
-    for (const auto& label : options.labels) report::add_label_argument(labels, label);
-  }
+  parse_labels(options.labels);  // --label is checked before the database is read
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   std::vector<std::string> experiments = options.experiments;
   if (experiments.empty()) experiments.push_back(report::select_instances(database, {}).experiment);

@@ -44,15 +44,7 @@ void declare_plot_options(CLI::App& app, PlotCommand& options) {
 }
 
 plotting::FigureStyle figure_style_of(const PlotCommand& options) {
-  plotting::FigureStyle style;
-  if (options.size) {
-    const auto [width, height] = plotting::parse_figure_size(*options.size);
-    style.width_in = width;
-    style.height_in = height;
-  }
-  style.font_pt = options.font_size;
-  style.title = !options.no_title;
-  return style;
+  return plotting::figure_style(options.size, options.font_size, !options.no_title);
 }
 
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {

@@ -40,6 +40,9 @@ inline constexpr double kMinFontPt = 4, kMaxFontPt = 36;
 // "WxH" in inches ("3.5x2.6"): {width, height}. Throws ReportError naming the text when it is not
 // two positive numbers within the limits joined by 'x'.
 std::pair<double, double> parse_figure_size(std::string_view text);
+// The style of --size (parsed as parse_figure_size; absent: the figure's default), --font-size and
+// the title flag.
+FigureStyle figure_style(const std::optional<std::string>& size, double font_pt, bool title);
 
 // prefix + ".svg", ".png", ".pdf", ".dat", ".gp" (the prefix's own dots are kept: "out/run-1.2").
 FigureFiles figure_files(const std::filesystem::path& output_prefix);

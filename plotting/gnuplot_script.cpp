@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iterator>
 #include <sstream>
+#include <tuple>
 
 #include "report/error.hpp"
 #include "report/export/format.hpp"
@@ -37,6 +38,14 @@ std::pair<double, double> parse_figure_size(std::string_view text) {
     return value;
   };
   return {number(text.substr(0, x)), number(text.substr(x + 1))};
+}
+
+FigureStyle figure_style(const std::optional<std::string>& size, double font_pt, bool title) {
+  FigureStyle style;
+  if (size) std::tie(style.width_in, style.height_in) = parse_figure_size(*size);
+  style.font_pt = font_pt;
+  style.title = title;
+  return style;
 }
 
 namespace detail {

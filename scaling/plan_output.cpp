@@ -4,13 +4,13 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "report/analysis/report.hpp"
 #include "report/export/format.hpp"
 #include "report/export/markup.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::scaling {
 
@@ -252,9 +252,7 @@ std::string latex_tabular(const std::vector<std::string>& h,
 
 // "tab:model-<title's letters and digits>": no control sequence in a label.
 std::string latex_label(const std::string& title) {
-  std::string out = "tab:model-";
-  for (const char c : title) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
-  return out;
+  return "tab:model-" + util::alnum_or_dash(title);
 }
 
 std::string latex(const ScalingPlan& plan) {

@@ -1,6 +1,7 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 
 namespace scalebench::util {
@@ -80,6 +81,12 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     }
   }
   return row[b.size()];
+}
+
+std::string alnum_or_dash(std::string_view text) {
+  std::string out;
+  for (const char c : text) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  return out;
 }
 
 std::optional<std::string> closest_match(std::string_view word,

@@ -32,6 +32,10 @@ std::string escape_controls(std::string_view text);
 // "1 cell", "2 cells", "0 cells": a count with its noun (a regular English plural, + "s").
 std::string count_of(long long count, std::string_view noun);
 
+// `text` with every character but an ASCII letter or digit as '-': a name as a file stem or a
+// LaTeX label takes it (no spaces, dots, control sequences).
+std::string alnum_or_dash(std::string_view text);
+
 // Levenshtein distance.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 // The closest candidate within a distance that still looks like a typo, if any.

@@ -9,8 +9,6 @@
 #include <string>
 #include <string_view>
 
-#include "util/label_keys.hpp"
-
 namespace scalebench::report {
 
 struct Labels {

@@ -17,6 +17,7 @@
 #include "report/export/latex_table.hpp"
 #include "report/export/markup.hpp"
 #include "report/export/table_cells.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::report {
 namespace {
@@ -27,31 +28,18 @@ constexpr std::string_view kTableOpen =
     "\\begin{table*}[tbp]\n\\centering\n\\footnotesize\n\\setlength{\\tabcolsep}{3.5pt}\n";
 constexpr std::string_view kPackages = "\\usepackage{booktabs,dcolumn,graphicx}";
 
-// A name for a \label: letters, digits and '-' (a control sequence there stops pdflatex).
-std::string label_part(std::string_view name) {
-  std::string out;
-  for (const char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
-  return out;
-}
-
+// A \label holds letters, digits and '-' (a control sequence there stops pdflatex):
 // tab:<experiment>-<unit>, tab:<experiment>-by-<factor>-<unit>: unique per table and unit.
 std::string label_of(std::string_view experiment, std::string_view unit,
                      std::string_view factor = {}) {
-  return fmt::format("tab:{}{}-{}", label_part(experiment),
-                     factor.empty() ? "" : "-by-" + label_part(factor), label_part(unit));
-}
-
-// A comment line: LaTeX ignores a comment up to its line end, so only line breaks and control
-// characters need to go.
-std::string comment(std::string_view text) {
-  std::string out = "% ";
-  for (const char c : text) out += static_cast<unsigned char>(c) >= 0x20 && c != 0x7F ? c : ' ';
-  return out + "\n";
+  return fmt::format("tab:{}{}-{}", util::alnum_or_dash(experiment),
+                     factor.empty() ? "" : "-by-" + util::alnum_or_dash(factor),
+                     util::alnum_or_dash(unit));
 }
 
 std::string provenance_comments(const db::Provenance& provenance) {
   std::string out;
-  for (const auto& [key, value] : provenance) out += comment(fmt::format("{}: {}", key, value));
+  for (const auto& [key, value] : provenance) out += tex_comment(fmt::format("{}: {}", key, value));
   return out;
 }
 
@@ -179,7 +167,7 @@ std::string hidden_comments(const TexNotes& notes) {
   std::vector<std::string> said;  // the blocks of report --by often share a note
   for (const auto& note : notes.hidden)
     if (std::find(said.begin(), said.end(), note) == said.end()) {
-      out += comment("Note: " + note);
+      out += tex_comment("Note: " + note);
       said.push_back(note);
     }
   return out;
@@ -337,7 +325,7 @@ std::string LatexExporter::render(const ReportTable& table) const {
   if (table.anova) caption += " One-way ANOVA: " + anova_math(*table.anova) + ".";
   const auto notes = table_notes(table);
 
-  std::string out = comment(
+  std::string out = tex_comment(
       fmt::format("scalebench report, experiment {} (needs {})", table.experiment, kPackages));
   out += provenance_comments(table.provenance);
   out += hidden_comments(notes);
@@ -409,9 +397,9 @@ std::string LatexExporter::render(const FactorReport& report) const {
           : fmt::format(" Below: two-way ANOVA {} $\\times$ {}.", factor, np_tex(report.labels)));
   const auto notes = factor_notes(report);
 
-  std::string out = comment(fmt::format("scalebench report, experiment {} by {} (needs {})",
-                                        report.experiment, report.factor, kPackages));
-  out += comment(
+  std::string out = tex_comment(fmt::format("scalebench report, experiment {} by {} (needs {})",
+                                            report.experiment, report.factor, kPackages));
+  out += tex_comment(
       "Per level: epoch time (with the Tukey letters) and speed-up with their intervals, and "
       "efficiency; left out here (in the report without --by): the efficiency's interval, the "
       "SD, the Tukey p-values, images/s and test accuracy.");

@@ -59,6 +59,12 @@ void tex_char(std::string& out, char c, char previous, bool& open_quote) {
 
 }  // namespace
 
+std::string tex_comment(std::string_view text) {
+  std::string out = "% ";
+  for (const char c : text) out += static_cast<unsigned char>(c) >= 0x20 && c != 0x7F ? c : ' ';
+  return out + "\n";
+}
+
 // Text into LaTeX: the ten special characters escaped, control characters dropped, "<", ">" and
 // "|" (which T1-less OT1 fonts print as other glyphs) as math, and "--" kept as two hyphens.
 std::string tex(std::string_view text) {

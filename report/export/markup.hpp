@@ -12,6 +12,9 @@ namespace scalebench::report {
 // "|" (which T1-less OT1 fonts print as other glyphs) as math, and "--" as two hyphens ("-{}-",
 // never a dash). Defined in latex_table.cpp (latex_table.hpp: prose, for sentences).
 std::string tex(std::string_view text);
+// "% text\n": a LaTeX comment line (control characters, line breaks included, as spaces: LaTeX
+// ignores the comment up to its line end). Defined in latex_table.cpp.
+std::string tex_comment(std::string_view text);
 // Text into HTML: the five markup characters as entities, control characters dropped. Defined in
 // html_exporter.cpp.
 std::string html(std::string_view text);

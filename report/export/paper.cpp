@@ -20,13 +20,6 @@ std::string breakable_tex(std::string_view text) {
   return out;
 }
 
-// A comment line for LaTeX: control characters as spaces.
-std::string comment_line(std::string_view text) {
-  std::string out = "% ";
-  for (const char c : text) out += static_cast<unsigned char>(c) < 0x20 || c == 0x7F ? ' ' : c;
-  return out + "\n";
-}
-
 std::string figure_tex(const PaperFigure& figure) {
   return fmt::format(
       "\\begin{{figure}}[htbp]\n\\centering\n\\includegraphics[width=\\linewidth]{{figures/{}}}\n"
@@ -46,7 +39,7 @@ std::string body_of(const std::string& page) {
 
 std::string paper_main_tex(const PaperDocument& document) {
   std::string out;
-  for (const auto& line : document.made_by) out += comment_line(line);
+  for (const auto& line : document.made_by) out += tex_comment(line);
   out +=
       "\\documentclass[10pt]{article}\n"
       "\\usepackage[textwidth=6.5in,vmargin=2.2cm]{geometry}\n"

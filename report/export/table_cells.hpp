@@ -45,18 +45,6 @@ inline std::string sd_header(std::string_view unit) {
   return unit == "epoch" ? "Std. epoch time (s)" : "SD of run means (s)";
 }
 
-// The table's columns after the row label, in order (without the letters and test accuracy
-// columns): the headers without labels.
-inline std::vector<std::string> column_headers(std::string_view unit, double confidence,
-                                               std::string_view base) {
-  return {fmt::format("Avg. epoch time (s) [{} CI]", percent_of(confidence)),
-          sd_header(unit),
-          fmt::format("Tukey vs {}", base),
-          fmt::format("Images/s [{} CI]", percent_of(confidence)),
-          fmt::format("Speed-up [{} CI]", percent_of(confidence)),
-          fmt::format("Efficiency [{} CI]", percent_of(confidence))};
-}
-
 // The columns a table shows after the row label: a key (util/label_keys.hpp) and a header, the
 // label's where there is one. Letters and test accuracy only where some row has them.
 struct TableColumns {
@@ -67,19 +55,19 @@ struct TableColumns {
 
 inline TableColumns table_columns(std::string_view unit, double confidence, std::string_view base,
                                   bool letters, bool accuracy, const Labels& labels) {
-  const auto plain = column_headers(unit, confidence, base);
+  const auto ci = percent_of(confidence);
   TableColumns columns;
   const auto add = [&](std::string_view key, std::string header) {
     columns.keys.emplace_back(key);
     columns.headers.push_back(labels.of(key, header));
   };
-  add("epoch_time", plain[0]);
-  add("sd", plain[1]);
-  add("tukey", plain[2]);
+  add("epoch_time", fmt::format("Avg. epoch time (s) [{} CI]", ci));
+  add("sd", sd_header(unit));
+  add("tukey", fmt::format("Tukey vs {}", base));
   if (letters) add("letters", "Letters");
-  add("images_per_second", plain[3]);
-  add("speedup", plain[4]);
-  add("efficiency", plain[5]);
+  add("images_per_second", fmt::format("Images/s [{} CI]", ci));
+  add("speedup", fmt::format("Speed-up [{} CI]", ci));
+  add("efficiency", fmt::format("Efficiency [{} CI]", ci));
   if (accuracy) add("test_accuracy", "Test accuracy");
   columns.first_header = labels.of("condition", "Condition");
   return columns;
