@@ -30,15 +30,25 @@ namespace {
 namespace fs = std::filesystem;
 using orchestrator::ExpandOptions;
 
-// The trainer that ships with this scalebench: next to our own executable, else on PATH.
-std::string default_trainer() {
+// A program that ships with this scalebench (scalebench-train, scalebench-tag): next to our own
+// executable, else on PATH.
+std::string shipped_program(const std::string& name) {
   std::error_code error;
   const auto self = fs::read_symlink("/proc/self/exe", error);
   if (!error) {
-    const auto sibling = self.parent_path() / "scalebench-train";
+    const auto sibling = self.parent_path() / name;
     if (fs::exists(sibling)) return sibling.string();
   }
-  return "scalebench-train";
+  return name;
+}
+
+// The interpreter torchrun runs a script with: its own (the first line of the torchrun on PATH).
+std::string torchrun_python() {
+  const auto torchrun = orchestrator::find_on_path("torchrun");
+  if (torchrun.empty()) return "python3";
+  const auto python = orchestrator::python_of(torchrun.string());
+  if (python.empty()) return "python3";
+  return python.back();  // {"/usr/bin/python3"}, or {"/usr/bin/env", "python3"}: through PATH
 }
 
 std::string host_name() {
@@ -182,8 +192,10 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   const auto experiment = orchestrator::load_experiment(options.experiment_path);
   if (options.retries < 0 || options.retries > 100)
     throw Error(fmt::format("--retries {}: expected 0 to 100", options.retries));
-  ExpandOptions expand{default_trainer(), ::geteuid() == 0};
+  ExpandOptions expand{shipped_program("scalebench-train"), ::geteuid() == 0};
   expand.max_runs = options.max_runs;
+  expand.tag_wrapper = shipped_program("scalebench-tag");
+  expand.torchrun_python = torchrun_python();
   // A randomized order without a seed in the file gets a drawn one, stored with the instance; a
   // resumed instance keeps the one it was started with.
   std::optional<db::Database> database;

@@ -50,7 +50,7 @@ class QueryLimitError : public DatabaseError {
   Limit limit_;
 };
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 // The factors every run has, stored in run_factors beside the experiment file's own.
 inline constexpr const char* kBuiltInFactors[] = {"condition", "launcher", "np"};
@@ -144,6 +144,8 @@ struct EpochRecord {
   std::optional<std::string> end_rule = std::nullopt;
   std::optional<double> test_accuracy = std::nullopt;  // held-out accuracy after the epoch
   std::vector<RankEnd> rank_ends = {};  // per rank, where two or more ranks printed the epoch
+  // The validation set's accuracy after the epoch, where the program names it so (Lightning).
+  std::optional<double> validation_accuracy = std::nullopt;
 };
 
 struct LineRecord {

@@ -124,6 +124,7 @@ inline constexpr Column<EpochRecord> kEpochColumns[] = {
     field<&EpochRecord::accuracy>("accuracy"),
     field<&EpochRecord::end_rule>("end_rule"),
     field<&EpochRecord::test_accuracy>("test_accuracy"),
+    field<&EpochRecord::validation_accuracy>("validation_accuracy"),
 };
 
 // epoch_rank_ends, after run_id and epoch.

@@ -241,6 +241,13 @@ SELECT run_id, epoch, count(*) AS ranks, min(end_offset_seconds) AS first_end_se
 FROM epoch_rank_ends GROUP BY run_id, epoch;
 )sql";
 
+// Version 8 (issue "Every epoch right under every launcher"): epochs.validation_accuracy, the
+// accuracy on the validation set after the epoch where the program names it so (Lightning's
+// val_acc), apart from test_accuracy (a test set's, or Keras's val_accuracy as before).
+inline constexpr const char* kMigrateV7ToV8 = R"sql(
+ALTER TABLE epochs ADD COLUMN validation_accuracy REAL;
+)sql";
+
 // The staging area of the run being measured: its lines go here as they arrive (in batches), so
 // the orchestrator's memory stays flat whatever a run prints, and move into `lines` in the same
 // transaction as the run itself. A TEMP table: private to the connection, on disk

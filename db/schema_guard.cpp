@@ -201,6 +201,9 @@ void apply_migration(sqlite3* db, const std::string& path, int version) {
     case 6:
       exec(db, path, schema::kMigrateV6ToV7, "migrate the schema from version 6 to 7");
       break;
+    case 7:
+      exec(db, path, schema::kMigrateV7ToV8, "migrate the schema from version 7 to 8");
+      break;
     default:
       throw DatabaseError(
           fmt::format("{}: no migration from schema version {} to {}", path, version, version + 1));

@@ -7,6 +7,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -34,8 +35,12 @@ struct StampedLine {
   std::string text;           // raw bytes without the newline
   bool unterminated = false;  // the process ended without writing the final newline
   // Steady clock when the line's first byte arrived (a progress bar's line begins long before
-  // its newline); 0: as monotonic_ns.
+  // its newline); 0: not known (a line whose first byte must date an epoch then says so).
   std::int64_t first_byte_ns = 0;
+  // Where each later chunk of the line began and when it arrived, in byte order (empty: the
+  // line arrived in one read). Under a launcher that tags every chunk (mpirun --tag-output), a
+  // tag in the middle of the line is dated by its chunk: each rank's line by its own first byte.
+  std::vector<ByteArrival> arrivals;
 };
 
 struct ProcessOutcome {
@@ -84,6 +89,9 @@ class ProcessExecutor final : public Executor {
  private:
   std::chrono::milliseconds kill_grace_;
 };
+
+// A bare program name through PATH, as execvp finds it; empty where there is none.
+std::filesystem::path find_on_path(const std::string& name);
 
 // Stop requests, for signal handlers (async-signal-safe). Once a stop is asked, a running
 // ProcessExecutor stops its process and every later execute() starts nothing (outcome.launched is

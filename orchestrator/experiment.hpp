@@ -186,6 +186,10 @@ struct ExpandOptions {
   std::size_t max_runs = kDefaultMaxRuns;
   // The seed of a randomized order when the file gives none (the caller draws and stores it).
   std::optional<std::uint64_t> seed = std::nullopt;
+  // The torchrun launcher runs each worker through this tagging wrapper (cli/tag_main.cpp),
+  // a Python program with this interpreter (torchrun's own: its script's first line).
+  std::string tag_wrapper = "scalebench-tag";
+  std::string torchrun_python = "python3";
 };
 
 // Conditions x factor levels x np x repetitions without the excluded cells, interleaved by

@@ -25,8 +25,14 @@ ProcessOutcome FakeExecutor::execute(const LaunchSpec& spec, const LineCallback&
   double last = 0;
   if (process.launch_error.empty()) {
     for (const auto& line : process.lines) {
-      on_line(StampedLine{at(line.offset_seconds), at(line.offset_seconds) + kWallOffsetNs,
-                          line.stream, line.text, line.unterminated});
+      // Each fake line arrives whole: its first byte with its newline.
+      on_line(StampedLine{at(line.offset_seconds),
+                          at(line.offset_seconds) + kWallOffsetNs,
+                          line.stream,
+                          line.text,
+                          line.unterminated,
+                          at(line.offset_seconds),
+                          {}});
       last = line.offset_seconds;
     }
   }

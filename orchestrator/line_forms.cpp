@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 namespace scalebench::orchestrator {
@@ -74,6 +75,12 @@ FormMatch match_line_forms(const LineForms& forms, std::string_view text) {
       (metric.previous_epoch_on_start ? out.previous_epoch_metrics : out.metrics)
           .emplace_back(metric.name, *value);
   }
+  if (forms.metrics_epoch && !out.metrics.empty())
+    if (const auto found = search(*forms.metrics_epoch, text)) {
+      const auto progress = number(group(*forms.metrics_epoch, *found, "value"));
+      if (progress && *progress >= 0 && *progress <= 1e9)
+        out.metrics_epoch = std::max(1, static_cast<int>(std::ceil(*progress - 1e-9)));
+    }
   if (forms.epoch_start)
     if (const auto found = search(*forms.epoch_start, text)) {
       const auto epoch = whole(group(*forms.epoch_start, *found, "epoch"));
@@ -118,7 +125,8 @@ std::shared_ptr<const LineForms> line_forms_from_patterns(const LineForms* base,
   for (const auto& [name, pattern] : patterns.metrics) {
     if (std::find(std::begin(kMetricNames), std::end(kMetricNames), name) == std::end(kMetricNames))
       throw LineFormError({"metrics", name},
-                          "not a metric (loss, accuracy, test_accuracy, images_per_second)");
+                          "not a metric (loss, accuracy, validation_accuracy, test_accuracy, "
+                          "images_per_second)");
     std::erase_if(forms->metrics, [&](const LineForms::Metric& m) { return m.name == name; });
     forms->metrics.push_back(
         {name, compile({"metrics", name}, pattern, {"value", "of"}, {"value"})});
@@ -143,11 +151,18 @@ std::shared_ptr<const LineForms> line_forms_named(std::string_view name) {
     // PyTorch Lightning's TQDMProgressBar: `Epoch 0: 100%|...| 32/32 [00:01<00:00, 20.1it/s,
     // v_num=0, train_loss=0.514, val_loss=0.8]`, 0-based; the line arrives when the epoch's
     // training bar is left (validation begins), so epochs are measured from that point on.
+    // fit() ends with `Trainer.fit` stopped: `max_epochs=3` reached. (rank 0's log, on stderr):
+    // the last epoch ends there, before a trainer.test() after it. val_acc is the validation
+    // set's accuracy, stored as that; a test accuracy only where the script prints one
+    // (`test_acc`, Lightning's trainer.test() table).
     p.epoch_start = R"(^Epoch (?<epoch>\d+): )";
     p.epoch_base = 0;
+    p.epoch_end = R"(`Trainer\.fit` stopped)";
     p.metrics = {{"loss", R"(train_loss(?:_epoch)?=(?<value>)" + kNumber + ")"},
                  {"accuracy", R"(train_acc(?:uracy)?(?:_epoch)?=(?<value>)" + kNumber + ")"},
-                 {"test_accuracy", R"(val_acc(?:uracy)?=(?<value>)" + kNumber + ")"}};
+                 {"validation_accuracy", R"(val_acc(?:uracy)?=(?<value>)" + kNumber + ")"},
+                 {"test_accuracy",
+                  R"((?:^|[^a-z_])test_acc(?:uracy)?[^0-9a-z_.+-]*(?<value>)" + kNumber + ")"}};
   } else if (name == "tqdm") {
     // A tqdm bar described `Epoch N` or `Epoch N/M` (1-based; {"preset": "tqdm", "epoch_base":
     // 0} for 0-based): `Epoch 1/3:  40%|####      | 2/5 [00:01<00:01, 1.9it/s, loss=0.5]`.
@@ -160,6 +175,8 @@ std::shared_ptr<const LineForms> line_forms_named(std::string_view name) {
     // dict with a whole 'epoch' (log and evaluate per epoch); epochs are marked by their ends.
     p.epoch_end = R"(^\{.*'epoch': (?<epoch>\d+)\.0\})";
     p.epoch_base = 1;
+    // Logged per step (the default), a loss belongs to the epoch its 'epoch' value is in
+    // (`'epoch': 1.33` is in epoch 2), not to the last epoch that ended.
     p.metrics = {{"loss", R"(^\{'loss': (?<value>)" + kNumber + ")"},
                  {"test_accuracy", R"('eval_accuracy': (?<value>)" + kNumber + ")"}};
   } else {
@@ -169,7 +186,9 @@ std::shared_ptr<const LineForms> line_forms_named(std::string_view name) {
   forms->name = std::string(name);
   if (name == "lightning")
     for (auto& metric : forms->metrics)
-      metric.previous_epoch_on_start = metric.name == "test_accuracy";
+      metric.previous_epoch_on_start = metric.name == "validation_accuracy";
+  if (name == "hf-trainer")
+    forms->metrics_epoch = compile_named_regex(R"('epoch': (?<value>)" + kNumber + ")", {"value"});
   return forms;
 }
 

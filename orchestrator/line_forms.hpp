@@ -24,13 +24,17 @@ struct LineForms {
   std::optional<NamedRegex> epoch_end;
   std::optional<int> total_epochs;  // when no line says it
   struct Metric {
-    std::string name;    // loss, accuracy, test_accuracy, images_per_second
+    std::string name;    // one of kMetricNames
     NamedRegex pattern;  // `(?<value>...)`, optionally `(?<of>...)`: the value is value / of
     // On a line that starts a new epoch the value is the previous epoch's (Lightning's bar keeps
     // the last validation's val_loss in its postfix while the next epoch trains).
     bool previous_epoch_on_start = false;
   };
   std::vector<Metric> metrics;
+  // `(?<value>...)`: the epoch a line's metrics belong to, as a fractional count of epochs done
+  // (Hugging Face's `'epoch': 1.33` is in epoch 2): ceil(value), at least 1. Absent: the rank's
+  // current epoch.
+  std::optional<NamedRegex> metrics_epoch;
 };
 
 // What one line says under a form. Only the first kMatchWindow bytes are matched (libstdc++'s
@@ -41,6 +45,7 @@ struct FormMatch {
   bool ends = false;
   std::vector<std::pair<std::string, double>> metrics;
   std::vector<std::pair<std::string, double>> previous_epoch_metrics;  // see Metric
+  std::optional<int> metrics_epoch;  // 1-based, where the form says (LineForms::metrics_epoch)
 };
 inline constexpr std::size_t kMatchWindow = 1024;
 FormMatch match_line_forms(const LineForms& forms, std::string_view text);
@@ -69,7 +74,7 @@ struct LineFormPatterns {
 };
 std::shared_ptr<const LineForms> line_forms_from_patterns(const LineForms* base,
                                                           const LineFormPatterns& patterns);
-inline constexpr std::string_view kMetricNames[] = {"loss", "accuracy", "test_accuracy",
-                                                    "images_per_second"};
+inline constexpr std::string_view kMetricNames[] = {"loss", "accuracy", "validation_accuracy",
+                                                    "test_accuracy", "images_per_second"};
 
 }  // namespace scalebench::orchestrator

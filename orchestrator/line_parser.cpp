@@ -578,10 +578,16 @@ void LineSplitter::feed(std::string_view chunk, std::vector<std::string>& out) {
 }
 
 void LineSplitter::feed(std::string_view chunk, std::vector<std::string>& out,
-                        std::vector<std::int64_t>* started, std::int64_t now) {
+                        std::vector<std::int64_t>* started, std::int64_t now,
+                        std::vector<std::vector<ByteArrival>>* arrivals) {
   while (!chunk.empty()) {
-    // A line's first byte arrived now unless an earlier chunk began it.
-    if (pending_.empty() && dropped_ == 0) pending_since_ = now;
+    // A line's first byte arrived now unless an earlier chunk began it; a later chunk's first
+    // byte is marked where it lands (bounded by the line's own cap: no mark past it).
+    if (pending_.empty() && dropped_ == 0)
+      pending_since_ = now;
+    else if (arrivals && pending_.size() < max_line_bytes_ && now != pending_since_ &&
+             (pending_arrivals_.empty() || pending_arrivals_.back().ns != now))
+      pending_arrivals_.push_back({pending_.size(), now});
     const auto newline = chunk.find('\n');
     if (newline == std::string_view::npos) {
       append(chunk);
@@ -589,6 +595,8 @@ void LineSplitter::feed(std::string_view chunk, std::vector<std::string>& out,
     }
     append(chunk.substr(0, newline));
     if (started) started->push_back(pending_since_);
+    if (arrivals) arrivals->push_back(std::move(pending_arrivals_));
+    pending_arrivals_.clear();
     out.push_back(take());
     chunk.remove_prefix(newline + 1);
   }

@@ -120,6 +120,7 @@ struct EpochEnd {
   std::optional<double> loss;
   std::optional<double> accuracy;
   std::optional<double> test_accuracy;
+  std::optional<double> validation_accuracy;  // line forms only (Lightning's val_acc)
   std::optional<double> images_per_second;
   std::optional<double> epoch_seconds;
   double epoch_seconds_resolution = 0;  // how far the printed value may be from the clock's
@@ -165,6 +166,12 @@ std::string sanitize_utf8(std::string_view bytes);
 // a gigabyte (a progress bar without newlines, a dumped tensor) cannot exhaust memory.
 inline constexpr std::size_t kMaxLineBytes = 64 * 1024;
 
+// Where a chunk read after a line's first began in that line, and when it arrived.
+struct ByteArrival {
+  std::size_t offset = 0;  // in the line's stored bytes
+  std::int64_t ns = 0;     // steady clock
+};
+
 // Splits a byte stream into lines as chunks arrive; a line may span chunks. A line longer than
 // max_line_bytes keeps its first max_line_bytes bytes and ends with
 // " [scalebench: line cut: N more bytes not stored]".
@@ -175,11 +182,15 @@ class LineSplitter {
   // Appends the complete lines contained in `chunk` (without '\n') to `out`.
   void feed(std::string_view chunk, std::vector<std::string>& out);
   // The same, and for each line the `now` of the chunk that brought its first byte to `started`
-  // (a progress bar's line begins long before its newline).
+  // (a progress bar's line begins long before its newline), and to `arrivals` where each later
+  // chunk of it began (byte offset in the line, its `now`): a launcher's tag in the middle of a
+  // line is dated by the chunk that brought it (every redraw of a bar under mpirun is one).
   void feed(std::string_view chunk, std::vector<std::string>& out,
-            std::vector<std::int64_t>* started, std::int64_t now);
-  // When the unterminated rest began (the `now` of its first chunk).
+            std::vector<std::int64_t>* started, std::int64_t now,
+            std::vector<std::vector<ByteArrival>>* arrivals = nullptr);
+  // When the unterminated rest began (the `now` of its first chunk), and its later chunks.
   std::int64_t pending_since() const { return pending_since_; }
+  std::vector<ByteArrival> take_pending_arrivals() { return std::move(pending_arrivals_); }
   // The unterminated rest at end of stream, if any.
   std::optional<std::string> finish();
 
@@ -190,6 +201,7 @@ class LineSplitter {
   std::string pending_;
   std::size_t dropped_ = 0;
   std::int64_t pending_since_ = 0;
+  std::vector<ByteArrival> pending_arrivals_;
 };
 
 }  // namespace scalebench::orchestrator

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <set>
@@ -348,17 +349,37 @@ RunPlan make_plan(const Experiment& experiment, const ResolvedCell& cell, int np
       argv.insert(argv.end(), trainer.begin(), trainer.end());
       plan.tags.rank_colon_prefix = true;
       break;
-    case Launcher::Torchrun:
-      // One node, a free rendezvous port per run (--standalone). torch 1.13's torchrun crashes on
-      // Python 3.11 with its defaults (--redirects/--tee 0 and 3 parse to None); 2 is the form
-      // that works and keeps stdout a straight pipe: untagged, never polled from a log file
-      // (--tee 1 would tag it but delay each line by up to 0.1 s). stderr is tagged [default<r>]:.
+    case Launcher::Torchrun: {
+      // One node, a free rendezvous port per run (--standalone). Each worker runs through our
+      // tagging wrapper, which passes its stdout and stderr on to its own stdout at once, each
+      // chunk tagged `[1,<rank>]<stdout>:` as mpirun --tag-output does: torchrun's own tagging
+      // (--tee) copies a log file it polls every 0.1 s, and its untagged stdout cannot tell
+      // ranks apart. --redirects/--tee 2 are there because torch 1.13's torchrun crashes on
+      // Python 3.11 with its defaults (0 and 3 parse to None); they only touch the wrapper's own
+      // stderr. A Python script runs with torchrun's interpreter, as torchrun runs it;
+      // "--no_python" in launcher_args runs the program itself (docs/launchers.md).
       argv = {"torchrun",         "--standalone", "--nnodes", "1",     "--nproc_per_node",
               std::to_string(np), "--redirects",  "2",        "--tee", "2"};
       argv.insert(argv.end(), condition.launcher_args.begin(), condition.launcher_args.end());
+      // A program that is itself a Python interpreter (`"program": "/usr/bin/python3"`, the
+      // script in "args") runs as it is, as one under the user's --no_python does.
+      const bool interpreter =
+          !trainer.empty() &&
+          std::filesystem::path(trainer.front()).filename().string().starts_with("python");
+      const bool users_no_python =
+          std::find_if(condition.launcher_args.begin(), condition.launcher_args.end(),
+                       [](const std::string& arg) {
+                         return arg == "--no_python" || arg == "--no-python";
+                       }) != condition.launcher_args.end();
+      if (!users_no_python) argv.push_back("--no_python");
+      argv.push_back(options.tag_wrapper);
+      if (!users_no_python && !interpreter)
+        argv.insert(argv.end(), {"--python", options.torchrun_python});
+      argv.push_back("--");
       argv.insert(argv.end(), trainer.begin(), trainer.end());
       plan.tags.torchrun_prefix = true;
       break;
+    }
     case Launcher::Command:
       for (const auto& part : condition.command) {
         if (part == "{args}")

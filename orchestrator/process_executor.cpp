@@ -301,14 +301,19 @@ class RunWatcher {
     const auto wall = exited_ ? exit_wall_ : wall_now_ns();
     lines_.clear();
     started_.clear();
-    reader.splitter.feed(std::string_view(reader.buffer.data(), n), lines_, &started_, mono);
+    arrivals_.clear();
+    reader.splitter.feed(std::string_view(reader.buffer.data(), n), lines_, &started_, mono,
+                         &arrivals_);
     for (std::size_t i = 0; i < lines_.size(); ++i)
-      on_line_(StampedLine{mono, wall, reader.stream, std::move(lines_[i]), false, started_[i]});
+      on_line_(StampedLine{mono, wall, reader.stream, std::move(lines_[i]), false, started_[i],
+                           std::move(arrivals_[i])});
     if (error) {
       reader.open = false;
       const auto since = reader.splitter.pending_since();
+      auto arrivals = reader.splitter.take_pending_arrivals();
       if (auto rest = reader.splitter.finish())
-        on_line_(StampedLine{mono, wall, reader.stream, std::move(*rest), true, since});
+        on_line_(StampedLine{mono, wall, reader.stream, std::move(*rest), true, since,
+                             std::move(arrivals)});
       boost::system::error_code ignored;
       reader.pipe.close(ignored);
       after_pipe_closed();
@@ -441,7 +446,8 @@ class RunWatcher {
   asio::steady_timer deadline_{io_}, grace_{io_}, exit_poll_{io_}, drain_quiet_{io_},
       drain_limit_{io_};
   std::vector<std::string> lines_;
-  std::vector<std::int64_t> started_;  // when each line's first byte arrived
+  std::vector<std::int64_t> started_;               // when each line's first byte arrived
+  std::vector<std::vector<ByteArrival>> arrivals_;  // and each of its later chunks
   asio::posix::stream_descriptor pidfd_{io_};
 };
 
@@ -536,5 +542,7 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
   outcome.end_wall_ns = watcher.exit_wall_ns();
   return outcome;
 }
+
+std::filesystem::path find_on_path(const std::string& name) { return search_path(name); }
 
 }  // namespace scalebench::orchestrator

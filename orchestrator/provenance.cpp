@@ -105,8 +105,8 @@ std::string define_of(const std::string& text, std::string_view name) {
   return "";
 }
 
-// How a program is started by an interpreter: "/usr/bin/python3" for a script whose first line
-// is "#!/usr/bin/python3" or "#!/usr/bin/env python3", the program itself for python*; else "".
+}  // namespace
+
 std::vector<std::string> python_of(const std::string& program) {
   const auto name = fs::path(program).filename().string();
   if (name.rfind("python", 0) == 0) return {program};
@@ -122,6 +122,8 @@ std::vector<std::string> python_of(const std::string& program) {
   if (fs::path(argv[0]).filename() == "env") return {"/usr/bin/env", argv.back()};
   return {argv[0]};
 }
+
+namespace {
 
 std::string uname_text() {
   struct utsname u {};

@@ -20,6 +20,11 @@ std::string local_host_name();
 // OMPI_MCA_*, NCCL_*, CUDA_VISIBLE_DEVICES, SLURM_*, and the few others listed in the .cpp.
 bool is_provenance_variable(std::string_view name);
 
+// How a program is started by an interpreter: {"/usr/bin/python3"} for a script whose first line
+// is "#!/usr/bin/python3", {"/usr/bin/env", "python3"} for "#!/usr/bin/env python3", the program
+// itself for python*; else empty.
+std::vector<std::string> python_of(const std::string& program);
+
 // Where the collector reads the machine; tests point these at files of their own.
 struct ProvenanceSources {
   std::string cpuinfo = "/proc/cpuinfo";

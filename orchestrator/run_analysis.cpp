@@ -22,61 +22,6 @@ std::optional<long long> to_long(const std::optional<std::string>& text) {
   return value;
 }
 
-// Open MPI frames its own messages with a line of dashes (or '=' in some components); such a
-// line is never the reason a run failed.
-bool is_separator(std::string_view text) {
-  if (text.size() < 3) return false;
-  for (char c : text)
-    if (c != '-' && c != '=') return false;
-  return true;
-}
-
-// "error" or "errors" in any case, ending a word (ValueError:, scalebench-train: error:, srun:
-// error:): the words a program uses for the cause of a failure. Not inside a word: MPI_Abort's
-// "with errorcode 1." names no cause and must not hide the program's own error line.
-bool mentions_error(std::string_view text) {
-  constexpr std::string_view kWord = "error";
-  const auto lower = [](char c) {
-    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  };
-  const auto letter = [&](std::size_t at) {
-    return at < text.size() && std::isalpha(static_cast<unsigned char>(text[at])) != 0;
-  };
-  for (auto it = text.begin();; ++it) {
-    it = std::search(it, text.end(), kWord.begin(), kWord.end(),
-                     [&](char a, char b) { return lower(a) == b; });
-    if (it == text.end()) return false;
-    std::size_t after = static_cast<std::size_t>(it - text.begin()) + kWord.size();
-    if (after < text.size() && lower(text[after]) == 's') ++after;
-    if (!letter(after)) return true;
-  }
-}
-
-// A launcher's line that names the node a failure came from, most telling first: Open MPI's
-// "Remote daemon: [[j,0],2] on node 10.0.0.2" (a lost node), "mpirun noticed that process rank
-// 1 with PID 9 on node n2 exited on signal 9", Slurm's "srun: error: n2: task 1: Killed" and
-// "Node failure on n2". The HNP line names mpirun's own host, not the failed one. A plain
-// " on node " counts only from the launcher (its dashed block, or a line of mpirun's or prterun's
-// own), not from a program's message. 0: none.
-int node_line_rank(std::string_view text, bool in_launcher_block) {
-  if (text.find("HNP daemon") != std::string_view::npos) return 0;
-  if (text.find("Remote daemon") != std::string_view::npos &&
-      text.find(" on node ") != std::string_view::npos)
-    return 4;
-  if (text.find("srun: error: Node failure on ") != std::string_view::npos) return 4;
-  const bool launchers_own = in_launcher_block || text.starts_with("mpirun ") ||
-                             text.starts_with("prterun ") || text.starts_with("mpiexec ");
-  if (launchers_own && text.find(" on node ") != std::string_view::npos) return 3;
-  if (text.starts_with("srun: error: ") && text.find(": task ") != std::string_view::npos &&
-      (text.ends_with("Killed") || text.find("signal") != std::string_view::npos))
-    return 2;
-  return 0;
-}
-
-bool is_blank(std::string_view text) {
-  return text.find_first_not_of(" \t\r") == std::string_view::npos;
-}
-
 // "no `Epoch 2/9` line" or "no `Epoch 2/9` … `Epoch 7/9` lines (6 missing)".
 std::string missing_range(int first, int last, int total) {
   if (first == last) return fmt::format("no `Epoch {}/{}` line", first, total);
@@ -192,6 +137,7 @@ void RunAnalyzer::set_metrics(EpochEnd& values,
     if (name == "loss") values.loss = value;
     if (name == "accuracy") values.accuracy = value;
     if (name == "test_accuracy") values.test_accuracy = value;
+    if (name == "validation_accuracy") values.validation_accuracy = value;
     if (name == "images_per_second") values.images_per_second = value;
   }
 }
@@ -225,29 +171,35 @@ std::optional<std::string> RunAnalyzer::hint_for(std::string_view text) const {
   return std::nullopt;
 }
 
-// A stderr paragraph of one rank (or of the launcher) ended: the first that speaks of PMI/PMIx
-// is the reason a direct launch failed (Open MPI under srun without --mpi=pmix).
-void RunAnalyzer::end_paragraph(int rank) {
-  const auto it = paragraphs_.find(rank);
-  if (it == paragraphs_.end()) return;
-  if (pmi_reason_.empty() && it->second.find("PMI") != std::string::npos)
-    pmi_reason_ = it->second.substr(0, 300);
-  paragraphs_.erase(it);
-}
-
-// A rank's line that is not finished yet (no newline of its own so far); bounded per rank.
-void RunAnalyzer::hold_partial(int rank, Stream stream, std::string_view text) {
+// A rank's line that is not finished yet (no newline of its own so far), and when its first
+// chunk arrived; bounded per rank.
+void RunAnalyzer::hold_partial(int rank, Stream stream, std::string_view text,
+                               std::optional<double> at) {
   if (partial_lines_.size() >= 100'000 && !partial_lines_.contains({rank, stream})) return;
-  std::string& held = partial_lines_[{rank, stream}];
+  auto [it, inserted] = partial_lines_.try_emplace({rank, stream}, PartialLine{{}, at});
+  std::string& held = it->second.text;
   held.append(text.substr(0, kMaxLineBytes - std::min(kMaxLineBytes, held.size())));
 }
 
-std::string RunAnalyzer::take_partial(int rank, Stream stream) {
+std::optional<RunAnalyzer::PartialLine> RunAnalyzer::take_partial(int rank, Stream stream) {
   const auto it = partial_lines_.find({rank, stream});
-  if (it == partial_lines_.end()) return {};
-  std::string held = std::move(it->second);
+  if (it == partial_lines_.end()) return std::nullopt;
+  PartialLine held = std::move(it->second);
   partial_lines_.erase(it);
   return held;
+}
+
+// When the byte at `at` of the line's raw text arrived (seconds from the start): the line's
+// first byte, or the later chunk that brought it; absent when the executor did not say.
+std::optional<double> RunAnalyzer::arrival_of(const StampedLine& stamped, std::size_t at) const {
+  if (stamped.first_byte_ns <= 0 || stamped.first_byte_ns > stamped.monotonic_ns)
+    return std::nullopt;
+  std::int64_t ns = stamped.first_byte_ns;
+  const auto later = std::upper_bound(
+      stamped.arrivals.begin(), stamped.arrivals.end(), at,
+      [](std::size_t offset, const ByteArrival& mark) { return offset < mark.offset; });
+  if (later != stamped.arrivals.begin()) ns = std::prev(later)->ns;
+  return static_cast<double>(ns - start_ns_) * 1e-9;
 }
 
 // Rank `rank` began `epoch` at `at` (its first marker for it): that rank's end lines belong to
@@ -261,50 +213,38 @@ void RunAnalyzer::note_rank_start(int epoch, int rank, double at) {
 
 // Each rank's own line: under mpirun, ranks that write partial lines interleave within one
 // physical line (see split_tagged_chunks), and a rank's line ends with the physical line that
-// carries its newline. `text` is set only when the line was put together from chunks.
-RunAnalyzer::RankLine RunAnalyzer::rank_line(const TaggedLine& tagged, Stream stream) {
-  RankLine out{tagged.rank, stream, std::nullopt};
+// carries its newline. `text` is set only when the line was put together from chunks; `began`
+// is when the rank's line's first chunk arrived (its own tag's arrival, kept with the held part
+// across physical lines), so that a progress bar's epoch starts at its first byte under mpirun.
+RunAnalyzer::RankLine RunAnalyzer::rank_line(const StampedLine& stamped, const TaggedLine& tagged,
+                                             Stream stream) {
+  RankLine out{tagged.rank, stream, std::nullopt, arrival_of(stamped, 0)};
   if (!tagged.rank) return out;
   if (tagged.payload.find("]<std") != std::string_view::npos) {
     const auto chunks = split_tagged_chunks(tagged.payload);
+    // A chunk's tag begins where the previous chunk's text ends (the first: the line's start).
+    const auto chunk_arrival = [&](std::size_t i) -> std::optional<double> {
+      if (i == 0) return arrival_of(stamped, 0);
+      const auto& before = chunks[i - 1].text;
+      return arrival_of(
+          stamped, static_cast<std::size_t>(before.data() - stamped.text.data()) + before.size());
+    };
     for (std::size_t i = 0; i + 1 < chunks.size(); ++i)
       hold_partial(chunks[i].rank.value_or(*tagged.rank), chunks[i].stream.value_or(stream),
-                   chunks[i].text);
+                   chunks[i].text, chunk_arrival(i));
     const auto& last = chunks.back();
     out.rank = last.rank.value_or(*tagged.rank);
     out.stream = last.stream.value_or(stream);
-    out.text = sanitize_utf8(take_partial(*out.rank, out.stream) + std::string(last.text));
+    auto held = take_partial(*out.rank, out.stream);
+    out.began = held ? held->began : chunk_arrival(chunks.size() - 1);
+    out.text = sanitize_utf8((held ? held->text : std::string()) + std::string(last.text));
   } else if (!partial_lines_.empty()) {
-    out.text = sanitize_utf8(take_partial(*tagged.rank, stream) + std::string(tagged.payload));
+    if (auto held = take_partial(*tagged.rank, stream)) {
+      out.text = sanitize_utf8(held->text + std::string(tagged.payload));
+      out.began = held->began;
+    }
   }
   return out;
-}
-
-// What a stderr line says about why a run failed (see finish).
-void RunAnalyzer::note_stderr(const std::string& text, bool rank_tagged, int rank_key) {
-  if (is_separator(text)) {
-    end_paragraph(rank_key);
-    if (!rank_tagged) {
-      if (in_block_ && !block_reason_.empty()) block_reason_done_ = true;
-      in_block_ = !in_block_;
-    }
-  } else if (!is_blank(text)) {
-    if (rank_tagged) last_rank_stderr_ = text.substr(0, 1000);
-    last_stderr_ = text.substr(0, 1000);
-    if (in_block_ && !rank_tagged && !block_reason_done_ && block_reason_.size() < 300)
-      block_reason_ += (block_reason_.empty() ? "" : " ") + text.substr(0, 300);
-    if (mentions_error(text)) (rank_tagged ? last_rank_error_ : last_error_) = text.substr(0, 1000);
-    if (!rank_tagged && node_line_rank(text, in_block_) > node_line_rank(node_line_, true))
-      node_line_ = std::string(util::trim(text)).substr(0, 300);
-    if (pmi_reason_.empty() && (paragraphs_.size() < 1000 || paragraphs_.contains(rank_key))) {
-      std::string& paragraph = paragraphs_[rank_key];
-      if (paragraph.size() < 300) paragraph += (paragraph.empty() ? "" : " ") + text.substr(0, 300);
-    }
-  } else {
-    end_paragraph(rank_key);
-    if (in_block_ && !block_reason_.empty())
-      block_reason_done_ = true;  // the first paragraph of the block is the message
-  }
 }
 
 // What a line says about epochs under the experiment's line_forms; its metrics are kept for the
@@ -325,7 +265,14 @@ RunAnalyzer::EpochLine RunAnalyzer::read_form_line(const std::string& text, int 
       out.marker_at = previous == epoch_end_line_at_.end() ? 0.0 : previous->second.begin()->second;
     }
   }
-  if (!match.metrics.empty()) form_metrics_[rank_key] = match.metrics;  // latest per rank
+  if (!match.metrics.empty()) {
+    // The latest per rank, for the rank's epoch; or the epoch the line says (Hugging Face).
+    if (match.metrics_epoch &&
+        (epoch_end_.size() < kMaxTrackedEpochs || epoch_end_.contains(*match.metrics_epoch)))
+      set_metrics(epoch_end_[*match.metrics_epoch], match.metrics);
+    else
+      form_metrics_[rank_key] = match.metrics;
+  }
   if (!match.previous_epoch_metrics.empty()) {
     // On a line that starts a new epoch they are the previous epoch's; on a repeated start line
     // of the same epoch (the bar's last redraw), its own.
@@ -352,17 +299,45 @@ bool RunAnalyzer::read_epoch_line(const std::string& text, std::int64_t seq, dou
     if (!line.end && !form_hint_ && !analysis_.benchmark && seq < 10'000 && max_started_epoch_ == 0)
       form_hint_ = hint_for(text);
   }
-  if (line.marker) on_marker(*line.marker, seq, line.marker_at.value_or(began), rank_key);
+  if (line.marker) {
+    const bool fresh = !epoch_start_.contains(line.marker->epoch);
+    on_marker(*line.marker, seq, line.marker_at.value_or(began), rank_key);
+    if (fresh && first_byte_unknown_ && !line.marker_at &&
+        epoch_start_.contains(line.marker->epoch) && undated_starts_.size() < kMaxProblems)
+      undated_starts_.emplace(line.marker->epoch, seq);
+  }
   if (expected_.line_forms) attach_form_metrics(rank_key);
   if (line.end && current_epoch_.contains(rank_key)) {
     // A rank's end line ends that rank's epoch, never another's (every rank may print).
-    const int epoch = current_epoch_[rank_key];
+    const int epoch = rank_key == kUntagged ? untagged_end_epoch(current_epoch_[rank_key])
+                                            : current_epoch_[rank_key];
     if (!expected_.line_forms) epoch_end_.try_emplace(epoch, *line.end);
     if (rank_entries_ < kMaxRankEntries &&
         epoch_end_line_at_[epoch].try_emplace(rank_key, offset).second)
       ++rank_entries_;
+    // Untagged lines of several printing ranks: the epoch ends at the last of their end lines.
+    if (rank_key == kUntagged && ++untagged_ends_[epoch] <= untagged_printers(epoch))
+      epoch_end_line_at_[epoch][kUntagged] = offset;
   }
   return line.marker || line.end;
+}
+
+// How many ranks printed `Epoch y/z` for `epoch` without a tag (1 when not counted: a line
+// form's start is a bar redrawn, so its starts are not ranks).
+int RunAnalyzer::untagged_printers(int epoch) const {
+  const auto it = rank_start_count_.find({epoch, kUntagged});
+  return it == rank_start_count_.end() ? 1 : std::max(1, it->second);
+}
+
+// The epoch an untagged end line ends. With every rank printing and nothing telling the ranks
+// apart, a slower rank's end line of epoch y can arrive after a faster rank began y + 1: while
+// epoch y has fewer end lines than ranks that printed its `Epoch y/z`, the line is y's.
+int RunAnalyzer::untagged_end_epoch(int current) const {
+  const int previous = current - 1;
+  if (previous < 1 || untagged_printers(previous) < 2) return current;
+  const auto ends = untagged_ends_.find(previous);
+  const int seen = ends == untagged_ends_.end() ? 0 : ends->second;
+  return seen < untagged_printers(previous) ? previous : current;
 }
 
 // Our trainer's header and last line, and the allreduce benchmark's lines.
@@ -434,7 +409,7 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
                     : sanitize_utf8(remove_embedded_tags(tagged.payload));
   // What is analysed is each rank's own line, as a terminal shows it (progress bars redraw with
   // \r and \b, in colour); the stored text stays as it arrived.
-  RankLine own = rank_line(tagged, stream);
+  RankLine own = rank_line(stamped, tagged, stream);
   if (!tagged.rank) own.rank = record.rank;  // Ray's workers
   const std::string& line_text = own.text ? *own.text : record.text;
   const bool redrawn = util::needs_terminal_view(line_text);
@@ -444,12 +419,11 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
   const int rank_key = own.rank.value_or(kUntagged);
   if (own.stream == Stream::Stderr) note_stderr(text, tagged.rank.has_value(), rank_key);
   // A line that starts an epoch marks it from its first byte: a progress bar's line (Lightning's
-  // `Epoch 1: ...`) begins when the epoch does and ends with the epoch's training. A line put
-  // together from several ranks' chunks began with another rank's: its arrival then.
-  const double began =
-      !own.text && stamped.first_byte_ns > 0 && stamped.first_byte_ns <= stamped.monotonic_ns
-          ? static_cast<double>(stamped.first_byte_ns - start_ns_) * 1e-9
-          : offset;
+  // `Epoch 1: ...`, tqdm's) begins when the epoch does and ends with the epoch's training. Under
+  // a launcher that tags each chunk, the rank's own first chunk (rank_line). A redrawn line whose
+  // first byte's arrival is unknown is dated at its newline, and the epoch it starts says so.
+  const double began = std::min(own.began.value_or(offset), offset);
+  first_byte_unknown_ = redrawn && !own.began;
   if (!read_epoch_line(text, seq, offset, began, rank_key)) read_trainer_line(text, seq, offset);
   return record;
 }
@@ -458,27 +432,7 @@ RunAnalysis RunAnalyzer::finish(std::optional<double> exit_offset_seconds) {
   RunAnalysis& analysis = analysis_;
   analysis.line_count = seq_;
   if (!analysis.train_images) analysis.train_images = expected_.train_images;
-  while (!paragraphs_.empty()) end_paragraph(paragraphs_.begin()->first);
-  // The line that names the cause first: MPI's word on the process manager (a direct launch
-  // without PMI support), then the program's own error, then the launcher's; else the last
-  // words of the program, mpirun's message, the last stderr line.
-  if (!pmi_reason_.empty())
-    analysis.failure_reason = pmi_reason_;
-  else if (!last_rank_error_.empty())
-    analysis.failure_reason = last_rank_error_;
-  else if (!last_error_.empty())
-    analysis.failure_reason = last_error_;
-  else if (!last_rank_stderr_.empty())
-    analysis.failure_reason = last_rank_stderr_;
-  else if (!block_reason_.empty())
-    analysis.failure_reason = block_reason_;
-  else
-    analysis.failure_reason = last_stderr_;
-  // Across nodes the cause is often a node; the launcher names it apart from its message.
-  if (pmi_reason_.empty() && !node_line_.empty() &&
-      analysis.failure_reason.find(node_line_) == std::string::npos)
-    analysis.failure_reason +=
-        (analysis.failure_reason.empty() ? "" : " ") + ("[" + node_line_ + "]");
+  analysis.failure_reason = failure_reason();
 
   // A line form that does not say how many epochs: as many as began.
   if (analysis.total_epochs == 0 && expected_.line_forms && !epoch_start_.empty())
@@ -533,6 +487,7 @@ RunAnalysis RunAnalyzer::finish(std::optional<double> exit_offset_seconds) {
       record.loss = end->second.loss;
       record.accuracy = end->second.accuracy;
       record.test_accuracy = end->second.test_accuracy;
+      record.validation_accuracy = end->second.validation_accuracy;
     }
     analysis.epochs.push_back(record);
   }
@@ -566,6 +521,11 @@ RunAnalysis RunAnalyzer::finish(std::optional<double> exit_offset_seconds) {
       expected = epoch + 1;
     }
     report_gap(analysis.total_epochs);
+    for (const auto& [epoch, line] : undated_starts_)
+      problem(fmt::format(
+          "line {}: epoch {} starts at a progress bar's line, but when its first byte arrived is "
+          "unknown: the first-byte rule could not be applied (dated at its newline, the bar's end)",
+          line, epoch));
     if (last_epoch_unended)
       problem(fmt::format(
           "the last epoch has no end: no `Training done:` line, no end-of-epoch line and no "
@@ -605,6 +565,16 @@ void RunAnalyzer::check_timing(const RunAnalysis& analysis) {
         longest_marker_gap_ * 1e3));
     return;
   }
+  // With several ranks printing untagged lines, which rank printed a line is unknown: a line
+  // that arrived out of place is then that, not a clock that disagrees.
+  const bool untagged_every_rank = std::any_of(
+      rank_start_count_.begin(), rank_start_count_.end(),
+      [](const auto& entry) { return entry.first.second == kUntagged && entry.second > 1; });
+  const std::string untagged =
+      untagged_every_rank
+          ? "untagged every-rank output (several ranks print and no launcher tag tells them "
+            "apart; run under mpirun --tag-output or torchrun, or print on rank 0 only): "
+          : "";
   for (const auto& epoch : analysis.epochs) {
     if (!epoch.duration_seconds || !epoch.trainer_seconds) continue;
     // A value printed in whole seconds (Keras) may be half a second from its clock's reading.
@@ -615,13 +585,45 @@ void RunAnalyzer::check_timing(const RunAnalysis& analysis) {
     if (difference > kClockToleranceSeconds &&
         difference > kClockToleranceFraction * *epoch.trainer_seconds) {
       problem(fmt::format(
-          "epoch {}: {:.3f} s from line arrivals but {:.3f} s by the program's own clock (more "
-          "than {} s and {:.0f}% apart): its lines did not arrive as they were printed",
-          epoch.epoch, *epoch.duration_seconds, *epoch.trainer_seconds, kClockToleranceSeconds,
-          kClockToleranceFraction * 100));
+          "{}epoch {}: {:.3f} s from line arrivals but {:.3f} s by the program's own clock (more "
+          "than {} s and {:.0f}% apart): {}",
+          untagged, epoch.epoch, *epoch.duration_seconds, *epoch.trainer_seconds,
+          kClockToleranceSeconds, kClockToleranceFraction * 100,
+          untagged_every_rank ? "its lines cannot be given to their ranks"
+                              : "its lines did not arrive as they were printed"));
       return;
     }
   }
+  check_last_epoch(analysis, untagged);
+}
+
+// The last epoch is ended by a rule of its own (docs/metrics.md): one that read the wrong line
+// (a slower rank's end line, a start dated at a bar's end) makes it a sliver of the others. Under
+// a fifth of the other epochs' median, with no clock of the program's own to confirm it, the run
+// is not measured right, and the rule is named.
+void RunAnalyzer::check_last_epoch(const RunAnalysis& analysis, const std::string& untagged) {
+  if (analysis.epochs.size() < 2) return;
+  const auto& last = analysis.epochs.back();
+  if (last.epoch != analysis.total_epochs || !last.duration_seconds || last.trainer_seconds) return;
+  std::vector<double> others;
+  for (const auto& epoch : analysis.epochs)
+    if (&epoch != &last && epoch.duration_seconds) others.push_back(*epoch.duration_seconds);
+  if (others.empty()) return;
+  std::nth_element(others.begin(), others.begin() + others.size() / 2, others.end());
+  const double median = others[others.size() / 2];
+  if (*last.duration_seconds >= kShortLastEpochFraction * median) return;
+  const std::string rule = last.end_rule.value_or("none");
+  problem(fmt::format(
+      "{}epoch {} (the last) lasted {:.3f} s by the rule `{}`, under a fifth of the other "
+      "epochs' median ({:.3f} s): {}; its time is not the epoch's (docs/metrics.md, \"The last "
+      "epoch\")",
+      untagged, last.epoch, *last.duration_seconds, rule, median,
+      rule == "epoch_end_line"
+          ? "the end-of-epoch line that ended it is not the last rank's end of this epoch"
+      : rule == "training_done"
+          ? "`Training done:` arrived right after the epoch began"
+          : "its start was dated at the end of its line (the first-byte rule not applied), or "
+            "the program printed its start line when the epoch's work was done"));
 }
 
 void shift_offsets(RunAnalysis& analysis, double seconds) {

@@ -32,6 +32,9 @@ inline constexpr double kBurstGapSeconds = 0.001;
 // and this fraction of the trainer's own time (docs/metrics.md).
 inline constexpr double kClockToleranceSeconds = 0.25;
 inline constexpr double kClockToleranceFraction = 0.25;
+// A last epoch shorter than this fraction of the other epochs' median, with no clock of the
+// program's own to confirm it, was ended or begun by the wrong line (docs/metrics.md).
+inline constexpr double kShortLastEpochFraction = 0.2;
 
 struct RunAnalysis {
   std::vector<db::LineRecord> lines;    // analyze_run only: every line, tag removed, valid UTF-8
@@ -91,6 +94,7 @@ class RunAnalyzer {
   void problem(std::string text);
   void check_np(const std::optional<std::string>& reported, std::int64_t seq);
   void check_timing(const RunAnalysis& analysis);
+  void check_last_epoch(const RunAnalysis& analysis, const std::string& untagged);
 
   std::int64_t start_ns_;
   TagOptions tags_;
@@ -99,13 +103,19 @@ class RunAnalyzer {
     std::optional<int> rank;
     Stream stream = Stream::Stdout;
     std::optional<std::string> text;  // set when put together from chunks
+    std::optional<double> began;      // when its first byte arrived, if known
+  };
+  struct PartialLine {
+    std::string text;
+    std::optional<double> began;  // its first chunk's arrival
   };
   struct EpochLine {
     std::optional<EpochMarker> marker;
     std::optional<EpochEnd> end;
     std::optional<double> marker_at;  // when the epoch began, if not at this line (ends only)
   };
-  RankLine rank_line(const TaggedLine& tagged, Stream stream);
+  RankLine rank_line(const StampedLine& stamped, const TaggedLine& tagged, Stream stream);
+  std::optional<double> arrival_of(const StampedLine& stamped, std::size_t at) const;
   void note_stderr(const std::string& text, bool rank_tagged, int rank_key);
   EpochLine read_form_line(const std::string& text, int rank_key);
   bool read_epoch_line(const std::string& text, std::int64_t seq, double offset, double began,
@@ -119,10 +129,15 @@ class RunAnalyzer {
   std::optional<std::string> hint_for(std::string_view text) const;
   std::optional<std::string> form_hint_;  // a preset that would have found epochs
   std::map<int, std::vector<std::pair<std::string, double>>> form_metrics_;  // per rank
-  void hold_partial(int rank, Stream stream, std::string_view text);
-  std::string take_partial(int rank, Stream stream);
-  std::map<std::pair<int, Stream>, std::string> partial_lines_;  // per rank and stream
+  void hold_partial(int rank, Stream stream, std::string_view text, std::optional<double> at);
+  std::optional<PartialLine> take_partial(int rank, Stream stream);
+  std::map<std::pair<int, Stream>, PartialLine> partial_lines_;  // per rank and stream
+  bool first_byte_unknown_ = false;  // the line being read is redrawn, its first byte undated
+  std::map<int, std::int64_t> undated_starts_;  // epoch -> line of a start dated at its newline
   std::vector<db::RankEnd> rank_ends(int epoch) const;
+  int untagged_printers(int epoch) const;
+  int untagged_end_epoch(int current) const;
+  std::map<int, int> untagged_ends_;  // epoch -> untagged end lines counted for it
 
   static constexpr int kUntagged = -1;  // the rank key of lines without a launcher tag
   std::optional<double> last_line_at_;
@@ -152,6 +167,7 @@ class RunAnalyzer {
   std::string last_rank_stderr_;
   std::string last_stderr_;
   void end_paragraph(int rank);
+  std::string failure_reason();  // run_failure.cpp
   std::string last_rank_error_;  // the last stderr line of a rank that says "error"
   std::string last_error_;       // the same from the launcher (srun: error: ...)
   std::string pmi_reason_;       // the first stderr paragraph that speaks of PMI

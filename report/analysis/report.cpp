@@ -46,10 +46,10 @@ struct Group {
   std::size_t epochs_without_images = 0;
 };
 
-std::string join(const std::vector<std::string>& items) {
+std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
   std::string out;
   for (const auto& item : items) {
-    if (!out.empty()) out += ", ";
+    if (!out.empty()) out += separator;
     out += item;
   }
   return out;
@@ -283,6 +283,67 @@ void add_letters(ReportTable& table, const std::vector<std::vector<double>>& obs
 
 }  // namespace
 
+namespace {
+
+// Last epochs ended by the run's last line or the process's exit (no end-of-epoch line): per
+// rule, how many, and whether each came out longer than its run's other epochs (late: it holds
+// what the program did after training) or shorter (early), by the mean gap to their median.
+std::optional<std::string> last_epoch_note(const std::string& experiment,
+                                           const std::vector<EpochSample>& samples) {
+  std::map<std::int64_t, std::vector<const EpochSample*>> runs;
+  for (const auto& sample : samples)
+    if (sample.experiment == experiment) runs[sample.run_id].push_back(&sample);
+  struct Ends {
+    std::size_t late = 0, early = 0;
+    double late_gap = 0, early_gap = 0;
+  };
+  std::map<std::string, Ends> by_rule;
+  for (auto& [run, epochs] : runs) {
+    const auto last = *std::max_element(epochs.begin(), epochs.end(),
+                                        [](auto* a, auto* b) { return a->epoch < b->epoch; });
+    if (last->end_rule != "last_line" && last->end_rule != "exit") continue;
+    std::vector<double> others;
+    for (const auto* epoch : epochs)
+      if (epoch != last) others.push_back(epoch->duration_seconds);
+    Ends& ends = by_rule[*last->end_rule];
+    if (others.empty()) {
+      ++ends.late;  // nothing to compare with: what the rule includes makes it late
+      continue;
+    }
+    std::nth_element(others.begin(), others.begin() + others.size() / 2, others.end());
+    const double gap = last->duration_seconds - others[others.size() / 2];
+    if (gap >= 0)
+      ++ends.late, ends.late_gap += gap;
+    else
+      ++ends.early, ends.early_gap -= gap;
+  }
+  if (by_rule.empty()) return std::nullopt;
+  std::vector<std::string> parts;
+  for (const auto& [rule, ends] : by_rule) {
+    std::vector<std::string> directions;
+    if (ends.late > 0)
+      directions.push_back(
+          fmt::format("{} late (longer than their runs' other epochs, by {:.3g} s "
+                      "on average: they include what the program did after "
+                      "training)",
+                      ends.late, ends.late_gap / static_cast<double>(ends.late)));
+    if (ends.early > 0)
+      directions.push_back(
+          fmt::format("{} early (shorter than their runs' other epochs, by {:.3g} "
+                      "s on average: the program's last line came before the "
+                      "epoch's work ended)",
+                      ends.early, ends.early_gap / static_cast<double>(ends.early)));
+    parts.push_back(fmt::format("{} at the {} (rule `{}`): {}", ends.late + ends.early,
+                                rule == "exit" ? "process's exit" : "run's last line", rule,
+                                join(directions, ", ")));
+  }
+  return fmt::format(
+      "Last epochs without an end-of-epoch line: {}; docs/metrics.md, \"The last epoch\".",
+      join(parts, "; "));
+}
+
+}  // namespace
+
 ReportTable build_report(std::string experiment, const std::vector<EpochSample>& samples,
                          const ReportOptions& options) {
   const std::vector<Group> groups = group_samples(experiment, samples, options);
@@ -441,22 +502,7 @@ ReportTable build_report(std::string experiment, const std::vector<EpochSample>&
         ">= 3, better 5).",
         join(two_runs)));
   }
-  // Epochs ended by the last line or the exit include what the program did after training.
-  std::map<std::string, std::size_t> late_ends;
-  for (const auto& sample : samples)
-    if (sample.experiment == table.experiment &&
-        (sample.end_rule == "last_line" || sample.end_rule == "exit"))
-      ++late_ends[*sample.end_rule];
-  if (!late_ends.empty()) {
-    std::vector<std::string> parts;
-    for (const auto& [rule, count] : late_ends)
-      parts.push_back(fmt::format("{} at the {}", count,
-                                  rule == "exit" ? "process's exit" : "run's last line"));
-    table.notes.push_back(fmt::format(
-        "Last epochs without an end-of-epoch line end later than the epoch: {} (they include "
-        "what the program did after training; docs/metrics.md, \"The last epoch\").",
-        join(parts)));
-  }
+  if (auto note = last_epoch_note(table.experiment, samples)) table.notes.push_back(*note);
   if (!partial_images.empty()) {
     table.notes.push_back(
         fmt::format("No images/s for groups where some runs did not report train_images: {}.",

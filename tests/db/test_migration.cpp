@@ -214,14 +214,18 @@ TEST_CASE("each schema-vN fixture is still at version N (a read opens migrate it
   }
 }
 
-TEST_CASE("a database of this release (schema 7) opens as it is, for the next migration's tests") {
+TEST_CASE("a database of the previous release (schema 7) migrates to 8: validation accuracy") {
   // tests/data/db/schema-v7.db: tests/data/db/fixture-v7.json run by scalebench at schema 7 (see
   // the README): 6 ok runs (factor batch 32, 64 x single np=1 and mpirun np 1, 2), 12 epochs.
   TempDir dir;
   const auto path = (dir / "v7.db").string();
   std::filesystem::copy_file(test::data_dir() / "db" / "schema-v7.db", path);
   const auto d = db::Database::open(path, db::OpenMode::ReadOnly);
-  CHECK(d.schema_version() == 7);
+  CHECK(d.schema_version() == 8);
+  // The new column, empty for runs measured before it (no program named a validation accuracy).
+  CHECK(scalar(d, "SELECT count(*) FROM epochs WHERE validation_accuracy IS NULL") == "12");
+  for (const auto& epoch : d.epochs(d.runs("fixture-v7").front().id))
+    CHECK_FALSE(epoch.validation_accuracy);
   const auto runs = d.runs("fixture-v7");
   REQUIRE(runs.size() == 6);
   for (const auto& run : runs) CHECK(run.status == db::RunStatus::Ok);

@@ -62,7 +62,7 @@ TEST_CASE("query_read_only renders values as text") {
 
   // Reading helpers stay allowed: table-valued pragmas, schema pragmas, CTEs, trailing comment.
   CHECK(d.query_read_only("PRAGMA table_info(runs)").rows.size() == 21);
-  CHECK(d.query_read_only("SELECT name FROM pragma_table_info('epochs')").rows.size() == 10);
+  CHECK(d.query_read_only("SELECT name FROM pragma_table_info('epochs')").rows.size() == 11);
   CHECK(scalar(d,
                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5) "
                "SELECT sum(x) FROM c;  -- done") == "15");

@@ -78,18 +78,50 @@ TEST_CASE("srun gets --label and the rank-colon tag form") {
   CHECK(plans[0].tags.rank_colon_prefix);
 }
 
-TEST_CASE("torchrun: one node, its working output form, the torchrun tag form") {
+TEST_CASE("torchrun: one node, its working output form, each worker through the tag wrapper") {
+  ExpandOptions options{"t", false};
+  options.tag_wrapper = "/opt/sb/scalebench-tag";
+  options.torchrun_python = "/usr/bin/python3";
   const auto plans = expand_matrix(
       parse_experiment(R"({"name":"t","program":"train.py","conditions":[{"name":"ddp",
         "launcher":"torchrun","np":[2],"launcher_args":["--max_restarts","0"],
-        "trainer":{"epochs":2}}]})",
+        "trainer":{"epochs":2}}, {"name":"bin","launcher":"torchrun","np":[2],
+        "program":"/bin/train","launcher_args":["--no_python"]}, {"name":"py",
+        "launcher":"torchrun","np":[1],"program":"/usr/bin/python3","args":["t.py"]}]})",
                        "e"),
-      {"t", false});
-  REQUIRE(plans.size() == 1);
-  CHECK(plans[0].launch.argv ==
+      options);
+  REQUIRE(plans.size() == 3);
+  // A Python script: with torchrun's interpreter, as torchrun would run it.
+  CHECK(plans[0].launch.argv == std::vector<std::string>{"torchrun",
+                                                         "--standalone",
+                                                         "--nnodes",
+                                                         "1",
+                                                         "--nproc_per_node",
+                                                         "2",
+                                                         "--redirects",
+                                                         "2",
+                                                         "--tee",
+                                                         "2",
+                                                         "--max_restarts",
+                                                         "0",
+                                                         "--no_python",
+                                                         "/opt/sb/scalebench-tag",
+                                                         "--python",
+                                                         "/usr/bin/python3",
+                                                         "--",
+                                                         "train.py",
+                                                         "--epochs",
+                                                         "2"});
+  // The user's --no_python: the program itself.
+  CHECK(plans[1].launch.argv ==
         std::vector<std::string>{"torchrun", "--standalone", "--nnodes", "1", "--nproc_per_node",
-                                 "2", "--redirects", "2", "--tee", "2", "--max_restarts", "0",
-                                 "train.py", "--epochs", "2"});
+                                 "2", "--redirects", "2", "--tee", "2", "--no_python",
+                                 "/opt/sb/scalebench-tag", "--", "/bin/train"});
+  // A Python interpreter as the program (the script in args): run as it is.
+  CHECK(plans[2].launch.argv ==
+        std::vector<std::string>{"torchrun", "--standalone", "--nnodes", "1", "--nproc_per_node",
+                                 "1", "--redirects", "2", "--tee", "2", "--no_python",
+                                 "/opt/sb/scalebench-tag", "--", "/usr/bin/python3", "t.py"});
   CHECK(plans[0].tags.torchrun_prefix);
   CHECK(plans[0].launcher == Launcher::Torchrun);
   CHECK(launcher_name(plans[0].launcher) == "torchrun");

@@ -86,11 +86,15 @@ TEST_CASE("line forms: Lightning's progress bar, 0-based, as a terminal shows it
   CHECK(analysis.epochs[0].epoch == 1);  // Lightning's epoch 0
   CHECK(*analysis.epochs[0].duration_seconds == doctest::Approx(0.41));
   CHECK(*analysis.epochs[0].loss == doctest::Approx(0.514));
-  // The postfix of `Epoch N` shows the previous epoch's validation while N trains.
-  CHECK(*analysis.epochs[0].test_accuracy == doctest::Approx(0.61));
-  CHECK(*analysis.epochs[1].test_accuracy == doctest::Approx(0.72));
-  CHECK(*analysis.epochs[2].test_accuracy == doctest::Approx(0.75));
-  CHECK(analysis.epochs[2].end_rule == "last_line");
+  // The postfix of `Epoch N` shows the previous epoch's validation while N trains: val_acc is
+  // the validation accuracy, and no test accuracy was printed.
+  CHECK(*analysis.epochs[0].validation_accuracy == doctest::Approx(0.61));
+  CHECK(*analysis.epochs[1].validation_accuracy == doctest::Approx(0.72));
+  CHECK(*analysis.epochs[2].validation_accuracy == doctest::Approx(0.75));
+  CHECK_FALSE(analysis.epochs[2].test_accuracy);
+  // fit's own end line (stderr) ends the last epoch.
+  CHECK(analysis.epochs[2].end_rule == "epoch_end_line");
+  CHECK(*analysis.epochs[2].duration_seconds == doctest::Approx(0.12));
 }
 
 TEST_CASE("line forms: Hugging Face Trainer's log dicts, epochs marked by their ends") {

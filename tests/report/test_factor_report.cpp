@@ -206,13 +206,18 @@ TEST_CASE("the notes say how many last epochs ended at the last line or the exit
     return "";
   };
   CHECK(note_of(samples).empty());
-  samples[1].end_rule = "exit";
+  samples[1].end_rule = "exit";  // run 1's last epoch: 5 s after a 3 s epoch
   samples[3].end_rule = "last_line";
+  samples[3].duration_seconds = 9;         // run 2's: 9 s after an 11 s epoch
   samples[5].end_rule = "epoch_end_line";  // the program's own end line: no note
+  samples[4].end_rule = "last_line";       // not a last epoch: not counted
+  // Each rule, and whether its last epochs came out late or early, by how much.
   CHECK(note_of(samples) ==
-        "Last epochs without an end-of-epoch line end later than the epoch: 1 at the process's "
-        "exit, 1 at the run's last line (they include what the program did after training; "
-        "docs/metrics.md, \"The last epoch\").");
+        "Last epochs without an end-of-epoch line: 1 at the process's exit (rule `exit`): 1 late "
+        "(longer than their runs' other epochs, by 2 s on average: they include what the "
+        "program did after training); 1 at the run's last line (rule `last_line`): 1 early "
+        "(shorter than their runs' other epochs, by 2 s on average: the program's last line "
+        "came before the epoch's work ended); docs/metrics.md, \"The last epoch\".");
 }
 
 TEST_CASE("report --by in LaTeX: a factor named batch_size is escaped everywhere, label included") {

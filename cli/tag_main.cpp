@@ -1,0 +1,197 @@
+// scalebench-tag: runs one worker of a launcher that cannot tag its workers' output without
+// delay (torchrun: its --tee copies a log file it polls every 0.1 s), and passes every chunk the
+// worker writes, stdout and stderr, on to its own stdout at once with Open MPI's
+// `[1,RANK]<stdout>:` / `[1,RANK]<stderr>:` tag (orchestrator/tag_output.hpp), as `mpirun
+// --tag-output` does. Both streams go to stdout so that no launcher pipe polls them; the tag keeps
+// the stream. docs/launchers.md.
+//
+//   scalebench-tag [--rank N] [--python INTERPRETER] [--] PROGRAM ARGS...
+//
+// The rank: --rank, else RANK (torchrun), OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, else 0.
+// --python runs `INTERPRETER -u PROGRAM ARGS`, as torchrun runs a script. The worker's stdout is
+// a pseudo-terminal when ours is one (line-buffered C stdio, as without the wrapper), else a pipe.
+// Exit status: the worker's (a worker ended by a signal ends the wrapper by the same signal); 127
+// when it could not be started. SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to the worker.
+//
+// A poll loop over two descriptors rather than Boost.Process: each chunk must be written the
+// moment it is read, in writes of at most PIPE_BUF that each begin with a tag (ranks share the
+// launcher's pipe), which is this loop and nothing more.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "orchestrator/tag_output.hpp"
+
+namespace {
+
+using scalebench::orchestrator::Stream;
+
+volatile sig_atomic_t g_child = 0;
+
+void forward_signal(int signal) {
+  if (g_child > 0) ::kill(g_child, signal);
+}
+
+[[noreturn]] void fail(const std::string& message) {
+  std::fprintf(stderr, "scalebench-tag: %s\n", message.c_str());
+  std::exit(127);
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+int rank_from_environment() {
+  for (const char* name : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char* value = std::getenv(name); value && *value) {
+      char* end = nullptr;
+      const long rank = std::strtol(value, &end, 10);
+      if (*end == '\0' && rank >= 0 && rank < 1'000'000) return static_cast<int>(rank);
+    }
+  return 0;
+}
+
+struct Options {
+  int rank = -1;
+  std::string python;
+  std::vector<std::string> argv;
+};
+
+Options parse(int argc, char** argv) {
+  Options options;
+  int i = 1;
+  for (; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if ((arg == "--rank" || arg == "--python") && i + 1 < argc) {
+      const std::string value = argv[++i];
+      if (arg == "--python") {
+        options.python = value;
+      } else {
+        char* end = nullptr;
+        const long rank = std::strtol(value.c_str(), &end, 10);
+        if (value.empty() || *end != '\0' || rank < 0 || rank >= 1'000'000)
+          fail("--rank: expected a whole number from 0, got \"" + value + "\"");
+        options.rank = static_cast<int>(rank);
+      }
+    } else if (arg.starts_with("--")) {
+      fail("usage: scalebench-tag [--rank N] [--python INTERPRETER] [--] PROGRAM ARGS...");
+    } else {
+      break;  // the program: torchrun passes its arguments on without the "--"
+    }
+  }
+  if (!options.python.empty()) options.argv = {options.python, "-u"};
+  for (; i < argc; ++i) options.argv.emplace_back(argv[i]);
+  if (options.argv.empty() || (!options.python.empty() && options.argv.size() == 2))
+    fail("no program to run (usage: scalebench-tag [--rank N] [--python I] -- PROGRAM ARGS...)");
+  if (options.rank < 0) options.rank = rank_from_environment();
+  return options;
+}
+
+// A pseudo-terminal in raw mode (bytes pass through unchanged): the worker's end and ours.
+bool open_pty(int& ours, int& theirs) {
+  ours = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (ours < 0 || ::grantpt(ours) != 0 || ::unlockpt(ours) != 0) return false;
+  const char* name = ::ptsname(ours);
+  if (!name) return false;
+  theirs = ::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (theirs < 0) return false;
+  termios mode{};
+  if (::tcgetattr(theirs, &mode) == 0) {
+    ::cfmakeraw(&mode);
+    ::tcsetattr(theirs, TCSANOW, &mode);
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = parse(argc, argv);
+  int out_pipe[2] = {-1, -1};
+  int err_pipe[2] = {-1, -1};
+  if (::isatty(STDOUT_FILENO) != 1 || !open_pty(out_pipe[0], out_pipe[1]))
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0) fail(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) fail(std::string("pipe: ") + std::strerror(errno));
+
+  struct sigaction forward {};
+  forward.sa_handler = forward_signal;
+  ::sigemptyset(&forward.sa_mask);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(signal, &forward, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  std::vector<char*> child_argv;
+  for (const auto& arg : options.argv) child_argv.push_back(const_cast<char*>(arg.c_str()));
+  child_argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0) fail(std::string("fork: ") + std::strerror(errno));
+  if (child == 0) {
+    for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(signal, SIG_DFL);
+    ::dup2(out_pipe[1], STDOUT_FILENO);
+    ::dup2(err_pipe[1], STDERR_FILENO);
+    ::execvp(child_argv[0], child_argv.data());
+    const std::string why = std::string("scalebench-tag: cannot run ") + child_argv[0] + ": " +
+                            std::strerror(errno) + "\n";
+    write_all(err_pipe[1], why);
+    ::_exit(127);
+  }
+  g_child = child;
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  const Stream streams[2] = {Stream::Stdout, Stream::Stderr};
+  int open = 2;
+  std::vector<char> buffer(65536);
+  bool output_ok = true;
+  while (open > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t n = ::read(fds[i].fd, buffer.data(), buffer.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {  // EOF, or EIO from a pseudo-terminal whose other end closed
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+        continue;
+      }
+      if (!output_ok) continue;  // our reader is gone: keep draining so the worker never blocks
+      for (const auto& piece : scalebench::orchestrator::tagged_writes(
+               options.rank, streams[i], std::string_view(buffer.data(), n)))
+        if (!write_all(STDOUT_FILENO, piece)) output_ok = false;
+    }
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    ::signal(WTERMSIG(status), SIG_DFL);
+    ::kill(::getpid(), WTERMSIG(status));
+    return 128 + WTERMSIG(status);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
