@@ -144,8 +144,8 @@ std::shared_ptr<const LineForms> ExperimentReader::line_forms() const {
   if (has("metrics")) {
     const auto metrics = at("metrics");
     if (!metrics.value().is_object()) metrics.fail("an object of metric patterns");
-    metrics.require_object({kMetricNames[0].data(), kMetricNames[1].data(), kMetricNames[2].data(),
-                            kMetricNames[3].data()});
+    metrics.require_object(
+        std::vector<std::string>(std::begin(kMetricNames), std::end(kMetricNames)));
     for (const auto& [name, value] : metrics.value().items())
       patterns.metrics.emplace_back(name, metrics.at(name).non_empty_string());
   }

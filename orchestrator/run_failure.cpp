@@ -124,10 +124,8 @@ std::string RunAnalyzer::failure_reason() {
     reason = block_reason_;
   else
     reason = last_stderr_;
-  if (pmi_reason_.empty() && !node_line_.empty() &&
-      reason.find(node_line_) == std::string::npos)
-    reason +=
-        (reason.empty() ? "" : " ") + ("[" + node_line_ + "]");
+  if (pmi_reason_.empty() && !node_line_.empty() && reason.find(node_line_) == std::string::npos)
+    reason += (reason.empty() ? "" : " ") + ("[" + node_line_ + "]");
 
   return reason;
 }

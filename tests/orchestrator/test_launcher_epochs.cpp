@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "orchestrator/experiment.hpp"
 #include "orchestrator/line_forms.hpp"
 #include "orchestrator/run_analysis.hpp"
 #include "orchestrator/tag_output.hpp"
@@ -303,4 +304,18 @@ TEST_CASE("scalebench-tag's writes: Open MPI's tag per chunk and per line, each 
   REQUIRE(analysis.lines.size() == 1);
   CHECK(analysis.lines[0].rank == 1);
   CHECK(analysis.lines[0].text == long_line);
+}
+
+TEST_CASE("a user's line form takes every metric name, validation_accuracy and images/s too") {
+  const auto experiment = parse_experiment(
+      R"json({"name": "m", "program": "/bin/true", "line_forms": {"epoch_start": "^E (?<epoch>\\d+)",
+        "metrics": {"validation_accuracy": "va=(?<value>[0-9.]+)",
+                    "images_per_second": "ips=(?<value>[0-9.]+)"}},
+        "conditions": [{"name": "c", "launcher": "single"}]})json",
+      "exp.json");
+  REQUIRE(experiment.line_forms);
+  const auto match = match_line_forms(*experiment.line_forms, "va=0.5 ips=1200");
+  // In the file's keys' order as read (nlohmann::json sorts them).
+  CHECK(match.metrics == std::vector<std::pair<std::string, double>>{{"images_per_second", 1200.0},
+                                                                     {"validation_accuracy", 0.5}});
 }
