@@ -5,6 +5,8 @@
 // every rank printing, torchrun with 2 ranks. Every stored epoch is within 5 % or 20 ms of the
 // script's own clock (the ranks' clocks combined by the epoch rule), every run ok; the same replay
 // read with a broken form is not ok and says why.
+// In the timing suite, run serially (tests/CMakeLists.txt): the arrival of a line under a loaded
+// machine (mpirun's forwarder starved by a parallel test) is not what is measured here.
 #include <doctest/doctest.h>
 
 #include <algorithm>

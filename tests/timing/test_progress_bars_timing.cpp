@@ -4,6 +4,8 @@
 // every rank printing. Every run ok, every epoch within 5% (or 20 ms) of the script's own clock
 // (with several ranks: the ranks' clocks combined by the epoch rule, from their wall-clock lines),
 // loss, accuracy and val_accuracy stored.
+// In the timing suite, run serially (tests/CMakeLists.txt): the arrival of a line under a loaded
+// machine (mpirun's forwarder starved by a parallel test) is not what is measured here.
 #include <doctest/doctest.h>
 
 #include <algorithm>
