@@ -234,3 +234,24 @@ TEST_CASE("a database of the previous release (schema 7) migrates to 8: validati
   CHECK(scalar(d, "SELECT group_concat(DISTINCT batch) FROM epoch_levels") == "32,64");
   CHECK(scalar(d, "SELECT round(sum(duration_seconds), 9) FROM epochs") == "0.414755726");
 }
+
+TEST_CASE("a database of this release (schema 8) opens as it is, for the next migration's tests") {
+  // tests/data/db/schema-v8.db: fixture-v8.json and fixture-v8-lightning.json run by scalebench at
+  // schema 8 (see the README): 7 ok runs, 15 epochs, the Lightning run's validation accuracy.
+  TempDir dir;
+  const auto path = (dir / "v8.db").string();
+  std::filesystem::copy_file(test::data_dir() / "db" / "schema-v8.db", path);
+  const auto d = db::Database::open(path, db::OpenMode::ReadOnly);
+  CHECK(d.schema_version() == 8);
+  CHECK(scalar(d, "SELECT count(*) FROM runs WHERE status = 'ok'") == "7");
+  CHECK(scalar(d, "SELECT count(*) FROM epochs") == "15");
+  CHECK(scalar(d, "SELECT count(*) FROM lines") == "53");
+  const auto lightning = d.runs("fixture-v8-lightning");
+  REQUIRE(lightning.size() == 1);
+  const auto epochs = d.epochs(lightning[0].id);
+  REQUIRE(epochs.size() == 3);
+  CHECK(epochs[0].validation_accuracy == doctest::Approx(0.6));
+  CHECK(epochs[2].validation_accuracy == doctest::Approx(0.8));
+  CHECK_FALSE(epochs[2].test_accuracy);
+  CHECK(scalar(d, "SELECT round(sum(duration_seconds), 9) FROM epochs") == "2.205837757");
+}
