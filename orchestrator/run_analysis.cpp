@@ -599,15 +599,20 @@ void RunAnalyzer::check_timing(const RunAnalysis& analysis) {
 
 // The last epoch is ended by a rule of its own (docs/metrics.md): one that read the wrong line
 // (a slower rank's end line, a start dated at a bar's end) makes it a sliver of the others. Under
-// a fifth of the other epochs' median, with no clock of the program's own to confirm it, the run
-// is not measured right, and the rule is named.
+// a fifth of the other epochs' median (without the first, the warm-up, where there are two
+// more), with no clock of the program's own to confirm it, the run is not measured right, and
+// the rule is named.
 void RunAnalyzer::check_last_epoch(const RunAnalysis& analysis, const std::string& untagged) {
   if (analysis.epochs.size() < 2) return;
   const auto& last = analysis.epochs.back();
   if (last.epoch != analysis.total_epochs || !last.duration_seconds || last.trainer_seconds) return;
+  // The first epoch holds the warm-up (allocation, autotuning, compilation: several times the
+  // others) and is left out where two or more others remain.
   std::vector<double> others;
   for (const auto& epoch : analysis.epochs)
-    if (&epoch != &last && epoch.duration_seconds) others.push_back(*epoch.duration_seconds);
+    if (&epoch != &last && epoch.duration_seconds &&
+        !(epoch.epoch == 1 && analysis.epochs.size() >= 3))
+      others.push_back(*epoch.duration_seconds);
   if (others.empty()) return;
   std::nth_element(others.begin(), others.begin() + others.size() / 2, others.end());
   const double median = others[others.size() / 2];

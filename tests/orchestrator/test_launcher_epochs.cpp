@@ -210,6 +210,12 @@ TEST_CASE("a last epoch under a fifth of the others is not measured right, and s
   const auto analysis = analyze_run(lines, kStart, {}, expected, 1.52);
   CHECK(has_problem(analysis, "epoch 3 (the last) lasted 0.010 s by the rule `last_line`"));
 
+  // A first epoch of warm-up (torch.compile, autotuning) is not what the last one is measured
+  // against: 6 s, then 1 s epochs.
+  const std::vector<StampedLine> warm = {at(0.0, "Epoch 1/3"), at(6.0, "Epoch 2/3"),
+                                         at(7.0, "Epoch 3/3"), at(8.0, "saved")};
+  CHECK(analyze_run(warm, kStart, {}, {}, 8.1).problems.empty());
+
   // The same shape with the program's own clock confirming the short epoch is what happened.
   const std::vector<StampedLine> confirmed = {
       at(0.0, "Epoch 1/2"), at(1.0, "Epoch 2/2"),
