@@ -36,12 +36,11 @@ Result tag(const std::string& arguments) {
 }  // namespace
 
 TEST_CASE("scalebench-tag: both streams tagged on stdout, chunk by chunk, the worker's status") {
-  const auto result = tag(
-      "--rank 3 -- sh -c 'printf \"Epoch 1\"; sleep 0.2; printf \"\\rEpoch 1 done\\n\"; "
-      "sleep 0.2; echo oops >&2; exit 5'");
+  const auto result =
+      tag("--rank 3 -- sh -c 'printf \"Epoch 1\"; sleep 0.2; printf \"\\rEpoch 1 done\\n\"; "
+          "sleep 0.2; echo oops >&2; exit 5'");
   // The partial line and its redraw are two chunks, each with its tag, as mpirun writes them.
-  CHECK(result.out ==
-        "[1,3]<stdout>:Epoch 1[1,3]<stdout>:\rEpoch 1 done\n[1,3]<stderr>:oops\n");
+  CHECK(result.out == "[1,3]<stdout>:Epoch 1[1,3]<stdout>:\rEpoch 1 done\n[1,3]<stderr>:oops\n");
   CHECK(result.status == 5);
 }
 

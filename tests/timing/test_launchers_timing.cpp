@@ -122,3 +122,38 @@ TEST_CASE("the same replay read with a broken form is not ok and names the rule"
   // Ended by the run's last line or, where that came first, the exit: the rule is named.
   CHECK(runs[0].error.find("by the rule `") != std::string::npos);
 }
+
+TEST_CASE("every rank's Keras lines through a launcher that cannot tag: the last rank ends it") {
+  // mpirun without --tag-output: both ranks' lines on one stream, nothing telling them apart. A
+  // slower rank's end line arrives after the faster one began the next epoch; the last epoch
+  // ends at the second end line, not the first.
+  SCALEBENCH_SKIP_IF(why_not());
+  test::TempDir dir;
+  const auto script = test::data_dir() / "orchestrator" / "launchers" / "replay_forms.py";
+  const auto experiment = dir / "untagged.json";
+  std::ofstream(experiment) << R"({"name": "untagged", "timeout_seconds": 60, "train_images": 384,
+    "program": "/usr/bin/python3", "args": [")"
+                            << script.string() << R"(", "keras"],
+    "conditions": [{"name": "untagged", "launcher": "command", "np": [2],
+      "command": ["mpirun", "-np", "{np}", "{program}", "{args}"],
+      "env": {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}}]})";
+  const auto db_path = (dir / "r.db").string();
+  const auto run = test::run_binary({"run", experiment.string(), "--db", db_path});
+  INFO(run.out);
+  const auto database = db::Database::open(db_path, db::OpenMode::ReadOnly);
+  const auto runs = database.runs("untagged");
+  REQUIRE(runs.size() == 1);
+  INFO(runs[0].error);
+  CHECK(runs[0].status == db::RunStatus::Ok);
+  const auto epochs = database.epochs(runs[0].id);
+  const auto clock = test::ranks_clock(database, runs[0].id);
+  REQUIRE(epochs.size() == 3);
+  REQUIRE(clock.size() == 3);
+  for (const auto& epoch : epochs) {
+    INFO("epoch " << epoch.epoch << " by " << epoch.end_rule.value_or("-"));
+    REQUIRE(epoch.duration_seconds);
+    const double own = clock.at(epoch.epoch);
+    CHECK(std::abs(*epoch.duration_seconds - own) <= std::max(0.020, 0.05 * own));
+  }
+  CHECK(epochs.back().end_rule == "epoch_end_line");
+}
