@@ -356,26 +356,37 @@ RunPlan make_plan(const Experiment& experiment, const ResolvedCell& cell, int np
       // (--tee) copies a log file it polls every 0.1 s, and its untagged stdout cannot tell
       // ranks apart. --redirects/--tee 2 are there because torch 1.13's torchrun crashes on
       // Python 3.11 with its defaults (0 and 3 parse to None); they only touch the wrapper's own
-      // stderr. A Python script runs with torchrun's interpreter, as torchrun runs it;
-      // "--no_python" in launcher_args runs the program itself (docs/launchers.md).
+      // stderr. A Python script runs with torchrun's interpreter, as torchrun runs it
+      // (docs/launchers.md).
       argv = {"torchrun",         "--standalone", "--nnodes", "1",     "--nproc_per_node",
               std::to_string(np), "--redirects",  "2",        "--tee", "2"};
-      argv.insert(argv.end(), condition.launcher_args.begin(), condition.launcher_args.end());
+      // torchrun's own ways of starting Python become the wrapper's: --no_python runs the
+      // program as it is; -m/--module runs it as a module; --run_path as a script (it cannot be
+      // combined with --no_python, which the wrapper needs).
+      bool users_no_python = false, module = false;
+      for (const auto& arg : condition.launcher_args) {
+        if (arg == "-m" || arg == "--module")
+          module = true;
+        else if (arg != "--run_path" && arg != "--run-path")
+          argv.push_back(arg);
+        users_no_python = users_no_python || arg == "--no_python" || arg == "--no-python";
+      }
       // A program that is itself a Python interpreter (`"program": "/usr/bin/python3"`, the
       // script in "args") runs as it is, as one under the user's --no_python does.
       const bool interpreter =
           !trainer.empty() &&
           std::filesystem::path(trainer.front()).filename().string().starts_with("python");
-      const bool users_no_python =
-          std::find_if(condition.launcher_args.begin(), condition.launcher_args.end(),
-                       [](const std::string& arg) {
-                         return arg == "--no_python" || arg == "--no-python";
-                       }) != condition.launcher_args.end();
       if (!users_no_python) argv.push_back("--no_python");
       argv.push_back(options.tag_wrapper);
-      if (!users_no_python && !interpreter)
-        argv.insert(argv.end(), {"--python", options.torchrun_python});
-      argv.push_back("--");
+      if (!users_no_python && !interpreter) {
+        // torchrun's interpreter: PYTHON_EXEC where the run sets it, as torchrun reads it.
+        const auto exec = plan.launch.env.find("PYTHON_EXEC");
+        argv.insert(argv.end(), {"--python", exec != plan.launch.env.end() && !exec->second.empty()
+                                                 ? exec->second
+                                                 : options.torchrun_python});
+      }
+      argv.push_back("--");  // torchrun may drop it: the wrapper reads the program without it
+      if (module && !users_no_python && !interpreter) argv.push_back("-m");
       argv.insert(argv.end(), trainer.begin(), trainer.end());
       plan.tags.torchrun_prefix = true;
       break;

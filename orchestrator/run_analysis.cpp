@@ -309,7 +309,7 @@ bool RunAnalyzer::read_epoch_line(const std::string& text, std::int64_t seq, dou
   if (expected_.line_forms) attach_form_metrics(rank_key);
   if (line.end && current_epoch_.contains(rank_key)) {
     // A rank's end line ends that rank's epoch, never another's (every rank may print).
-    const int epoch = rank_key == kUntagged ? untagged_end_epoch(current_epoch_[rank_key])
+    const int epoch = rank_key == kUntagged ? untagged_end_epoch(current_epoch_[rank_key], offset)
                                             : current_epoch_[rank_key];
     if (!expected_.line_forms) epoch_end_.try_emplace(epoch, *line.end);
     if (rank_entries_ < kMaxRankEntries &&
@@ -331,10 +331,17 @@ int RunAnalyzer::untagged_printers(int epoch) const {
 
 // The epoch an untagged end line ends. With every rank printing and nothing telling the ranks
 // apart, a slower rank's end line of epoch y can arrive after a faster rank began y + 1: while
-// epoch y has fewer end lines than ranks that printed its `Epoch y/z`, the line is y's.
-int RunAnalyzer::untagged_end_epoch(int current) const {
+// epoch y has fewer end lines than ranks that printed its `Epoch y/z`, a line that arrives in
+// the first half of y + 1 (ranks in lock-step are milliseconds apart) is y's. Later, it is
+// y + 1's own (a script whose ranks all print `Epoch` but only rank 0 its end lines).
+int RunAnalyzer::untagged_end_epoch(int current, double at) const {
   const int previous = current - 1;
   if (previous < 1 || untagged_printers(previous) < 2) return current;
+  const auto began = epoch_start_.find(current);
+  const auto before = epoch_start_.find(previous);
+  if (began == epoch_start_.end() || before == epoch_start_.end() ||
+      at - began->second > 0.5 * (began->second - before->second))
+    return current;
   const auto ends = untagged_ends_.find(previous);
   const int seen = ends == untagged_ends_.end() ? 0 : ends->second;
   return seen < untagged_printers(previous) ? previous : current;
@@ -599,19 +606,18 @@ void RunAnalyzer::check_timing(const RunAnalysis& analysis) {
 
 // The last epoch is ended by a rule of its own (docs/metrics.md): one that read the wrong line
 // (a slower rank's end line, a start dated at a bar's end) makes it a sliver of the others. Under
-// a fifth of the other epochs' median (without the first, the warm-up, where there are two
-// more), with no clock of the program's own to confirm it, the run is not measured right, and
-// the rule is named.
+// a fifth of the median of the epochs between the first (the warm-up) and it, with no clock of the
+// program's own to confirm it, the run is not measured right, and the rule is named.
 void RunAnalyzer::check_last_epoch(const RunAnalysis& analysis, const std::string& untagged) {
   if (analysis.epochs.size() < 2) return;
   const auto& last = analysis.epochs.back();
   if (last.epoch != analysis.total_epochs || !last.duration_seconds || last.trainer_seconds) return;
-  // The first epoch holds the warm-up (allocation, autotuning, compilation: several times the
-  // others) and is left out where two or more others remain.
+  // The first epoch holds the warm-up (allocation, autotuning, compilation, and for forms marked
+  // by ends only the start-up: several times the others) and is never the measure: a run of two
+  // epochs is not checked.
   std::vector<double> others;
   for (const auto& epoch : analysis.epochs)
-    if (&epoch != &last && epoch.duration_seconds &&
-        !(epoch.epoch == 1 && analysis.epochs.size() >= 3))
+    if (&epoch != &last && epoch.duration_seconds && epoch.epoch != 1)
       others.push_back(*epoch.duration_seconds);
   if (others.empty()) return;
   std::nth_element(others.begin(), others.begin() + others.size() / 2, others.end());

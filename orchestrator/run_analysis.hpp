@@ -136,7 +136,7 @@ class RunAnalyzer {
   std::map<int, std::int64_t> undated_starts_;  // epoch -> line of a start dated at its newline
   std::vector<db::RankEnd> rank_ends(int epoch) const;
   int untagged_printers(int epoch) const;
-  int untagged_end_epoch(int current) const;
+  int untagged_end_epoch(int current, double at) const;
   std::map<int, int> untagged_ends_;  // epoch -> untagged end lines counted for it
 
   static constexpr int kUntagged = -1;  // the rank key of lines without a launcher tag

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "test_support.hpp"
@@ -67,4 +68,21 @@ TEST_CASE("scalebench-tag: a worker that cannot start is a tagged stderr line an
   CHECK(tag("--").status == 127);
   CHECK(tag("--bogus -- true").status == 127);
   CHECK(tag("--rank -1 -- true").status == 127);
+}
+
+TEST_CASE("scalebench-tag: a descendant holding the pipes does not keep it, nor it the worker") {
+  // The worker exits while a background child of it still holds stdout: the wrapper ends (not
+  // after the child's 29 s), with the worker's status.
+  const auto held = tag("-- sh -c 'sleep 29.0417 & echo hi; exit 3'");
+  CHECK(held.out == "[1,0]<stdout>:hi\n");
+  CHECK(held.status == 3);
+  std::system("pkill -f '^sleep 29.0417'");
+  // The wrapper killed outright (torchrun's SIGKILL to the worker's pid lands on it): the worker
+  // dies with it instead of running on without a parent.
+  const std::string script = "B='" + std::string(SCALEBENCH_BINARY_DIR) +
+                             "'; \"$B/scalebench-tag\" sleep 28.0419 >/dev/null & W=$!; "
+                             "sleep 0.5; kill -9 $W; sleep 0.5; ! pgrep -f '^sleep 28.0419'";
+  const int gone = std::system(script.c_str());
+  std::system("pkill -f '^sleep 28.0419'");
+  CHECK(gone == 0);
 }

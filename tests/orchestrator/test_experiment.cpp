@@ -87,10 +87,13 @@ TEST_CASE("torchrun: one node, its working output form, each worker through the 
         "launcher":"torchrun","np":[2],"launcher_args":["--max_restarts","0"],
         "trainer":{"epochs":2}}, {"name":"bin","launcher":"torchrun","np":[2],
         "program":"/bin/train","launcher_args":["--no_python"]}, {"name":"py",
-        "launcher":"torchrun","np":[1],"program":"/usr/bin/python3","args":["t.py"]}]})",
+        "launcher":"torchrun","np":[1],"program":"/usr/bin/python3","args":["t.py"]},
+        {"name":"mod","launcher":"torchrun","np":[1],"program":"mypkg.train",
+         "launcher_args":["-m","--max_restarts","0"],"env":{"PYTHON_EXEC":"/opt/py/bin/python"}},
+        {"name":"rp","launcher":"torchrun","np":[1],"launcher_args":["--run_path"]}]})",
                        "e"),
       options);
-  REQUIRE(plans.size() == 3);
+  REQUIRE(plans.size() == 5);
   // A Python script: with torchrun's interpreter, as torchrun would run it.
   CHECK(plans[0].launch.argv == std::vector<std::string>{"torchrun",
                                                          "--standalone",
@@ -122,6 +125,18 @@ TEST_CASE("torchrun: one node, its working output form, each worker through the 
         std::vector<std::string>{"torchrun", "--standalone", "--nnodes", "1", "--nproc_per_node",
                                  "1", "--redirects", "2", "--tee", "2", "--no_python",
                                  "/opt/sb/scalebench-tag", "--", "/usr/bin/python3", "t.py"});
+  // -m: the wrapper runs the module with the run's PYTHON_EXEC (torchrun's own choice).
+  CHECK(plans[3].launch.argv ==
+        std::vector<std::string>{"torchrun", "--standalone", "--nnodes", "1", "--nproc_per_node",
+                                 "1", "--redirects", "2", "--tee", "2", "--max_restarts", "0",
+                                 "--no_python", "/opt/sb/scalebench-tag", "--python",
+                                 "/opt/py/bin/python", "--", "-m", "mypkg.train"});
+  // --run_path: a script, as without it (torchrun refuses it with --no_python).
+  CHECK(plans[4].launch.argv ==
+        std::vector<std::string>{"torchrun", "--standalone", "--nnodes", "1", "--nproc_per_node",
+                                 "1", "--redirects", "2", "--tee", "2", "--no_python",
+                                 "/opt/sb/scalebench-tag", "--python", "/usr/bin/python3", "--",
+                                 "train.py"});
   CHECK(plans[0].tags.torchrun_prefix);
   CHECK(plans[0].launcher == Launcher::Torchrun);
   CHECK(launcher_name(plans[0].launcher) == "torchrun");

@@ -176,6 +176,31 @@ TEST_CASE("untagged every-rank output: the last epoch ends at the last rank's en
   CHECK(*analysis.epochs[2].duration_seconds == doctest::Approx(1.504 - 1.0001));
 }
 
+TEST_CASE("untagged: every rank prints `Epoch`, rank 0 alone its end lines: each epoch its own") {
+  // Both ranks' markers, one end line per epoch at the epoch's end: an end line in the second
+  // half of an epoch is that epoch's, not a slower rank's line of the previous one.
+  std::vector<StampedLine> lines;
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    const double begin = 0.5 * (epoch - 1);
+    const auto marker = "Epoch " + std::to_string(epoch) + "/3";
+    lines.push_back(at(begin, marker));
+    lines.push_back(at(begin + 0.002, marker));
+    lines.push_back(
+        at(begin + 0.49, "6/6 - 0s - loss: 0." + std::to_string(epoch) + "000 - accuracy: 0.8000"));
+  }
+  RunExpectations expected;
+  expected.np = 2;
+  const auto analysis = analyze_run(lines, kStart, {}, expected, 1.6);
+  CHECK(analysis.problems.empty());
+  REQUIRE(analysis.epochs.size() == 3);
+  for (const auto& epoch : analysis.epochs) {
+    CAPTURE(epoch.epoch);
+    CHECK(epoch.loss == doctest::Approx(0.1 * epoch.epoch));
+  }
+  CHECK(analysis.epochs[2].end_rule == "epoch_end_line");
+  CHECK(*analysis.epochs[2].duration_seconds == doctest::Approx(0.49));
+}
+
 TEST_CASE("untagged every-rank output that cannot be told apart says so by name") {
   // Each rank's Keras time item disagrees with the line-timed epochs because the ranks' lines are
   // mixed: the problem names the cause, not "did not arrive as printed".
