@@ -302,9 +302,12 @@ std::optional<std::string> last_epoch_note(const std::string& experiment,
     const auto last = *std::max_element(epochs.begin(), epochs.end(),
                                         [](auto* a, auto* b) { return a->epoch < b->epoch; });
     if (last->end_rule != "last_line" && last->end_rule != "exit") continue;
+    // Against the epochs between the first (the warm-up, where the analysis kept it) and the
+    // last, as the run's own check (docs/metrics.md); with two epochs, the first.
     std::vector<double> others;
     for (const auto* epoch : epochs)
-      if (epoch != last) others.push_back(epoch->duration_seconds);
+      if (epoch != last && (epoch->epoch != 1 || epochs.size() == 2))
+        others.push_back(epoch->duration_seconds);
     Ends& ends = by_rule[*last->end_rule];
     if (others.empty()) {
       ++ends.late;  // nothing to compare with: what the rule includes makes it late
