@@ -243,9 +243,17 @@ FROM epoch_rank_ends GROUP BY run_id, epoch;
 
 // Version 8 (issue "Every epoch right under every launcher"): epochs.validation_accuracy, the
 // accuracy on the validation set after the epoch where the program names it so (Lightning's
-// val_acc), apart from test_accuracy (a test set's, or Keras's val_accuracy as before).
+// val_acc), apart from test_accuracy (a test set's, or Keras's val_accuracy as before);
+// epoch_times (and so epoch_levels) gains it as its last column.
 inline constexpr const char* kMigrateV7ToV8 = R"sql(
 ALTER TABLE epochs ADD COLUMN validation_accuracy REAL;
+
+DROP VIEW epoch_times;
+CREATE VIEW epoch_times AS
+SELECT r.id AS run_id, r.experiment_id, r.experiment, r.condition, r.launcher, r.np,
+       r.repetition, r.attempt, e.epoch, e.duration_seconds, e.trainer_seconds, r.status,
+       e.test_accuracy, e.validation_accuracy
+FROM epochs AS e JOIN runs AS r ON r.id = e.run_id;
 )sql";
 
 // The staging area of the run being measured: its lines go here as they arrive (in batches), so

@@ -153,6 +153,17 @@ void refresh_level_views(sqlite3* db, const std::string& path) {
        "recreate the view allreduce_levels");
 }
 
+// The level views made again on top of epoch_times and allreduce_times after a migration changed
+// their columns.
+void reset_level_views(sqlite3* db, const std::string& path) {
+  exec(db, path,
+       "DROP VIEW epoch_levels; DROP VIEW allreduce_levels; "
+       "CREATE VIEW epoch_levels AS SELECT * FROM epoch_times; "
+       "CREATE VIEW allreduce_levels AS SELECT * FROM allreduce_times;",
+       "reset the level views");
+  refresh_level_views(db, path);
+}
+
 // One step of the schema's history: from `version` to version + 1. Both a new file (created as
 // version 1) and an older one go through these, so they end up with the same schema.
 void apply_migration(sqlite3* db, const std::string& path, int version) {
@@ -190,19 +201,14 @@ void apply_migration(sqlite3* db, const std::string& path, int version) {
       break;
     case 5:
       exec(db, path, schema::kMigrateV5ToV6, "migrate the schema from version 5 to 6");
-      // epoch_times gained a column: the level views are made again on top of it.
-      exec(db, path,
-           "DROP VIEW epoch_levels; DROP VIEW allreduce_levels; "
-           "CREATE VIEW epoch_levels AS SELECT * FROM epoch_times; "
-           "CREATE VIEW allreduce_levels AS SELECT * FROM allreduce_times;",
-           "reset the level views");
-      refresh_level_views(db, path);
+      reset_level_views(db, path);  // epoch_times gained a column
       break;
     case 6:
       exec(db, path, schema::kMigrateV6ToV7, "migrate the schema from version 6 to 7");
       break;
     case 7:
       exec(db, path, schema::kMigrateV7ToV8, "migrate the schema from version 7 to 8");
+      reset_level_views(db, path);  // epoch_times gained a column
       break;
     default:
       throw DatabaseError(

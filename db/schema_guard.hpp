@@ -22,6 +22,8 @@ void migrate_schema(sqlite3* db, const std::string& path, int from);
 
 // Recreates epoch_levels and allreduce_levels with one column per factor name the database holds.
 void refresh_level_views(sqlite3* db, const std::string& path);
+// The same after a migration changed the columns of epoch_times or allreduce_times.
+void reset_level_views(sqlite3* db, const std::string& path);
 
 // `--db` must name a regular file or nothing yet (FIFOs, devices, directories refused).
 void check_database_path(const std::string& path);

@@ -222,8 +222,13 @@ TEST_CASE("a database of the previous release (schema 7) migrates to 8: validati
   std::filesystem::copy_file(test::data_dir() / "db" / "schema-v7.db", path);
   const auto d = db::Database::open(path, db::OpenMode::ReadOnly);
   CHECK(d.schema_version() == 8);
-  // The new column, empty for runs measured before it (no program named a validation accuracy).
+  // The new column, empty for runs measured before it (no program named a validation accuracy),
+  // and at the end of epoch_times and epoch_levels (the level views made again, factor kept).
   CHECK(scalar(d, "SELECT count(*) FROM epochs WHERE validation_accuracy IS NULL") == "12");
+  CHECK(scalar(d, "SELECT count(*) FROM epoch_times WHERE validation_accuracy IS NULL") == "12");
+  CHECK(scalar(d,
+               "SELECT count(*) FROM epoch_levels WHERE batch = '64' AND "
+               "validation_accuracy IS NULL") == "6");
   for (const auto& epoch : d.epochs(d.runs("fixture-v7").front().id))
     CHECK_FALSE(epoch.validation_accuracy);
   const auto runs = d.runs("fixture-v7");
@@ -253,5 +258,6 @@ TEST_CASE("a database of this release (schema 8) opens as it is, for the next mi
   CHECK(epochs[0].validation_accuracy == doctest::Approx(0.6));
   CHECK(epochs[2].validation_accuracy == doctest::Approx(0.8));
   CHECK_FALSE(epochs[2].test_accuracy);
-  CHECK(scalar(d, "SELECT round(sum(duration_seconds), 9) FROM epochs") == "2.205837757");
+  CHECK(scalar(d, "SELECT group_concat(validation_accuracy) FROM epoch_levels") == "0.6,0.7,0.8");
+  CHECK(scalar(d, "SELECT round(sum(duration_seconds), 9) FROM epochs") == "1.560848697");
 }
