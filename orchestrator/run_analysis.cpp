@@ -288,9 +288,10 @@ RunAnalyzer::EpochLine RunAnalyzer::read_form_line(const std::string& text, int 
 }
 
 // Starts and ends of epochs; true when the line was one. `began`: when the line's first byte
-// arrived, which dates a start.
+// arrived, which dates a start; absent for a redrawn line whose first byte is undated (its
+// newline dates it, and the epoch it starts says so).
 bool RunAnalyzer::read_epoch_line(const std::string& text, std::int64_t seq, double offset,
-                                  double began, int rank_key) {
+                                  std::optional<double> began, int rank_key) {
   EpochLine line;
   if (expected_.line_forms) {
     line = read_form_line(text, rank_key);
@@ -301,9 +302,9 @@ bool RunAnalyzer::read_epoch_line(const std::string& text, std::int64_t seq, dou
   }
   if (line.marker) {
     const bool fresh = !epoch_start_.contains(line.marker->epoch);
-    on_marker(*line.marker, seq, line.marker_at.value_or(began), rank_key);
-    if (fresh && first_byte_unknown_ && !line.marker_at &&
-        epoch_start_.contains(line.marker->epoch) && undated_starts_.size() < kMaxProblems)
+    on_marker(*line.marker, seq, line.marker_at.value_or(began.value_or(offset)), rank_key);
+    if (fresh && !began && !line.marker_at && epoch_start_.contains(line.marker->epoch) &&
+        undated_starts_.size() < kMaxProblems)
       undated_starts_.emplace(line.marker->epoch, seq);
   }
   if (expected_.line_forms) attach_form_metrics(rank_key);
@@ -427,10 +428,11 @@ db::LineRecord RunAnalyzer::add(const StampedLine& stamped) {
   if (own.stream == Stream::Stderr) note_stderr(text, tagged.rank.has_value(), rank_key);
   // A line that starts an epoch marks it from its first byte: a progress bar's line (Lightning's
   // `Epoch 1: ...`, tqdm's) begins when the epoch does and ends with the epoch's training. Under
-  // a launcher that tags each chunk, the rank's own first chunk (rank_line). A redrawn line whose
-  // first byte's arrival is unknown is dated at its newline, and the epoch it starts says so.
-  const double began = std::min(own.began.value_or(offset), offset);
-  first_byte_unknown_ = redrawn && !own.began;
+  // a launcher that tags each chunk, the rank's own first chunk (rank_line). A line that arrived
+  // whole needs none; a redrawn one without it is undated.
+  const auto began = own.began ? std::optional(std::min(*own.began, offset))
+                     : redrawn ? std::nullopt
+                               : std::optional(offset);
   if (!read_epoch_line(text, seq, offset, began, rank_key)) read_trainer_line(text, seq, offset);
   return record;
 }
@@ -574,9 +576,9 @@ void RunAnalyzer::check_timing(const RunAnalysis& analysis) {
   }
   // With several ranks printing untagged lines, which rank printed a line is unknown: a line
   // that arrived out of place is then that, not a clock that disagrees.
-  const bool untagged_every_rank = std::any_of(
-      rank_start_count_.begin(), rank_start_count_.end(),
-      [](const auto& entry) { return entry.first.second == kUntagged && entry.second > 1; });
+  const bool untagged_every_rank =
+      std::any_of(epoch_start_.begin(), epoch_start_.end(),
+                  [&](const auto& entry) { return untagged_printers(entry.first) > 1; });
   const std::string untagged =
       untagged_every_rank
           ? "untagged every-rank output (several ranks print and no launcher tag tells them "

@@ -118,8 +118,8 @@ class RunAnalyzer {
   std::optional<double> arrival_of(const StampedLine& stamped, std::size_t at) const;
   void note_stderr(const std::string& text, bool rank_tagged, int rank_key);
   EpochLine read_form_line(const std::string& text, int rank_key);
-  bool read_epoch_line(const std::string& text, std::int64_t seq, double offset, double began,
-                       int rank_key);
+  bool read_epoch_line(const std::string& text, std::int64_t seq, double offset,
+                       std::optional<double> began, int rank_key);
   void read_trainer_line(const std::string& text, std::int64_t seq, double offset);
   void note_rank_start(int epoch, int rank, double at);
   void on_marker(const EpochMarker& marker, std::int64_t seq, double at, int rank_key);
@@ -132,7 +132,6 @@ class RunAnalyzer {
   void hold_partial(int rank, Stream stream, std::string_view text, std::optional<double> at);
   std::optional<PartialLine> take_partial(int rank, Stream stream);
   std::map<std::pair<int, Stream>, PartialLine> partial_lines_;  // per rank and stream
-  bool first_byte_unknown_ = false;  // the line being read is redrawn, its first byte undated
   std::map<int, std::int64_t> undated_starts_;  // epoch -> line of a start dated at its newline
   std::vector<db::RankEnd> rank_ends(int epoch) const;
   int untagged_printers(int epoch) const;

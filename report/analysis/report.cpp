@@ -293,11 +293,13 @@ std::optional<std::string> last_epoch_note(const std::string& experiment,
   std::map<std::int64_t, std::vector<const EpochSample*>> runs;
   for (const auto& sample : samples)
     if (sample.experiment == experiment) runs[sample.run_id].push_back(&sample);
-  struct Ends {
-    std::size_t late = 0, early = 0;
-    double late_gap = 0, early_gap = 0;
+  // Per rule, the last epochs longer than their runs' others (late) and shorter (early), and the
+  // sum of their gaps to the others' median.
+  struct Tally {
+    std::size_t count = 0;
+    double gap = 0;
   };
-  std::map<std::string, Ends> by_rule;
+  std::map<std::string, std::pair<Tally, Tally>> by_rule;  // rule -> (late, early)
   for (auto& [run, epochs] : runs) {
     const auto last = *std::max_element(epochs.begin(), epochs.end(),
                                         [](auto* a, auto* b) { return a->epoch < b->epoch; });
@@ -308,35 +310,35 @@ std::optional<std::string> last_epoch_note(const std::string& experiment,
     for (const auto* epoch : epochs)
       if (epoch != last && (epoch->epoch != 1 || epochs.size() == 2))
         others.push_back(epoch->duration_seconds);
-    Ends& ends = by_rule[*last->end_rule];
+    auto& [late, early] = by_rule[*last->end_rule];
     if (others.empty()) {
-      ++ends.late;  // nothing to compare with: what the rule includes makes it late
+      ++late.count;  // nothing to compare with: what the rule includes makes it late
       continue;
     }
     std::nth_element(others.begin(), others.begin() + others.size() / 2, others.end());
     const double gap = last->duration_seconds - others[others.size() / 2];
-    if (gap >= 0)
-      ++ends.late, ends.late_gap += gap;
-    else
-      ++ends.early, ends.early_gap -= gap;
+    Tally& side = gap >= 0 ? late : early;
+    ++side.count;
+    side.gap += std::abs(gap);
   }
   if (by_rule.empty()) return std::nullopt;
+  const auto said = [](const Tally& tally, const char* direction, const char* than,
+                       const char* why) {
+    return fmt::format("{} {} ({} than their runs' other epochs, by {:.3g} s on average: {})",
+                       tally.count, direction, than, tally.gap / static_cast<double>(tally.count),
+                       why);
+  };
   std::vector<std::string> parts;
-  for (const auto& [rule, ends] : by_rule) {
+  for (const auto& [rule, sides] : by_rule) {
+    const auto& [late, early] = sides;
     std::vector<std::string> directions;
-    if (ends.late > 0)
+    if (late.count > 0)
       directions.push_back(
-          fmt::format("{} late (longer than their runs' other epochs, by {:.3g} s "
-                      "on average: they include what the program did after "
-                      "training)",
-                      ends.late, ends.late_gap / static_cast<double>(ends.late)));
-    if (ends.early > 0)
-      directions.push_back(
-          fmt::format("{} early (shorter than their runs' other epochs, by {:.3g} "
-                      "s on average: the program's last line came before the "
-                      "epoch's work ended)",
-                      ends.early, ends.early_gap / static_cast<double>(ends.early)));
-    parts.push_back(fmt::format("{} at the {} (rule `{}`): {}", ends.late + ends.early,
+          said(late, "late", "longer", "they include what the program did after training"));
+    if (early.count > 0)
+      directions.push_back(said(early, "early", "shorter",
+                                "the program's last line came before the epoch's work ended"));
+    parts.push_back(fmt::format("{} at the {} (rule `{}`): {}", late.count + early.count,
                                 rule == "exit" ? "process's exit" : "run's last line", rule,
                                 join(directions, ", ")));
   }
