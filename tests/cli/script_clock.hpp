@@ -2,10 +2,14 @@
 // `CLOCK epoch=N seconds=S` lines it printed on stderr (stored with the run).
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <vector>
 
 #include "db/database.hpp"
 
@@ -44,6 +48,24 @@ inline std::map<int, double> ranks_clock(const db::Database& database, std::int6
     clock[epoch] = (next != first_begin.end() ? next->second : last_end[epoch]) - begin;
   }
   return clock;
+}
+
+// The run's epochs, each checked against the ranks' own clock (ranks_clock): `count` of them, every
+// one within 5 % or 20 ms of the script's own time for it (the acceptance of the measuring tests).
+inline std::vector<db::EpochRecord> epochs_on_clock(const db::Database& database,
+                                                    std::int64_t run_id, std::size_t count) {
+  auto epochs = database.epochs(run_id);
+  const auto clock = ranks_clock(database, run_id);
+  REQUIRE(epochs.size() == count);
+  REQUIRE(clock.size() == count);
+  for (const auto& epoch : epochs) {
+    INFO("epoch " << epoch.epoch << " by " << epoch.end_rule.value_or("-"));
+    REQUIRE(epoch.duration_seconds);
+    REQUIRE(clock.contains(epoch.epoch));
+    const double own = clock.at(epoch.epoch);
+    CHECK(std::abs(*epoch.duration_seconds - own) <= std::max(0.020, 0.05 * own));
+  }
+  return epochs;
 }
 
 }  // namespace scalebench::test
