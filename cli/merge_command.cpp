@@ -62,7 +62,9 @@ int merge_command(const MergeCommand& options, std::ostream& out, std::ostream&)
             ? fmt::format(" ({} instance{} new there)", merged.instances_created,
                           merged.instances_created == 1 ? "" : "s")
             : "",
-        merged.skipped > 0 ? fmt::format("; {} already there, skipped", merged.skipped) : "");
+        merged.skipped.empty() ? ""
+                               : fmt::format("; {} already there, skipped", merged.skipped.size()));
+    for (const auto& skipped : merged.skipped) fmt::print(out, "  {}\n", skipped);
   }
   return 0;
 }

@@ -338,6 +338,27 @@ bool Database::hardened() const {
 
 // ---- writing -----------------------------------------------------------------------------------
 
+Database::Batch::Batch(sqlite3* handle, const std::string& path) : handle_(handle), path_(&path) {
+  exec(handle_, *path_, "BEGIN IMMEDIATE", "starting a batch of writes");
+}
+
+Database::Batch::Batch(Batch&& other) noexcept
+    : handle_(other.handle_), path_(other.path_), open_(other.open_) {
+  other.open_ = false;
+}
+
+Database::Batch::~Batch() {
+  if (open_ && sqlite3_get_autocommit(handle_) == 0)
+    sqlite3_exec(handle_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void Database::Batch::commit() {
+  exec(handle_, *path_, "COMMIT", "committing a batch of writes");
+  open_ = false;
+}
+
+Database::Batch Database::begin_batch() { return Batch(handle_, path_); }
+
 std::int64_t Database::insert_experiment(const ExperimentRecord& e) {
   Transaction tx(handle_, path_, "insert an experiment");
   Statement st(handle_, path_, insert_sql("experiments", {}, kExperimentColumns),

@@ -268,6 +268,26 @@ class Database {
   // a run to a side file when the results database is unavailable. `stage` keeps its lines.
   std::int64_t insert_run_from_stage(const RunBundle& bundle, const Database& stage);
 
+  // Every write through this connection from begin_batch() to commit() is one transaction
+  // (each insert a savepoint inside it): destroyed uncommitted, none of them is stored. `merge`
+  // writes an instance and all its runs so: a failure half-way leaves the target as it was.
+  class Batch {
+   public:
+    Batch(Batch&& other) noexcept;
+    Batch& operator=(Batch&&) = delete;
+    Batch(const Batch&) = delete;
+    ~Batch();
+    void commit();
+
+   private:
+    friend class Database;
+    Batch(sqlite3* handle, const std::string& path);
+    sqlite3* handle_;
+    const std::string* path_;
+    bool open_ = true;
+  };
+  Batch begin_batch();
+
   std::vector<ExperimentRecord> experiments() const;
   std::optional<ExperimentRecord> experiment(std::int64_t id) const;
   // Instances of one experiment name, oldest first.

@@ -19,9 +19,24 @@ std::optional<std::int64_t> same_instance(const Database& into, const Experiment
   return std::nullopt;
 }
 
-bool same_run(const RunRecord& a, const RunRecord& b) {
+bool same_cell(const RunRecord& a, const RunRecord& b) {
   return a.condition == b.condition && a.factors == b.factors && a.np == b.np &&
-         a.repetition == b.repetition && a.attempt == b.attempt && a.started_at == b.started_at;
+         a.repetition == b.repetition;
+}
+
+// Why `into` already has `run`'s place in the matrix, if it does: the same attempt of the same
+// repetition of the cell (whatever its start time: `run --resume` re-runs a cell whose run went
+// to a side file), or an ok run of it when this one is ok too (a cell counts one ok run).
+std::optional<std::string> taken_by(const std::vector<RunRecord>& present, const RunRecord& run) {
+  for (const auto& r : present) {
+    if (!same_cell(r, run)) continue;
+    if (r.attempt == run.attempt)
+      return fmt::format("run {} holds that repetition's attempt {}", r.id, r.attempt);
+    if (r.status == RunStatus::Ok && run.status == RunStatus::Ok)
+      return fmt::format("run {} (attempt {}) is already an ok run of that repetition", r.id,
+                         r.attempt);
+  }
+  return std::nullopt;
 }
 
 std::string describe(const RunRecord& run) {
@@ -60,15 +75,15 @@ MergeOutcome merge_database(Database& into, const Database& side, const std::str
     const std::vector<RunRecord> present =
         p.target ? into.runs_of_instances({*p.target}) : std::vector<RunRecord>{};
     for (const auto& run : side.runs_of_instances({instance.id})) {
-      const auto match = std::find_if(present.begin(), present.end(),
-                                      [&](const RunRecord& r) { return same_run(r, run); });
-      if (match == present.end()) {
+      const auto taken = taken_by(present, run);
+      if (!taken) {
         p.runs.push_back(run);
       } else if (skip_duplicates) {
-        ++outcome.skipped;
+        outcome.skipped.push_back(fmt::format("{} of {} skipped: {}'s {}", describe(run), side_name,
+                                              into.path(), *taken));
       } else {
-        duplicates.push_back(fmt::format("{} of {} is already {}'s run {}", describe(run),
-                                         side_name, into.path(), match->id));
+        duplicates.push_back(
+            fmt::format("{} of {}: {}'s {}", describe(run), side_name, into.path(), *taken));
       }
     }
     plan.push_back(std::move(p));
@@ -82,6 +97,9 @@ MergeOutcome merge_database(Database& into, const Database& side, const std::str
                                : fmt::format("{} runs are", duplicates.size()),
         listed, duplicates.size() > 5 ? "; ..." : ""));
   }
+  // One transaction: a side file that cannot be read half-way (corrupt, truncated) leaves the
+  // target as it was, never an instance without its runs.
+  auto batch = into.begin_batch();
   for (auto& p : plan) {
     if (p.runs.empty()) continue;  // an instance is brought over with its runs, never empty
     std::int64_t target_id = 0;
@@ -99,6 +117,7 @@ MergeOutcome merge_database(Database& into, const Database& side, const std::str
       ++outcome.runs;
     }
   }
+  batch.commit();
   return outcome;
 }
 

@@ -120,23 +120,30 @@ class Statement {
 };
 
 // BEGIN IMMEDIATE on construction (takes the write lock now, so a busy database fails here and
-// not half-way); ROLLBACK on destruction unless committed.
+// not half-way); ROLLBACK on destruction unless committed. Inside a transaction already open on
+// the connection (a Database::Batch) it is a SAVEPOINT of it: its writes are undone alone on
+// failure, and stored only when the outer transaction commits.
 class Transaction {
  public:
   Transaction(sqlite3* db, const std::string& path, std::string_view what)
-      : db_(db), path_(path), what_(what) {
-    exec(db_, path_, "BEGIN IMMEDIATE", fmt::format("starting a transaction to {}", what_));
+      : db_(db), path_(path), what_(what), nested_(sqlite3_get_autocommit(db) == 0) {
+    exec(db_, path_, nested_ ? "SAVEPOINT scalebench_write" : "BEGIN IMMEDIATE",
+         fmt::format("starting a transaction to {}", what_));
   }
   ~Transaction() {
-    if (!committed_ && sqlite3_get_autocommit(db_) == 0) {
+    if (committed_ || sqlite3_get_autocommit(db_) != 0) return;
+    if (nested_)
+      sqlite3_exec(db_, "ROLLBACK TO scalebench_write; RELEASE scalebench_write", nullptr, nullptr,
+                   nullptr);
+    else
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    }
   }
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
 
   void commit() {
-    exec(db_, path_, "COMMIT", fmt::format("committing the transaction to {}", what_));
+    exec(db_, path_, nested_ ? "RELEASE scalebench_write" : "COMMIT",
+         fmt::format("committing the transaction to {}", what_));
     committed_ = true;
   }
 
@@ -144,6 +151,7 @@ class Transaction {
   sqlite3* db_;
   const std::string& path_;
   std::string what_;
+  bool nested_;
   bool committed_ = false;
 };
 

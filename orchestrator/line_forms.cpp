@@ -10,20 +10,17 @@
 namespace scalebench::orchestrator {
 namespace {
 
-using Match = std::match_results<std::string_view::const_iterator>;
+using Match = NamedRegex::Groups;
 
 std::optional<Match> search(const NamedRegex& pattern, std::string_view text) {
-  const auto window = text.substr(0, kMatchWindow);
-  Match found;
-  if (!std::regex_search(window.begin(), window.end(), found, pattern.regex)) return std::nullopt;
-  return found;
+  return pattern.search(text.substr(0, kMatchWindow));
 }
 
 std::optional<std::string> group(const NamedRegex& pattern, const Match& found,
                                  const std::string& name) {
-  const auto it = pattern.groups.find(name);
-  if (it == pattern.groups.end() || !found[it->second].matched) return std::nullopt;
-  return found[it->second].str();
+  const auto number = pattern.group_number(name);
+  if (!number || !found[*number]) return std::nullopt;
+  return std::string(*found[*number]);
 }
 
 std::optional<long long> whole(const std::optional<std::string>& text) {
@@ -54,7 +51,7 @@ NamedRegex compile(const std::vector<std::string>& field, const std::string& pat
     throw LineFormError(field, error.what());
   }
   for (const auto name : required)
-    if (!compiled.groups.contains(std::string(name)))
+    if (!compiled.has_group(std::string(name)))
       throw LineFormError(field, fmt::format("no (?<{}>...) group", name));
   return compiled;
 }

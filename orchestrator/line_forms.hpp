@@ -37,8 +37,8 @@ struct LineForms {
   std::optional<NamedRegex> metrics_epoch;
 };
 
-// What one line says under a form. Only the first kMatchWindow bytes are matched (libstdc++'s
-// regex recurses per character).
+// What one line says under a form. Only the first kMatchWindow bytes are matched (RE2 is linear
+// in them; the markers people print are near a line's start).
 struct FormMatch {
   std::optional<EpochMarker> start;  // epoch 1-based; total 0 when unknown
   std::optional<int> end_epoch;      // 1-based; 0 for "the rank's current epoch"

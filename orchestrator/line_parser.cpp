@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <re2/re2.h>
 
 #include <algorithm>
 #include <charconv>
@@ -112,82 +113,120 @@ std::string_view stream_name(Stream stream) {
   return stream == Stream::Stdout ? "stdout" : "stderr";
 }
 
-NamedRegex compile_named_regex(const std::string& pattern,
-                               const std::vector<std::string_view>& names) {
-  // std::regex has no named groups: find each `(?<name>`, count the capturing groups before it,
-  // and make it a plain group.
-  NamedRegex out;
-  std::string plain;
-  std::size_t groups = 0;
+namespace {
+
+// `(?<name>` (ECMAScript's and .NET's spelling, which RE2 of Debian 12 lacks) -> `(?P<name>`;
+// each name checked against `names`. Escapes and character classes are copied as they are.
+std::string to_re2_syntax(const std::string& pattern, const std::vector<std::string_view>& names) {
+  std::string out;
+  std::vector<std::string> seen;
   bool in_class = false;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     const char c = pattern[i];
     if (c == '\\' && i + 1 < pattern.size()) {
-      plain += pattern.substr(i, 2);
+      out += pattern.substr(i, 2);
       ++i;
       continue;
     }
     if (in_class) {
       in_class = c != ']';
-      plain += c;
+      out += c;
       continue;
     }
     if (c == '[') {
       in_class = true;
-      plain += c;
+      out += c;
+      // `[]...]` and `[^]...]`: a ']' first in a class is a literal.
+      if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out += pattern[++i];
       continue;
     }
-    if (c == '(' && pattern.compare(i, 3, "(?<") == 0) {
-      const auto close = pattern.find('>', i + 3);
-      const auto name =
-          close == std::string::npos ? std::string() : pattern.substr(i + 3, close - i - 3);
-      if (std::find(names.begin(), names.end(), name) == names.end())
-        throw std::invalid_argument(
-            names.size() == 1
-                ? fmt::format("the only named group is (?<{}>...)", names.front())
-                : fmt::format("the named groups are (?<{}>...)", fmt::join(names, ">...), (?<")));
-      if (out.groups.contains(name))
-        throw std::invalid_argument(fmt::format("more than one (?<{}>...) group", name));
-      out.groups[name] = ++groups;
-      plain += '(';
-      i = close;
+    const bool named = pattern.compare(i, 3, "(?<") == 0;
+    const bool perl_named = pattern.compare(i, 4, "(?P<") == 0;
+    if (!named && !perl_named) {
+      out += c;
       continue;
     }
-    // libstdc++ builds one automaton state per repeated copy: ((a{1000}){1000}){1000} would
-    // exhaust memory while the file is read. A line form never needs counted repetition.
-    if (c == '{')
+    const std::size_t name_at = i + (named ? 3 : 4);
+    if (named && name_at < pattern.size() && (pattern[name_at] == '=' || pattern[name_at] == '!'))
+      throw std::invalid_argument("no lookbehind (?<= or (?<! (RE2 syntax has no lookaround)");
+    const auto close = pattern.find('>', name_at);
+    const auto name =
+        close == std::string::npos ? std::string() : pattern.substr(name_at, close - name_at);
+    if (std::find(names.begin(), names.end(), name) == names.end())
       throw std::invalid_argument(
-          "no counted repetition {n,m} (write \\{ for a literal brace; use + or * instead)");
-    if (c == '(' && (i + 1 >= pattern.size() || pattern[i + 1] != '?')) ++groups;
-    plain += c;
-  }
-  try {
-    out.regex = std::regex(plain, std::regex::ECMAScript);
-  } catch (const std::regex_error& error) {
-    throw std::invalid_argument(fmt::format("not a valid regular expression: {}", error.what()));
+          names.size() == 1
+              ? fmt::format("the only named group is (?<{}>...)", names.front())
+              : fmt::format("the named groups are (?<{}>...)", fmt::join(names, ">...), (?<")));
+    if (std::find(seen.begin(), seen.end(), name) != seen.end())
+      throw std::invalid_argument(fmt::format("more than one (?<{}>...) group", name));
+    seen.push_back(name);
+    out += "(?P<" + name + ">";
+    i = close;
   }
   return out;
 }
 
+}  // namespace
+
+NamedRegex::NamedRegex(const std::string& pattern, const std::vector<std::string_view>& names) {
+  const std::string syntax = to_re2_syntax(pattern, names);
+  RE2::Options options;
+  options.set_log_errors(false);
+  options.set_max_mem(kPatternMemoryBytes);
+  auto regex = std::make_shared<const RE2>(syntax, options);
+  if (!regex->ok()) {
+    if (regex->error_code() == RE2::ErrorPatternTooLarge)
+      throw std::invalid_argument(fmt::format(
+          "pattern too large: it needs more than the {} MiB a pattern may take (simplify its "
+          "counted repetitions {{n,m}})",
+          kPatternMemoryBytes >> 20));
+    throw std::invalid_argument(
+        fmt::format("not a valid regular expression (RE2 syntax): {}", regex->error()));
+  }
+  for (const auto& [name, number] : regex->NamedCapturingGroups())
+    groups_[name] = static_cast<std::size_t>(number);
+  regex_ = std::move(regex);
+}
+
+std::optional<NamedRegex::Groups> NamedRegex::search(std::string_view text, bool anchored) const {
+  if (!regex_) return std::nullopt;
+  const int count = regex_->NumberOfCapturingGroups() + 1;
+  std::vector<re2::StringPiece> found(static_cast<std::size_t>(count));
+  const re2::StringPiece input(text.data(), text.size());
+  if (!regex_->Match(input, 0, input.size(), anchored ? RE2::ANCHOR_START : RE2::UNANCHORED,
+                     found.data(), count))
+    return std::nullopt;
+  Groups groups;
+  groups.reserve(found.size());
+  for (const auto& piece : found)
+    groups.push_back(piece.data() == nullptr ? std::nullopt
+                                             : std::optional<std::string_view>(
+                                                   std::in_place, piece.data(), piece.size()));
+  return groups;
+}
+
+std::optional<std::size_t> NamedRegex::group_number(const std::string& name) const {
+  const auto it = groups_.find(name);
+  if (it == groups_.end()) return std::nullopt;
+  return it->second;
+}
+
 TagPattern::TagPattern(const std::string& pattern) : text_(pattern) {
-  NamedRegex compiled = compile_named_regex(pattern, {"rank"});
-  if (!compiled.groups.contains("rank"))
-    throw std::invalid_argument("no (?<rank>...) group for the rank");
-  regex_ = std::move(compiled.regex);
-  rank_group_ = compiled.groups.at("rank");
+  regex_ = NamedRegex(pattern, {"rank"});
+  const auto group = regex_.group_number("rank");
+  if (!group) throw std::invalid_argument("no (?<rank>...) group for the rank");
+  rank_group_ = *group;
 }
 
 std::optional<std::pair<int, std::size_t>> TagPattern::match(std::string_view line) const {
-  const auto window = line.substr(0, kTagPatternWindow);
-  std::match_results<std::string_view::const_iterator> found;
-  if (!std::regex_search(window.begin(), window.end(), found, regex_,
-                         std::regex_constants::match_continuous))
-    return std::nullopt;
-  const auto& rank = found[rank_group_];
-  if (!rank.matched) return std::nullopt;
-  const auto value = to_int(rank.str());
+  const auto found = regex_.search(line.substr(0, kTagPatternWindow), /*anchored=*/true);
+  if (!found) return std::nullopt;
+  const auto& rank = (*found)[rank_group_];
+  if (!rank) return std::nullopt;
+  const auto value = to_int(*rank);
   if (!value) return std::nullopt;
-  return std::pair{*value, static_cast<std::size_t>(found.length(0))};
+  return std::pair{*value, (*found)[0]->size()};
 }
 
 TagOptions tag_options_named(std::string_view name) {

@@ -6,33 +6,49 @@
 #include <map>
 #include <memory>
 #include <optional>
-// GCC 12 reports -Wmaybe-uninitialized inside libstdc++'s regex automaton (the std::function
-// members of its states) in sanitizer builds: a false positive located in the header.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <regex>
-#pragma GCC diagnostic pop
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace re2 {
+class RE2;
+}
 
 namespace scalebench::orchestrator {
 
 enum class Stream { Stdout, Stderr };
 std::string_view stream_name(Stream stream);
 
-// A regular expression (ECMAScript) with named groups `(?<name>...)`, which std::regex lacks:
-// each becomes a plain group, and its number is kept by name. Throws std::invalid_argument with
-// the reason: not a valid regex, a name not in `names`, a name twice, counted repetition.
-struct NamedRegex {
-  std::regex regex;
-  std::map<std::string, std::size_t> groups;  // name -> capture group number
-};
-NamedRegex compile_named_regex(const std::string& pattern,
-                               const std::vector<std::string_view>& names);
+// A user's regular expression with named groups `(?<name>...)` (or RE2's `(?P<name>...)`),
+// matched by RE2: time linear in the text, memory bounded when it compiles, so no pattern can
+// stall the event loop that also serves timeouts and signals (a backtracking engine takes
+// exponential time on `^(a|aa)+x$`). RE2's syntax: no backreferences or lookaround.
+// Throws std::invalid_argument with the reason: not a valid regex, a name not in `names`, a
+// name twice, a pattern too large for the memory budget.
+class NamedRegex {
+ public:
+  NamedRegex() = default;
+  NamedRegex(const std::string& pattern, const std::vector<std::string_view>& names);
+  // The first match in `text` (at its start only, when `anchored`): each capture group's text by
+  // number (0: the whole match), absent for a group that took no part.
+  using Groups = std::vector<std::optional<std::string_view>>;
+  std::optional<Groups> search(std::string_view text, bool anchored = false) const;
+  std::optional<std::size_t> group_number(const std::string& name) const;
+  bool has_group(const std::string& name) const { return groups_.contains(name); }
 
-// A user's tag form: a regular expression (ECMAScript) with one group `(?<rank>...)` of digits,
-// matched at the start of a line; the payload is what follows the match.
+ private:
+  std::shared_ptr<const re2::RE2> regex_;
+  std::map<std::string, std::size_t> groups_;  // name -> capture group number
+};
+inline NamedRegex compile_named_regex(const std::string& pattern,
+                                      const std::vector<std::string_view>& names) {
+  return NamedRegex(pattern, names);
+}
+// The most memory one compiled pattern may take (RE2's max_mem): a larger one is refused.
+inline constexpr std::int64_t kPatternMemoryBytes = 8 << 20;
+
+// A user's tag form: a regular expression with one group `(?<rank>...)` of digits, matched at
+// the start of a line; the payload is what follows the match.
 class TagPattern {
  public:
   // Throws std::invalid_argument with the reason: not a valid regex, no or two (?<rank>) groups.
@@ -43,11 +59,10 @@ class TagPattern {
 
  private:
   std::string text_;
-  std::regex regex_;
+  NamedRegex regex_;
   std::size_t rank_group_ = 0;
 };
-// Only this much of a line is matched against a pattern: tags are prefixes, and libstdc++'s
-// regex recurses per character (a 64 KiB line could exhaust the stack).
+// Only this much of a line is matched against a tag pattern: tags are prefixes.
 inline constexpr std::size_t kTagPatternWindow = 256;
 
 // Which tag forms to recognise besides the bracketed ones that are always accepted (Open MPI's

@@ -12,6 +12,7 @@ product=(
   libboost-dev libboost-filesystem-dev   # Boost.Process, Boost.Asio, Boost.Math (headers), Boost.Filesystem
   libsqlite3-dev sqlite3
   libfmt-dev nlohmann-json3-dev libcli11-dev
+  libre2-dev                             # users' line patterns, matched in linear time
   libopenmpi-dev openmpi-bin
   libdnnl-dev ocl-icd-opencl-dev zlib1g-dev   # dnnl-config.cmake calls find_package(OpenCL): only a Recommends
   gnuplot-nox                            # scalebench plot renders through gnuplot

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -183,8 +184,36 @@ void refuse_database_output(const fs::path& output, const fs::path& database) {
   }
 }
 
+namespace {
+
+// `.scalebench-<pid>-XXXXXX` directories of this user in `parent` whose process is gone: left by
+// a kill -9 (merge's private copy of a side file is as large as the file). A pid reused by a
+// live process keeps its directory until that one ends too.
+void remove_orphaned_temp_dirs(const fs::path& parent) {
+  std::error_code error;
+  for (fs::directory_iterator it(parent, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    constexpr std::string_view kPrefix = ".scalebench-";
+    if (!name.starts_with(kPrefix)) continue;
+    const auto dash = name.find('-', kPrefix.size());
+    if (dash == std::string::npos || dash == kPrefix.size()) continue;
+    const std::string digits = name.substr(kPrefix.size(), dash - kPrefix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
+      continue;
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    fs::remove_all(it->path(), ignored);
+  }
+}
+
+}  // namespace
+
 PrivateTempDir::PrivateTempDir(const fs::path& parent) {
-  std::string pattern = (parent / ".scalebench-XXXXXX").string();
+  remove_orphaned_temp_dirs(parent);
+  std::string pattern = (parent / fmt::format(".scalebench-{}-XXXXXX", ::getpid())).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     throw ReportError(fmt::format("cannot create a temporary directory in {}: {}", parent.string(),
                                   errno_text()));

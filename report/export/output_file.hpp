@@ -36,8 +36,10 @@ void replace_file(const std::filesystem::path& from, const std::filesystem::path
 void refuse_database_output(const std::filesystem::path& output,
                             const std::filesystem::path& database);
 
-// A new private directory (mkdtemp, mode 0700) inside `parent`, removed with its contents when
-// the object dies. Only this process creates files in it, so nothing in it can be planted.
+// A new private directory (mkdtemp, mode 0700) `.scalebench-<pid>-XXXXXX` inside `parent`,
+// removed with its contents when the object dies. Only this process creates files in it, so
+// nothing in it can be planted. Such directories of this user whose process is gone (a kill -9)
+// are removed when the next one is made in the same parent.
 class PrivateTempDir {
  public:
   explicit PrivateTempDir(const std::filesystem::path& parent);

@@ -72,3 +72,27 @@ TEST_CASE("pytorch-examples, lightning and hf-trainer forms measured with their 
     }
   }
 }
+
+TEST_CASE("a user pattern that backtracks exponentially cannot freeze run: its timeout holds") {
+  // The line `aaa...a!` (60 a's) against ^(a|aa)+...$ in every field a user writes: a backtracking
+  // engine never returned, and `run` ignored its timeout and Ctrl-C. RE2 matches in linear time.
+  test::TempDir dir;
+  const auto experiment = dir / "nasty.json";
+  const std::string line = std::string(60, 'a') + "!";
+  std::ofstream(experiment) << R"({"name": "nasty", "timeout_seconds": 3, "repetitions": 1,
+    "program": "/bin/sh", "args": ["-c", "for i in 1 2 3 4 5; do echo )"
+                            << line << R"(; done; echo Epoch 1/1; sleep 60"],
+    "line_forms": {"epoch_start": "^(a|aa)+(?<epoch>\\d+)$", "epoch_end": "^(a|aa)+$",
+                   "metrics": {"loss": "^(a|aa)+(?<value>\\d+)$"}},
+    "conditions": [{"name": "single", "launcher": "single",
+                    "line_tags": {"pattern": "^(a|aa)+(?<rank>\\d+): "}}]})";
+  const auto db_path = (dir / "r.db").string();
+  const auto run = test::invoke({"run", experiment.string(), "--db", db_path});
+  INFO(run.out);
+  INFO(run.err);
+  const auto database = db::Database::open(db_path, db::OpenMode::ReadOnly);
+  const auto runs = database.runs("nasty");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].status == db::RunStatus::Timeout);
+  CHECK(runs[0].wall_seconds < 30);
+}

@@ -1,6 +1,7 @@
 // db/merge.cpp: side files (and any scalebench database) merged into a results database whole,
 // under the same instance, duplicates refused; side files of every schema version.
 #include <doctest/doctest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 #include <string>
@@ -81,6 +82,18 @@ db::RunBundle full_run(std::int64_t instance, int np, const std::string& started
   return b;
 }
 
+// Runs `sql` on the database's file through a connection of its own (to plant a state).
+void execute_sql_on(const db::Database& database, const std::string& sql) {
+  sqlite3* handle = nullptr;
+  REQUIRE(sqlite3_open(database.path().c_str(), &handle) == SQLITE_OK);
+  char* message = nullptr;
+  const int rc = sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, &message);
+  INFO((message ? message : ""));
+  sqlite3_free(message);
+  sqlite3_close(handle);
+  REQUIRE(rc == SQLITE_OK);
+}
+
 }  // namespace
 
 TEST_CASE("merge writes a side file's run whole under the same instance, and only once") {
@@ -133,7 +146,8 @@ TEST_CASE("merge writes a side file's run whole under the same instance, and onl
   CHECK(scalar(results, "SELECT count(*) FROM lines") == before);
   const auto skipped = db::merge_database(results, side, "side.db", true);
   CHECK(skipped.runs == 0);
-  CHECK(skipped.skipped == 1);
+  REQUIRE(skipped.skipped.size() == 1);
+  CHECK(skipped.skipped[0].find("skipped") != std::string::npos);
 }
 
 TEST_CASE("merge into a database without the instance creates it with its provenance") {
@@ -180,4 +194,62 @@ TEST_CASE("side files of every schema version merge with all their runs, epochs 
     CHECK(merged.runs == side.runs().size());
     CHECK_THROWS_AS(db::merge_database(results, side, "side.db"), db::DuplicateRunError);
   }
+}
+
+TEST_CASE("merge after run --resume: the cell's run is already there under another start time") {
+  // The side file kept repetition 1 of np=2; `run --resume` found the cell missing and ran it
+  // again (same repetition, attempt 1, a later start). Merging the side file must not make it
+  // two ok runs of one cell (the report would pool them).
+  TempDir dir;
+  auto results = db::Database::open((dir / "results.db").string());
+  const auto instance = results.insert_experiment(instance_record());
+  results.insert_run(full_run(instance, 2, "2026-11-26T10:05:00.000000Z"));
+  auto side = db::Database::open((dir / "side.db").string());
+  side.insert_run(
+      full_run(side.insert_experiment(instance_record()), 2, "2026-11-26T10:00:30.000000Z"));
+  CHECK_THROWS_WITH_AS(db::merge_database(results, side, "side.db"),
+                       doctest::Contains("holds that repetition's attempt 1"),
+                       db::DuplicateRunError);
+  CHECK(results.runs().size() == 1);
+  const auto skipped = db::merge_database(results, side, "side.db", true);
+  CHECK(skipped.runs == 0);
+  REQUIRE(skipped.skipped.size() == 1);
+  CHECK(skipped.skipped[0].find("np=2 repetition 1 attempt 1") != std::string::npos);
+
+  // An ok retry (attempt 2) of a cell whose stored attempt 1 is ok too: refused as well; a
+  // failed attempt 1 in the target and the side's ok attempt 2 are two attempts, both kept.
+  auto retried = full_run(side.insert_experiment([] {
+    auto e = instance_record();
+    e.started_at = "2026-11-26T12:00:00.000000Z";
+    return e;
+  }()),
+                          1, "2026-11-26T12:00:30.000000Z");
+  retried.run.attempt = 2;
+  side.insert_run(retried);
+  auto target = db::Database::open((dir / "target.db").string());
+  auto first = full_run(0, 1, "2026-11-26T12:00:10.000000Z");
+  auto twelve = instance_record();
+  twelve.started_at = "2026-11-26T12:00:00.000000Z";
+  first.run.experiment_id = target.insert_experiment(twelve);
+  target.insert_run(first);
+  CHECK_THROWS_WITH_AS(db::merge_database(target, side, "side.db"),
+                       doctest::Contains("is already an ok run of that repetition"),
+                       db::DuplicateRunError);
+  execute_sql_on(target, "UPDATE runs SET status = 'failed'");
+  const auto kept = db::merge_database(target, side, "side.db");
+  CHECK(kept.runs == 2);  // the 10:00 instance (new there) and the ok attempt 2
+}
+
+TEST_CASE("a side file that fails half-way leaves the target as it was: no empty instance") {
+  TempDir dir;
+  auto side = db::Database::open((dir / "side.db").string());
+  side.insert_run(
+      full_run(side.insert_experiment(instance_record()), 2, "2026-11-26T10:00:30.000000Z"));
+  // Damage what is read after the instance is written: the run's lines.
+  execute_sql_on(side, "DROP TABLE lines");
+  auto target = db::Database::open((dir / "target.db").string());
+  CHECK_THROWS_AS(db::merge_database(target, side, "side.db"), db::DatabaseError);
+  CHECK(target.experiments().empty());
+  CHECK(target.runs().empty());
+  CHECK(scalar(target, "SELECT count(*) FROM provenance") == "0");
 }

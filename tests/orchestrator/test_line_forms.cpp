@@ -169,6 +169,30 @@ TEST_CASE("line forms: patterns of one's own, refusals naming the field, the hin
                                 "\"pytorch-examples\"") == 0);
 }
 
+TEST_CASE("line forms: a pattern that backtracks exponentially still matches in linear time") {
+  // ^(a|aa)+...$ on a run of a's has Fibonacci-many ways to split it: std::regex never returned
+  // on 60 characters, freezing `run` (its timer and signals live on the same thread). RE2 does
+  // not backtrack, in every field a user writes.
+  const std::string nasty = R"(^(a|aa)+(?<epoch>\d+)$)";
+  const std::string line = std::string(60, 'a') + "!";
+  const auto forms = line_forms_from_patterns(nullptr, {nasty,
+                                                        R"(^(a|aa)+(?<epoch>\d+)?$)",
+                                                        std::nullopt,
+                                                        std::nullopt,
+                                                        {{"loss", R"(^(a|aa)+(?<value>\d+)$)"}}});
+  for (int i = 0; i < 1000; ++i) {
+    const auto match = match_line_forms(*forms, line);
+    CHECK_FALSE(match.start);
+    CHECK_FALSE(match.ends);
+    CHECK(match.metrics.empty());
+  }
+  CHECK(match_line_forms(*forms, std::string(60, 'a') + "7").start->epoch == 7);
+  TagOptions tags;
+  tags.pattern = std::make_shared<const TagPattern>(R"(^(a|aa)+(?<rank>\d+): )");
+  CHECK_FALSE(parse_tagged_line(line, tags).rank);
+  CHECK(parse_tagged_line("aaa3: Epoch 1/2", tags).rank == 3);
+}
+
 TEST_CASE("line forms: a tqdm bar, and the hint for a launcher's prefix") {
   // tests/data/orchestrator/progress/tqdm-lightning-style-pipe.err's form, 1-based here.
   const std::vector<StampedLine> lines = {

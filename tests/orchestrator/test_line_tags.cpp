@@ -110,10 +110,17 @@ TEST_CASE("a user's tag pattern: one (?<rank>) group, anchored at the line's sta
   CHECK_THROWS_WITH_AS(TagPattern("(?<host>\\w+)(?<rank>\\d+)"),
                        "the only named group is (?<rank>...)", std::invalid_argument);
   CHECK_THROWS_AS(TagPattern("(?<rank>[0-9+"), std::invalid_argument);
-  CHECK_THROWS_WITH_AS(TagPattern("((a{1000}){1000})(?<rank>\\d)"),
-                       "no counted repetition {n,m} (write \\{ for a literal brace; use + or * "
-                       "instead)",
+  // Counted repetition is RE2's: bounded, and a pattern beyond the memory budget is refused.
+  CHECK(TagPattern("w{2,3}(?<rank>\\d)").match("ww7 x")->first == 7);
+  CHECK_THROWS_AS(TagPattern("((a{1000}){1000})(?<rank>\\d)"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(TagPattern("(?<rank>\\d)(?<=x)"),
+                       "no lookbehind (?<= or (?<! (RE2 syntax has no lookaround)",
                        std::invalid_argument);
+  CHECK_THROWS_WITH_AS(TagPattern("(?=w)(?<rank>\\d)"),
+                       "not a valid regular expression (RE2 syntax): invalid perl operator: (?=",
+                       std::invalid_argument);
+  // RE2's own spelling of a named group is accepted too.
+  CHECK(TagPattern("w(?P<rank>\\d+): ").match("w12: x")->first == 12);
   CHECK(TagPattern("\\{(?<rank>\\d+)\\} ").match("{4} x")->first == 4);
   // A long line is matched only in its first kTagPatternWindow bytes: no deep recursion.
   options.pattern = std::make_shared<const TagPattern>("(?<rank>\\d+)(.|\\n)*X");

@@ -1,8 +1,10 @@
 // Tests for plotting/output_file.cpp: file names from database names, and the one rule for
 // every output: absent or a regular file that is no database; links, devices, FIFOs refused.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -160,4 +162,25 @@ TEST_CASE("PrivateTempDir is private and goes away with its contents") {
     std::ofstream(path / "file") << "x";
   }
   CHECK_FALSE(fs::exists(path));
+}
+
+TEST_CASE("PrivateTempDir removes the directories a killed process left, not a live one's") {
+  // merge copies a side file into one; a kill -9 leaves it behind. The next one made in the same
+  // directory removes it: its pid is in its name and no longer runs.
+  test::TempDir dir;
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  REQUIRE(child > 0);
+  ::waitpid(child, nullptr, 0);
+  const fs::path orphan = dir / fmt::format(".scalebench-{}-AbC123", child);
+  const fs::path live = dir / fmt::format(".scalebench-{}-XyZ789", ::getppid());
+  const fs::path foreign = dir / ".scalebench-notapid-q";
+  for (const auto& path : {orphan, live, foreign}) {
+    fs::create_directory(path);
+    std::ofstream(path / "side.db") << "copy";
+  }
+  { report::PrivateTempDir work(dir.path()); }
+  CHECK_FALSE(fs::exists(orphan));
+  CHECK(fs::exists(live / "side.db"));
+  CHECK(fs::exists(foreign / "side.db"));
 }
