@@ -221,9 +221,25 @@ report::PaperSection section_of(const db::Database& database, const PaperCommand
   return section;
 }
 
+// Every file of the bundle, relative to its directory: the manifest, the figures' files, the
+// tables, provenance.tex, main.tex and index.html.
+std::vector<std::string> bundle_files(const fs::path& dir, const report::PaperDocument& document,
+                                      const std::vector<PendingFigure>& figures) {
+  std::vector<std::string> files{std::string(report::kPaperManifest)};
+  for (const auto& pending : figures) {
+    const auto planned = plotting::figure_files(fs::path("figures") / pending.name);
+    for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
+      files.push_back(file.generic_string());
+  }
+  for (const auto& path : report::paper_files(dir, document))
+    files.push_back(path.lexically_relative(dir).generic_string());
+  return files;
+}
+
 // Refuses, before anything is written: an -o that is not a directory, a tables/ or figures/ that
-// is a symlink (never written through), a main.tex or index.html that `paper` did not write (a
-// user's own is never replaced), and two parts that would share a file name.
+// is a symlink (never written through), any file of the bundle that `paper` did not write (a
+// user's own main.tex, provenance.tex or tables/NAME.tex is never replaced), and two parts that
+// would share a file name.
 void check_paper_directory(const fs::path& dir, const report::PaperDocument& document,
                            const std::vector<PendingFigure>& figures) {
   const auto status = fs::symlink_status(dir);
@@ -235,18 +251,6 @@ void check_paper_directory(const fs::path& dir, const report::PaperDocument& doc
       throw report::ReportError(fmt::format(
           "{}: a symbolic link; paper writes only into directories it can see are its own",
           (dir / sub).string()));
-  const auto ours = [](const fs::path& path, std::string_view mark, bool at_start) {
-    const auto text = read_text(path);
-    return at_start ? text.rfind(mark, 0) == 0 : text.find(mark) != std::string::npos;
-  };
-  if (fs::exists(dir / "main.tex") && !ours(dir / "main.tex", report::kPaperTexMark, true))
-    throw report::ReportError(
-        fmt::format("{}: exists and was not written by scalebench paper; choose another -o",
-                    (dir / "main.tex").string()));
-  if (fs::exists(dir / "index.html") && !ours(dir / "index.html", report::kPaperHtmlMark, false))
-    throw report::ReportError(
-        fmt::format("{}: exists and was not written by scalebench paper; choose another -o",
-                    (dir / "index.html").string()));
   std::set<std::string> names;
   const auto claim = [&](const std::string& name) {
     if (!names.insert(name).second)
@@ -258,11 +262,14 @@ void check_paper_directory(const fs::path& dir, const report::PaperDocument& doc
   for (const auto& section : document.sections)
     for (const auto& table : section.tables) claim("tables/" + table.name + ".tex");
   for (const auto& figure : figures) claim("figures/" + figure.name + ".*");
+  report::refuse_foreign_files(dir, bundle_files(dir, document, figures));
 }
 
 }  // namespace
 
 int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&) {
+  if (options.output && options.output->empty())
+    throw report::ReportError("-o '': an empty directory name (give the directory to write)");
   report::check_unit(options.unit);
   paper_style(options);  // a malformed --size fails before any work
   if (!options.model &&
@@ -302,13 +309,15 @@ int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&)
     for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
       report::refuse_database_output(file, options.database);
   }
+  // Listed before the first is written: a kill half-way leaves files the next run knows as its own.
+  report::write_paper_manifest(dir, bundle_files(dir, document, figures));
   for (const auto& pending : figures) {
     const auto files = pending.plot(dir / "figures" / pending.name);
     document.sections[pending.section].figures.push_back(
         {pending.name, pending.caption, read_text(files.svg)});
   }
   report::write_paper(dir, document);
-  fmt::print(out, "paper: {}\n  main.tex (pdflatex main.tex), index.html, tables/, figures/\n",
+  fmt::print(out, "paper: {}\n  main.tex (lualatex main.tex), index.html, tables/, figures/\n",
              dir.string());
   return 0;
 }

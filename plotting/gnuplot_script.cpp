@@ -94,9 +94,11 @@ constexpr double kLegendPadLines = 0.5;   // under the legend
 
 std::string gnuplot_string(std::string_view text) {
   std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') out += '\'';
-    out += is_control(c) ? ' ' : c;
+  for (const char c : text) {
+    if (c == '\'')
+      out += "'.\"'\".'";  // the quote as a double-quoted string of its own, concatenated
+    else
+      out += is_control(c) ? ' ' : c;
   }
   return out + "'";
 }

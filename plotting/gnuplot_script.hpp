@@ -17,9 +17,11 @@ namespace scalebench::plotting::detail {
 // A value for a data file: the exact number, or NaN (gnuplot skips it).
 std::string value_or_missing(const std::optional<double>& value);
 
-// A gnuplot single-quoted string. Gnuplot 5.4 interprets nothing inside one (no backslash
-// escapes, no `backquote` command substitution, no @macro expansion) except '' for a quote; a
-// line break would end the command and a NUL the line, so control characters become spaces.
+// A gnuplot string expression that reads back as `text` whatever it holds: single-quoted
+// strings, in which gnuplot 5.4 interprets nothing (no backslash escapes, no `backquote` command,
+// no @macro), joined by "'" where `text` has a quote: it'll -> 'it'."'".'ll' (gnuplot's own ''
+// escape is misread at a string's start, so `'x` and `a''b` broke the script). A line break
+// would end the command and a NUL the line, so control characters become spaces.
 std::string gnuplot_string(std::string_view text);
 
 // Text for a `#` comment line: a line break would end the comment and a trailing backslash would

@@ -25,6 +25,7 @@ tests=(
   python3-torch python3-torchvision      # examples/torch_ddp_train.py: the second framework, the PyTorch peers in bench/
   slurm-wlm munge                        # tests/slurm/test_slurm.sh and `cluster up --slurm`: real Slurm
   texlive-latex-recommended              # tests compile `report --format latex` (booktabs, graphicx)
+  texlive-luatex fonts-wqy-microhei      # tests compile `paper`'s main.tex: LuaLaTeX (fontspec), a CJK fallback font
   chromium                               # tests render `report --format html` headless and read its pixels
 )
 case "${1:-}" in

@@ -21,4 +21,4 @@ echo
 echo "database: $db   (scalebench query --db $db \"SELECT * FROM epoch_times LIMIT 5\")"
 echo "table:    $results/quickstart-table.md, $results/quickstart-table.csv"
 echo "figure:   $results/quickstart-scaling.png, $results/quickstart-scaling.svg"
-echo "paper:    $results/quickstart-paper/ (main.tex for pdflatex, index.html)"
+echo "paper:    $results/quickstart-paper/ (main.tex for lualatex, index.html)"

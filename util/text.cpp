@@ -40,14 +40,16 @@ std::pair<std::uint32_t, std::size_t> decode_utf8(std::string_view text, std::si
   return {code, length};
 }
 
-bool is_valid_utf8(std::string_view text) {
+std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     const auto length = decode_utf8(text, i).second;
-    if (length == 0) return false;
+    if (length == 0) return i;
     i += length;
   }
-  return true;
+  return std::nullopt;
 }
+
+bool is_valid_utf8(std::string_view text) { return !first_invalid_utf8(text); }
 
 std::string repair_utf8(std::string_view text) {
   // Valid runs are copied whole: this is on the line reader's path (one call per output line).

@@ -19,6 +19,8 @@ std::string_view trim(std::string_view text);
 // not well-formed; RFC 3629, section 4). Requires i < text.size().
 std::pair<std::uint32_t, std::size_t> decode_utf8(std::string_view text, std::size_t i);
 bool is_valid_utf8(std::string_view text);
+// The byte offset of the first byte that does not start a well-formed sequence, if any.
+std::optional<std::size_t> first_invalid_utf8(std::string_view text);
 // Each byte that does not start a well-formed sequence becomes U+FFFD (the W3C/WHATWG
 // "maximal subpart" practice, one replacement per bad byte); valid text comes back unchanged.
 std::string repair_utf8(std::string_view text);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/error.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::report {
 
@@ -33,6 +34,10 @@ void add_label_argument(Labels& labels, std::string_view argument) {
         "--label '{}': expected KEY=TEXT (a condition, factor, factor=level, np or column, "
         "then its text), e.g. --label hvd=Horovod",
         argument));
+  if (const auto bad = util::first_invalid_utf8(argument))
+    throw ReportError(fmt::format(
+        "--label '{}': not valid UTF-8 at byte {} (0x{:02x}); labels are UTF-8 text",
+        util::escape_controls(argument), *bad, static_cast<unsigned char>(argument[*bad])));
   for (const char c : argument)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
       throw ReportError(fmt::format("--label '{}': a control character is not allowed", argument));

@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <set>
+
 #include "report/export/markup.hpp"
 #include "report/export/output_file.hpp"
 
@@ -37,11 +43,33 @@ std::string body_of(const std::string& page) {
 
 }  // namespace
 
+// The preamble's fonts: Latin Modern as pdflatex would use it, and a fallback, for the glyphs it
+// lacks (Greek, arrows, CJK), to the first installed font that has them (a missing font would be
+// a fatal error, so each is asked for only where it exists).
+constexpr std::string_view kLuaLatexFonts =
+    "\\usepackage{fontspec}\n"
+    "\\def\\scalebenchfallback{}\n"
+    "\\IfFontExistsTF{DejaVu Sans}{\\edef\\scalebenchfallback{\\scalebenchfallback"
+    "\"DejaVu Sans:mode=harf;\",}}{}\n"
+    "\\IfFontExistsTF{WenQuanYi Micro Hei}{\\edef\\scalebenchfallback{\\scalebenchfallback"
+    "\"WenQuanYi Micro Hei:mode=harf;\",}}{}\n"
+    "\\directlua{luaotfload.add_fallback(\"scalebench\", {\\scalebenchfallback})}\n"
+    "\\setmainfont{Latin Modern Roman}[RawFeature={fallback=scalebench}]\n"
+    "\\setsansfont{Latin Modern Sans}[RawFeature={fallback=scalebench}]\n"
+    "\\setmonofont{Latin Modern Mono}[RawFeature={fallback=scalebench}]\n";
+
 std::string paper_main_tex(const PaperDocument& document) {
   std::string out;
-  for (const auto& line : document.made_by) out += tex_comment(line);
+  for (std::size_t i = 0; i < document.made_by.size(); ++i) {
+    out += tex_comment(i == 0 ? document.made_by[i] +
+                                    ": compile with LuaLaTeX, `lualatex main.tex` (twice, for "
+                                    "the references)"
+                              : document.made_by[i]);
+    if (i == 0) out += "% !TEX program = lualatex\n";
+  }
+  out += "\\documentclass[10pt]{article}\n";
+  out += kLuaLatexFonts;
   out +=
-      "\\documentclass[10pt]{article}\n"
       "\\usepackage[textwidth=6.5in,vmargin=2.2cm]{geometry}\n"
       "\\usepackage{booktabs,dcolumn,array,graphicx,longtable}\n"
       "\\begin{document}\n";
@@ -136,6 +164,80 @@ std::vector<std::filesystem::path> write_paper(const std::filesystem::path& dire
   texts.push_back(paper_html(document));
   for (std::size_t i = 0; i < files.size(); ++i) write_file_replacing(files[i], texts[i]);
   return files;
+}
+
+namespace {
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The manifest's entries; nullopt when there is none; throws when a file of that name is not one.
+std::optional<std::set<std::string>> manifest_entries(const std::filesystem::path& directory) {
+  const auto path = directory / kPaperManifest;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path))) return std::nullopt;
+  const std::string text = std::filesystem::is_regular_file(std::filesystem::symlink_status(path))
+                               ? read_file(path)
+                               : std::string();
+  if (text.rfind(std::string(kPaperManifestMark) + "\n", 0) != 0)
+    throw ReportError(fmt::format(
+        "{}: exists and was not written by scalebench paper; choose another -o", path.string()));
+  std::set<std::string> entries;
+  std::size_t at = kPaperManifestMark.size() + 1;
+  while (at < text.size()) {
+    const auto end = std::min(text.find('\n', at), text.size());
+    if (end > at) entries.insert(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return entries;
+}
+
+// Of a bundle written before the manifest existed: is `file` one main.tex names (or main.tex and
+// index.html themselves, by their marks)?
+bool named_by_earlier_bundle(const std::filesystem::path& directory, const std::string& file) {
+  const auto main_tex = read_file(directory / "main.tex");
+  if (main_tex.rfind(kPaperTexMark, 0) != 0) return false;
+  if (file == "main.tex") return true;
+  if (file == "index.html")
+    return read_file(directory / file).find(kPaperHtmlMark) != std::string::npos;
+  const std::filesystem::path path(file);
+  const std::string stem = (path.parent_path() / path.stem()).generic_string();
+  if (file == "provenance.tex") return main_tex.find("\\input{provenance}") != std::string::npos;
+  if (file.starts_with("tables/"))
+    return main_tex.find("\\input{" + stem + "}") != std::string::npos;
+  if (file.starts_with("figures/")) return main_tex.find("{" + stem + "}") != std::string::npos;
+  return false;
+}
+
+}  // namespace
+
+void refuse_foreign_files(const std::filesystem::path& directory,
+                          const std::vector<std::string>& files) {
+  const auto manifest = manifest_entries(directory);
+  for (const auto& file : files) {
+    if (file == kPaperManifest) continue;  // checked by manifest_entries
+    const auto path = directory / file;
+    if (!std::filesystem::exists(std::filesystem::symlink_status(path))) continue;
+    const bool ours =
+        manifest ? manifest->contains(file) : named_by_earlier_bundle(directory, file);
+    if (!ours)
+      throw ReportError(fmt::format(
+          "{}: exists and was not written by scalebench paper (not in {}); move it or choose "
+          "another -o",
+          path.string(), (directory / kPaperManifest).string()));
+  }
+}
+
+void write_paper_manifest(const std::filesystem::path& directory,
+                          const std::vector<std::string>& files) {
+  std::set<std::string> entries = manifest_entries(directory).value_or(std::set<std::string>{});
+  entries.insert(files.begin(), files.end());
+  entries.erase(std::string(kPaperManifest));
+  std::string text = std::string(kPaperManifestMark) + "\n";
+  for (const auto& entry : entries) text += entry + "\n";
+  std::filesystem::create_directories(directory);
+  write_file_replacing(directory / kPaperManifest, text);
 }
 
 }  // namespace scalebench::report

@@ -49,13 +49,34 @@ struct PaperDocument {
 inline constexpr std::string_view kPaperTexMark = "% scalebench ";
 inline constexpr std::string_view kPaperHtmlMark = "<!-- written by scalebench paper -->";
 
-// main.tex: the article around the tables (\input{tables/NAME}) and figures (figures/NAME.pdf),
-// with the provenance appendix (\input{provenance}).
+// main.tex, for LuaLaTeX (its first line says so): fontspec with Latin Modern and, for glyphs it
+// lacks, DejaVu Sans and WenQuanYi Micro Hei where installed, so any UTF-8 in names and labels
+// typesets (pdflatex stops at the first character outside its input encoding); the article around
+// the tables (\input{tables/NAME}) and figures (figures/NAME.pdf), with the provenance appendix
+// (\input{provenance}).
 std::string paper_main_tex(const PaperDocument& document);
 // provenance.tex: the appendix's body, each experiment's provenance as a longtable.
 std::string paper_provenance_tex(const PaperDocument& document);
 // index.html: the same document as one self-contained page.
 std::string paper_html(const PaperDocument& document);
+
+// The manifest beside main.tex: its first line kPaperManifestMark, then the path (relative to the
+// directory) of every file `paper` has written there, each listed before it is first written.
+// A file of the bundle that exists and is not listed is a user's own: never replaced.
+inline constexpr std::string_view kPaperManifest = ".scalebench-paper";
+inline constexpr std::string_view kPaperManifestMark =
+    "# scalebench paper: the files it wrote here, and the only ones it replaces";
+
+// Throws ReportError naming the first of `files` (paths relative to `directory`, the manifest
+// included) that exists there and was not written by `paper`: not in the manifest (or, for a
+// bundle of an earlier release without one, not main.tex with kPaperTexMark, index.html with
+// kPaperHtmlMark, or a table, figure or provenance.tex that main.tex names), or a manifest
+// without its mark. Nothing is written.
+void refuse_foreign_files(const std::filesystem::path& directory,
+                          const std::vector<std::string>& files);
+// Writes the manifest (atomically): its earlier entries and `files`.
+void write_paper_manifest(const std::filesystem::path& directory,
+                          const std::vector<std::string>& files);
 
 // The files write_paper writes, in its order (for checks before anything is written).
 std::vector<std::filesystem::path> paper_files(const std::filesystem::path& directory,

@@ -1,6 +1,6 @@
 // scalebench paper as a user runs it, on the committed quickstart (labelled in its experiment
 // file) and Table 2 databases (labelled on the command line): the directory's files, the labels
-// in every table, the side-by-side Table 2 in one tabular, and main.tex compiled by pdflatex with
+// in every table, the side-by-side Table 2 in one tabular, and main.tex compiled by lualatex with
 // no error and no overfull box.
 #include <doctest/doctest.h>
 
@@ -35,20 +35,27 @@ std::optional<std::string> missing_tools() {
   return std::nullopt;
 }
 
+// main.tex is for LuaLaTeX (fontspec, any UTF-8): texlive-luatex.
+std::optional<std::string> no_lualatex() {
+  if (std::system("kpsewhich luaotfload-main.lua >/dev/null 2>&1") != 0 || !have("lualatex"))
+    return "lualatex with luaotfload is not installed (texlive-luatex)";
+  return std::nullopt;
+}
+
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
 }
 
-// pdflatex twice (labels), in the bundle's directory; returns the log.
+// lualatex twice (labels), in the bundle's directory, as main.tex's first line says; the log.
 std::string compile(const fs::path& dir) {
   const auto command = "cd '" + dir.string() +
-                       "' && pdflatex -interaction=nonstopmode -halt-on-error main.tex "
-                       ">pdflatex.out 2>&1 && pdflatex -interaction=nonstopmode -halt-on-error "
-                       "main.tex >pdflatex.out 2>&1";
+                       "' && lualatex -interaction=nonstopmode -halt-on-error main.tex "
+                       ">lualatex.out 2>&1 && lualatex -interaction=nonstopmode -halt-on-error "
+                       "main.tex >lualatex.out 2>&1";
   const int status = std::system(command.c_str());
-  INFO(read(dir / "pdflatex.out"));
+  INFO(read(dir / "lualatex.out"));
   CHECK(status == 0);
   return read(dir / "main.log");
 }
@@ -80,10 +87,7 @@ TEST_CASE("paper: the quickstart, labelled in its experiment file, compiles with
   CHECK(count(page, "<svg") == 1);
   CHECK(count(page, "<body>") == 1);  // the table's page went in as its body only
   CHECK(read(out / "provenance.tex").find("cpu\\_\\allowbreak{}model") != std::string::npos);
-  SCALEBENCH_SKIP_IF(
-      have("pdflatex")
-          ? std::nullopt
-          : std::optional<std::string>("pdflatex is not installed (texlive-latex-recommended)"));
+  SCALEBENCH_SKIP_IF(no_lualatex());
   const auto log = compile(out);
   CHECK(log.find("Overfull \\hbox") == std::string::npos);
   CHECK(log.find("LaTeX Warning: Reference") == std::string::npos);
@@ -124,10 +128,7 @@ TEST_CASE("paper: Table 2 with --by and --label: both models' blocks side by sid
     for (std::sregex_iterator it(text.begin(), text.end(), label_re), end; it != end; ++it)
       CHECK_MESSAGE(labels.insert((*it)[1]).second, (*it)[1]);
   }
-  SCALEBENCH_SKIP_IF(
-      have("pdflatex")
-          ? std::nullopt
-          : std::optional<std::string>("pdflatex is not installed (texlive-latex-recommended)"));
+  SCALEBENCH_SKIP_IF(no_lualatex());
   const auto log = compile(out);
   CHECK(log.find("Overfull \\hbox") == std::string::npos);
 }
@@ -273,4 +274,115 @@ TEST_CASE("paper: file names that would clash are refused, a leading '_' is no o
   INFO(underscore.err);
   CHECK(underscore.status == 0);
   CHECK(fs::exists(out / "figures" / "base.pdf"));
+}
+
+TEST_CASE(
+    "paper writes only its own files: -o '', a user's provenance.tex or table refused first") {
+  SCALEBENCH_SKIP_IF(missing_tools());
+  test::TempDir dir;
+  const auto db = (dir / "q.db").string();
+  fs::copy_file(test::data_dir() / "db" / "quickstart.db", db);
+  const auto paper = [&](const fs::path& out) {
+    return test::invoke({"paper", "--db", db, "-o", out.string()});
+  };
+  // An empty -o is refused (it wrote the bundle into the current directory).
+  const auto empty = test::invoke({"paper", "--db", db, "-o", ""});
+  CHECK(empty.status != 0);
+  CHECK(empty.err.find("-o '': an empty directory name") != std::string::npos);
+  // A user's own provenance.tex, or a table of the bundle's name, in a fresh directory: refused
+  // naming it, and nothing of the bundle written (not even the figures, made first).
+  for (const std::string own : {"provenance.tex", "tables/quickstart.tex", "figures/quickstart.png",
+                                "index.html", ".scalebench-paper"}) {
+    CAPTURE(own);
+    const auto out = dir / ("mine-" + std::to_string(std::hash<std::string>{}(own)));
+    fs::create_directories((out / own).parent_path());
+    std::ofstream(out / own) << "mine\n";
+    const auto refused = paper(out);
+    CHECK(refused.status != 0);
+    CHECK(refused.err.find((out / own).string() + ": exists and was not written by scalebench "
+                                                  "paper") != std::string::npos);
+    CHECK(read(out / own) == "mine\n");
+    CHECK_FALSE(fs::exists(out / "main.tex"));
+    CHECK_FALSE(fs::exists(out / "figures" / "quickstart.svg"));
+  }
+  // Its own bundle is replaced, every file listed in the manifest; a file it never wrote beside
+  // them is left alone, and one planted at a bundle name after the manifest was made is refused.
+  const auto out = dir / "paper";
+  REQUIRE(paper(out).status == 0);
+  const auto manifest = read(out / ".scalebench-paper");
+  for (const char* file : {"main.tex", "index.html", "provenance.tex", "tables/quickstart.tex",
+                           "figures/quickstart.pdf", "figures/quickstart.gp"})
+    CHECK(manifest.find(std::string("\n") + file + "\n") != std::string::npos);
+  std::ofstream(out / "notes.tex") << "mine\n";
+  CHECK(paper(out).status == 0);
+  CHECK(read(out / "notes.tex") == "mine\n");
+}
+
+TEST_CASE("paper: a bundle of the previous release (no manifest) is still replaced") {
+  SCALEBENCH_SKIP_IF(missing_tools());
+  test::TempDir dir;
+  const auto db = (dir / "q.db").string();
+  fs::copy_file(test::data_dir() / "db" / "quickstart.db", db);
+  const auto out = dir / "paper";
+  REQUIRE(test::invoke({"paper", "--db", db, "-o", out.string()}).status == 0);
+  fs::remove(out / ".scalebench-paper");  // as the previous release left its bundles
+  const auto again = test::invoke({"paper", "--db", db, "-o", out.string()});
+  INFO(again.err);
+  CHECK(again.status == 0);
+}
+
+TEST_CASE("paper and plot: every printable ASCII character and UTF-8 in names and labels") {
+  SCALEBENCH_SKIP_IF(missing_tools());
+  test::TempDir dir;
+  const auto db = (dir / "q.db").string();
+  fs::copy_file(test::data_dir() / "db" / "quickstart.db", db);
+  std::string ascii;
+  for (char c = 0x20; c < 0x7f; ++c) ascii += c;
+  // A quote first and a doubled quote (gnuplot's '' escape broke on both), then every printable
+  // character; labels in Greek, with arrows, in CJK and Korean for the other.
+  // (--label splits KEY=TEXT at its last '=': the label has every character but '=', the title
+  // all of them.)
+  std::string no_equals = ascii;
+  std::erase(no_equals, '=');
+  const std::string first = "'" + no_equals + "''";
+  const std::string second = "μs → 中文 한국어 ελληνικά ≤ ± ×";
+  const std::vector<std::string> labels = {"--label", "single=" + first, "--label",
+                                           "mpirun=" + second};
+  std::vector<std::string> plot = {"plot", "--db", db, "-o", (dir / "fig").string()};
+  plot.insert(plot.end(), labels.begin(), labels.end());
+  const auto plotted = test::invoke(plot);
+  INFO(plotted.err);
+  REQUIRE(plotted.status == 0);
+  const auto svg = read(dir / "fig.svg");
+  CHECK(svg.find("中文 한국어") != std::string::npos);
+  // gnuplot's SVG escapes only & and <.
+  CHECK(svg.find("' !\"#$%&amp;'()*+,-./0123456789:;&lt;>?@AB") != std::string::npos);
+  CHECK(svg.find("[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~''") != std::string::npos);
+  const auto out = dir / "paper";
+  std::vector<std::string> paper = {
+      "paper", "--db", db, "-o", out.string(), "--title", "'" + ascii + "'' " + second};
+  paper.insert(paper.end(), labels.begin(), labels.end());
+  const auto written = test::invoke(paper);
+  INFO(written.err);
+  REQUIRE(written.status == 0);
+  const auto main = read(out / "main.tex");
+  CHECK(main.find("% !TEX program = lualatex\n") != std::string::npos);
+  CHECK(main.find("compile with LuaLaTeX") < main.find('\n'));
+  SCALEBENCH_SKIP_IF(no_lualatex());
+  const auto log = compile(out);
+  CHECK(log.find("Missing character") == std::string::npos);
+}
+
+TEST_CASE("a label that is not UTF-8 is refused up front, with its byte offset") {
+  test::TempDir dir;
+  const auto db = (dir / "q.db").string();
+  fs::copy_file(test::data_dir() / "db" / "quickstart.db", db);
+  for (const char* command : {"paper", "plot", "report"}) {
+    CAPTURE(command);
+    const auto bad = test::invoke(
+        {command, "--db", db, "-o", (dir / "out").string(), "--label", "single=ab\xc3("});
+    CHECK(bad.status != 0);
+    CHECK(bad.err.find("not valid UTF-8 at byte 9 (0xc3)") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "out"));
+  }
 }

@@ -173,8 +173,9 @@ TEST_CASE("the script quotes user text for gnuplot and turns off enhanced text f
   table.experiment = "it's_a\ntest";
   const std::string script = plotting::scaling_script(table, plotting::figure_files("x"));
   CHECK(script.find("# scalebench scaling figure, experiment it's_a test\n") == 0);
-  CHECK(script.find("set label 1 'it''s_a test: scaling with the number of processes, 1-2 runs per "
-                    "point' at screen 0.5, screen ") != std::string::npos);
+  CHECK(script.find(
+            "set label 1 'it'.\"'\".'s_a test: scaling with the number of processes, 1-2 runs per "
+            "point' at screen 0.5, screen ") != std::string::npos);
   CHECK(script.find("noenhanced\n  plot -1 notitle") != std::string::npos);  // the legend's key
 }
 
@@ -260,11 +261,11 @@ TEST_CASE("hostile names stay text: every line of the script is one command or c
   const std::string script = plotting::scaling_script(table, plotting::figure_files("x"));
   CHECK(script.find('\0') == std::string::npos);
   CHECK(script.find('\r') == std::string::npos);
-  CHECK(script.find("title 'a''b set output ''/tmp/never'' `touch /tmp/never`', \\\n") !=
+  CHECK(script.find("title 'a'.\"'\".'b set output '.\"'\".'/tmp/never'.\"'\".' `touch "
+                    "/tmp/never`', \\\n") != std::string::npos);
+  CHECK(script.find("title 'c d @x \\'.\"'\".'; system(\"touch /tmp/never\") #', \\\n") !=
         std::string::npos);
-  CHECK(script.find("title 'c d @x \\''; system(\"touch /tmp/never\") #', \\\n") !=
-        std::string::npos);
-  CHECK(script.find("set key at screen") < script.find("title 'a''b"));  // a noenhanced key
+  CHECK(script.find("set key at screen") < script.find("title 'a'."));  // a noenhanced key
   // The comment naming the experiment does not end in a backslash (it would swallow a line).
   CHECK(script.find("# scalebench scaling figure, experiment evil' `touch /tmp/never` \\ \n") == 0);
   const std::string data = plotting::scaling_data(table);
