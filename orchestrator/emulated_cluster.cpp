@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "orchestrator/emulated_slurm.hpp"
+#include "util/atomic_file.hpp"
 
 namespace scalebench::orchestrator {
 namespace {
@@ -32,15 +33,14 @@ std::vector<std::string> run_tool(Executor& executor, std::vector<std::string> a
   return detail::run_cluster_tool(executor, std::move(argv), tolerate);
 }
 
+// The same no-follow, atomic writer as the report's files: a symlink planted at a name (or at
+// a temporary name beside it) in --dir is never written through.
 void write_file(const fs::path& path, const std::string& text, fs::perms perms) {
-  const fs::path temp = path.string() + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw ClusterError(fmt::format("{}: cannot write", temp.string()));
+  try {
+    util::write_file_atomically(path, text, static_cast<unsigned>(perms));
+  } catch (const Error& error) {
+    throw ClusterError(error.what());
   }
-  fs::permissions(temp, perms);
-  fs::rename(temp, path);
 }
 
 json state_of(const ClusterPlan& plan, const json& created) {
@@ -63,6 +63,19 @@ class Recorder {
   void made(const std::string& kind, const std::string& name) {
     created_.push_back({{"kind", kind}, {"name", name}});
     save();
+  }
+  // Records `name` before `create` makes it (a kill between the two cannot leak it: `down`
+  // removes it, or finds it absent); forgotten again when the tool says it made nothing.
+  template <typename Create>
+  void making(const std::string& kind, const std::string& name, Create&& create) {
+    made(kind, name);
+    try {
+      create();
+    } catch (const ClusterError&) {
+      created_.erase(created_.end() - 1);
+      save();
+      throw;
+    }
   }
   void made_daemon(const std::string& name, int pid, const std::string& marker) {
     created_.push_back({{"kind", "daemon"}, {"name", name}, {"pid", pid}, {"marker", marker}});
@@ -268,6 +281,85 @@ json read_state(const fs::path& directory) {
   }
 }
 
+// The interface name in a line of `ip -o link show` ("5: sbt3h1@if4: <BROADCAST,...") or of
+// `ip -o addr show` ("5: sbt3br    inet 10.213.0.254/24 ...").
+std::string interface_of(const std::string& line) {
+  const auto colon = line.find(": ");
+  if (colon == std::string::npos) return "";
+  auto name = line.substr(colon + 2);
+  name = name.substr(0, name.find_first_of(" :@\t"));
+  return name;
+}
+
+// The cluster whose bridge `device` is ("sbt3br" -> t3), or empty.
+std::string cluster_of_bridge(const std::string& device) {
+  if (device.size() > 4 && device.starts_with("sb") && device.ends_with("br"))
+    return device.substr(2, device.size() - 4);
+  return "";
+}
+
+// Another cluster (or anything else) on this machine using the subnet or the interface and
+// namespace names `up` would make: a ClusterError naming it, before anything is made. Two
+// clusters on one subnet would each route to the other's nodes (mpirun hung).
+void refuse_names_in_use(const ClusterPlan& plan, Executor& executor) {
+  const std::string prefix = fmt::format("10.{}.0.", plan.spec.subnet);
+  for (const auto& line : run_tool(executor, {"ip", "-o", "-4", "addr", "show"}, true)) {
+    const auto at = line.find(" inet " + prefix);
+    if (at == std::string::npos) continue;
+    const std::string device = interface_of(line);
+    const std::string address = line.substr(at + 6, line.find(' ', at + 6) - at - 6);
+    const std::string other = cluster_of_bridge(device);
+    throw ClusterError(fmt::format(
+        "--subnet {}: 10.{}.0.0/24 is already in use here ({} has {}{}); choose another "
+        "--subnet",
+        plan.spec.subnet, plan.spec.subnet, device, address,
+        other.empty() ? "" : fmt::format(": cluster '{}'", other)));
+  }
+  std::vector<std::string> ours{plan.bridge};
+  for (const auto& n : plan.nodes) ours.push_back(n.host_veth);
+  for (const auto& line : run_tool(executor, {"ip", "-o", "link", "show"}, true)) {
+    const std::string device = interface_of(line);
+    if (std::find(ours.begin(), ours.end(), device) != ours.end())
+      throw ClusterError(fmt::format(
+          "--name {}: the interface {} already exists (a cluster of that name is up, or left "
+          "over: `scalebench cluster down --name {}`)",
+          plan.spec.name, device, plan.spec.name));
+  }
+  for (const auto& line : run_tool(executor, {"ip", "netns", "list"}, true)) {
+    const std::string ns = line.substr(0, line.find(' '));
+    for (const auto& n : plan.nodes)
+      if (ns == n.netns)
+        throw ClusterError(fmt::format(
+            "--name {}: the network namespace {} already exists (a cluster of that name is up, "
+            "or left over: `scalebench cluster down --name {}`)",
+            plan.spec.name, ns, plan.spec.name));
+  }
+}
+
+bool is_node_number(std::string_view digits) {
+  return !digits.empty() && digits.size() <= 2 && digits.front() != '0' &&
+         digits.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// Whether `up` of cluster `cluster` could have made this item: sb<c>br and sb<c>h<k> links,
+// sb-<c>-node<k> namespaces, the slurm directory, daemons (checked by their marker when
+// stopped). A state.json naming anything else (eth0, another's namespace) is not followed.
+bool made_by_up(const std::string& cluster, const json& item) {
+  const std::string kind = item.value("kind", "");
+  const std::string name = item.value("name", "");
+  if (kind == "daemon") return true;
+  if (kind == "dir") return name == "slurm";
+  if (kind == "link")
+    return name == "sb" + cluster + "br" ||
+           (name.starts_with("sb" + cluster + "h") &&
+            is_node_number(std::string_view(name).substr(cluster.size() + 3)));
+  if (kind == "netns") {
+    const std::string stem = "sb-" + cluster + "-node";
+    return name.starts_with(stem) && is_node_number(std::string_view(name).substr(stem.size()));
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::string> detail::run_cluster_tool(Executor& executor, std::vector<std::string> argv,
@@ -337,21 +429,23 @@ ClusterPlan cluster_up(const ClusterSpec& requested, Executor& executor, DaemonS
     throw ClusterError(
         fmt::format("cluster {} is already up ({}): `scalebench cluster down --name {}` first",
                     plan.spec.name, (directory / "state.json").string(), plan.spec.name));
+  refuse_names_in_use(plan, executor);
   fs::create_directories(directory);
   try {
     Recorder record(plan);
     const std::string prefix = fmt::format("10.{}.0", plan.spec.subnet);
-    run_tool(executor, {"ip", "link", "add", plan.bridge, "type", "bridge"});
-    record.made("link", plan.bridge);
+    record.making("link", plan.bridge, [&] {
+      run_tool(executor, {"ip", "link", "add", plan.bridge, "type", "bridge"});
+    });
     // The host's own address on the bridge: mpirun, run here, is reached by the nodes' daemons.
     run_tool(executor, {"ip", "addr", "add", prefix + ".254/24", "dev", plan.bridge});
     run_tool(executor, {"ip", "link", "set", plan.bridge, "up"});
     for (const auto& n : plan.nodes) {
-      run_tool(executor, {"ip", "netns", "add", n.netns});
-      record.made("netns", n.netns);
-      run_tool(executor,
-               {"ip", "link", "add", n.host_veth, "type", "veth", "peer", "name", n.inner_veth});
-      record.made("link", n.host_veth);  // deleting one end deletes the pair
+      record.making("netns", n.netns, [&] { run_tool(executor, {"ip", "netns", "add", n.netns}); });
+      record.making("link", n.host_veth, [&] {  // deleting one end deletes the pair
+        run_tool(executor,
+                 {"ip", "link", "add", n.host_veth, "type", "veth", "peer", "name", n.inner_veth});
+      });
       run_tool(executor, {"ip", "link", "set", n.inner_veth, "netns", n.netns});
       run_tool(executor, {"ip", "-n", n.netns, "link", "set", n.inner_veth, "name", "eth0"});
       run_tool(executor, {"ip", "-n", n.netns, "addr", "add", n.address + "/24", "dev", "eth0"});
@@ -405,6 +499,19 @@ std::vector<std::string> cluster_down(const fs::path& directory, Executor& execu
   json state = read_state(directory);
   if (state.is_null()) return removed;
   const json created = state.value("created", json::array());
+  const std::string cluster = state.value("name", "");
+  if (cluster.empty() || cluster.size() > 6 ||
+      cluster.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") != std::string::npos)
+    throw ClusterError(
+        fmt::format("{}: the cluster's name '{}' is not one `up` gives; nothing "
+                    "removed",
+                    (directory / "state.json").string(), cluster));
+  for (const auto& item : created)
+    if (!item.is_object() || !made_by_up(cluster, item))
+      throw ClusterError(fmt::format(
+          "{}: names {}, which `cluster up` of '{}' never makes; nothing removed (edit or delete "
+          "the file)",
+          (directory / "state.json").string(), item.dump(), cluster));
   ProcessSpawner processes;
   DaemonSpawner& daemons = spawner != nullptr ? *spawner : processes;
   stop_daemons(created, daemons, removed);

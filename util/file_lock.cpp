@@ -39,6 +39,18 @@ std::optional<FileLock> FileLock::try_acquire(const std::filesystem::path& path,
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
       throw Error("cannot open the lock file " + path.string() + ": " + std::strerror(errno));
+    // O_NOFOLLOW does not stop a hard link: a lock file with a second name is another file
+    // (a user's, planted there) that the holder's line would truncate and overwrite.
+    struct stat opened {};
+    if (::fstat(fd, &opened) != 0 || !S_ISREG(opened.st_mode) || opened.st_nlink != 1) {
+      const bool linked = S_ISREG(opened.st_mode) && opened.st_nlink > 1;
+      ::close(fd);
+      throw Error(linked ? "the lock file " + path.string() + " has " +
+                               std::to_string(opened.st_nlink) +
+                               " links (another file's name, planted there?); it is not "
+                               "written: remove that name"
+                         : "the lock file " + path.string() + " is not a regular file");
+    }
     int result = 0;
     do result = ::flock(fd, LOCK_EX | LOCK_NB);
     while (result != 0 && errno == EINTR);

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "report/analysis/report.hpp"
+#include "util/atomic_file.hpp"
 
 namespace scalebench::report {
 namespace {
@@ -119,37 +120,11 @@ std::string safe_file_name(std::string_view name) {
 
 void write_file_replacing(const fs::path& target, std::string_view content) {
   check_output_target(target);
-  const fs::path directory = directory_of(target);
-  std::random_device entropy;
-  fs::path temp;
-  int fd = -1;
-  // O_EXCL fails on any existing name, a symlink included; O_NOFOLLOW says so twice.
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    temp = directory /
-           fmt::format(".{}.{:08x}.tmp", safe_file_name(target.filename().string()), entropy());
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) {
-      throw ReportError(fmt::format("{}: cannot create a file in {}: {}", target.string(),
-                                    directory.string(), errno_text()));
-    }
+  try {
+    util::write_file_atomically(target, content);
+  } catch (const Error& error) {
+    throw ReportError(error.what());
   }
-  if (fd < 0) {
-    throw ReportError(fmt::format("{}: cannot create a temporary file beside it", target.string()));
-  }
-  Fd file(fd);
-  const auto give_up = [&](std::string_view what) {
-    const std::string reason = errno_text();
-    ::unlink(temp.c_str());
-    throw ReportError(fmt::format("{}: {}: {}", target.string(), what, reason));
-  };
-  for (std::size_t written = 0; written < content.size();) {
-    const ssize_t n = ::write(file.get(), content.data() + written, content.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) give_up("cannot write");
-    written += static_cast<std::size_t>(n);
-  }
-  if (::close(file.release()) != 0) give_up("cannot write");
-  if (::rename(temp.c_str(), target.c_str()) != 0) give_up("cannot replace");
 }
 
 void replace_file(const fs::path& from, const fs::path& to) {

@@ -91,7 +91,11 @@ TEST_CASE("emulated cluster: up runs every command, writes the files, down remov
   FakeExecutor executor([](const LaunchSpec&) { return FakeProcess{}; });
   cluster_up(spec, executor);
   const auto up = commands(executor);
-  CHECK(up.front() == "ip link add sbt3br type bridge");
+  // First what is in use here (nothing), then the bridge.
+  CHECK(up[0] == "ip -o -4 addr show");
+  CHECK(up[1] == "ip -o link show");
+  CHECK(up[2] == "ip netns list");
+  CHECK(up[3] == "ip link add sbt3br type bridge");
   CHECK(has(up, "ip addr add 10.213.0.254/24 dev sbt3br"));
   CHECK(has(up, "ip netns add sb-t3-node2"));
   CHECK(has(up, "ip link add sbt3h2 type veth peer name sbt3n2"));
@@ -193,4 +197,102 @@ TEST_CASE("emulated cluster: what down cannot remove stays recorded, and a secon
   CHECK(has(commands(remover), "ip netns del sb-t5-node2"));
   CHECK_FALSE(has(commands(remover), "ip netns del sb-t5-node1"));
   CHECK_FALSE(fs::exists(spec.directory));
+}
+
+TEST_CASE("emulated cluster: a subnet or name another cluster uses is refused before anything") {
+  test::TempDir dir;
+  ClusterSpec spec;
+  spec.name = "t6";
+  spec.directory = dir / "c";
+  const auto answering = [](std::string command, std::string line) {
+    return FakeExecutor([command, line](const LaunchSpec& launch) {
+      FakeProcess p;
+      if (command_of(launch) == command) p.lines.push_back({0, Stream::Stdout, line});
+      return p;
+    });
+  };
+  auto subnet = answering("ip -o -4 addr show",
+                          "7: sbxxbr    inet 10.213.0.254/24 scope global sbxxbr\\       "
+                          "valid_lft forever preferred_lft forever");
+  CHECK_THROWS_WITH_AS(cluster_up(spec, subnet),
+                       "--subnet 213: 10.213.0.0/24 is already in use here (sbxxbr has "
+                       "10.213.0.254/24: cluster 'xx'); choose another --subnet",
+                       ClusterError);
+  CHECK(commands(subnet).size() == 1);
+  CHECK_FALSE(fs::exists(spec.directory));
+  // Another subnet is fine as far as addresses go; a leftover veth of this name is not.
+  auto veth = answering("ip -o link show",
+                        "9: sbt6h1@if8: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue");
+  CHECK_THROWS_WITH_AS(cluster_up(spec, veth), doctest::Contains("the interface sbt6h1 already"),
+                       ClusterError);
+  auto netns = answering("ip netns list", "sb-t6-node2 (id: 3)");
+  CHECK_THROWS_WITH_AS(cluster_up(spec, netns),
+                       doctest::Contains("the network namespace sb-t6-node2 already exists"),
+                       ClusterError);
+  CHECK_FALSE(fs::exists(spec.directory));
+}
+
+TEST_CASE("emulated cluster: each link and namespace is recorded before it is made") {
+  // A kill -9 of `up` between making a veth pair and recording it leaked the pair: `down` said
+  // it was done and the next `up` failed. Now state.json names each before its command runs.
+  test::TempDir dir;
+  ClusterSpec spec;
+  spec.name = "t8";
+  spec.nodes = 2;
+  spec.directory = dir / "c";
+  std::vector<std::string> unrecorded;
+  FakeExecutor executor([&](const LaunchSpec& launch) {
+    const std::string command = command_of(launch);
+    const std::string state = read_file(spec.directory / "state.json");
+    for (const char* made : {"ip link add ", "ip netns add "})
+      if (command.starts_with(made)) {
+        const std::string name = command.substr(std::string(made).size())
+                                     .substr(0, command.substr(std::string(made).size()).find(' '));
+        if (state.find("\"" + name + "\"") == std::string::npos) unrecorded.push_back(name);
+      }
+    return FakeProcess{};
+  });
+  cluster_up(spec, executor);
+  CHECK(unrecorded.empty());
+  FakeExecutor remover([](const LaunchSpec&) { return FakeProcess{}; });
+  cluster_down(spec.directory, remover);
+}
+
+TEST_CASE("emulated cluster: down removes only names up makes, files never through a link") {
+  test::TempDir dir;
+  const auto directory = dir / "c";
+  fs::create_directories(directory);
+  for (const std::string planted :
+       {R"({"kind": "link", "name": "eth0"})", R"({"kind": "netns", "name": "sb-t9-node1x"})",
+        R"({"kind": "netns", "name": "production"})", R"({"kind": "dir", "name": "/etc"})",
+        R"({"kind": "link", "name": "sbothbr"})"}) {
+    CAPTURE(planted);
+    std::ofstream(directory / "state.json")
+        << R"({"name": "t9", "created": [{"kind": "link", "name": "sbt9br"}, )" << planted << "]}";
+    FakeExecutor remover([](const LaunchSpec&) { return FakeProcess{}; });
+    CHECK_THROWS_WITH_AS(cluster_down(directory, remover),
+                         doctest::Contains("which `cluster up` of 't9' never makes; nothing "
+                                           "removed"),
+                         ClusterError);
+    CHECK(remover.launched().empty());
+  }
+  // Symlinks planted in --dir, at the files' names and at the old temporary name: never
+  // written through (as root they would overwrite any file).
+  const auto victim = dir / "victim";
+  std::ofstream(victim) << "precious\n";
+  fs::remove(directory / "state.json");
+  fs::create_symlink(victim, directory / "state.json.tmp");
+  ClusterSpec spec;
+  spec.name = "t9";
+  spec.directory = directory;
+  FakeExecutor maker([](const LaunchSpec&) { return FakeProcess{}; });
+  cluster_up(spec, maker);
+  CHECK(read_file(victim) == "precious\n");
+  CHECK(fs::is_regular_file(fs::symlink_status(directory / "state.json")));
+  FakeExecutor remover([](const LaunchSpec&) { return FakeProcess{}; });
+  cluster_down(directory, remover);
+  fs::create_symlink(victim, directory / "hostfile");
+  FakeExecutor again([](const LaunchSpec&) { return FakeProcess{}; });
+  CHECK_THROWS_WITH_AS(cluster_up(spec, again), doctest::Contains("a symbolic link"), ClusterError);
+  CHECK(read_file(victim) == "precious\n");
 }

@@ -70,3 +70,21 @@ TEST_CASE("a file lock that cannot be created is an error naming the file") {
   CHECK_THROWS_WITH_AS(util::FileLock::try_acquire("/nonexistent-dir-xyz/x.lock", "me", nullptr),
                        doctest::Contains("/nonexistent-dir-xyz/x.lock"), Error);
 }
+
+TEST_CASE("a lock file with a second name (a planted hard link) is refused, its target untouched") {
+  test::TempDir dir;
+  const auto victim = dir / "results-notes.txt";
+  std::ofstream(victim) << "precious\n";
+  const auto path = dir / "r.db.run-0123.lock";
+  std::filesystem::create_hard_link(victim, path);
+  CHECK_THROWS_WITH_AS(util::FileLock::try_acquire(path, "me", nullptr),
+                       doctest::Contains("has 2 links"), Error);
+  std::ifstream file(victim);
+  std::string text;
+  std::getline(file, text);
+  CHECK(text == "precious");
+  // A directory at the name is no lock file either.
+  std::filesystem::remove(path);
+  std::filesystem::create_directory(path);
+  CHECK_THROWS_AS(util::FileLock::try_acquire(path, "me", nullptr), Error);
+}
