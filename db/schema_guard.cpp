@@ -118,6 +118,40 @@ void refresh_level_views(sqlite3* db, const std::string& path) {
     while (st.step())
       if (!st.is_null(0)) names.push_back(st.text(0));
   }
+  const auto lowered = [](std::string text) {
+    for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+  };
+  // Each factor's column in a view over `base`: its name, or level_<name> (then level_<name>_2,
+  // ...) where that is taken, case-insensitively as SQLite compares names: by a column of the
+  // view (transport in allreduce_times), by a factor named level_transport, or by another
+  // experiment's factor equal but for case (Model and model: one column, half NULL, before).
+  const auto columns_of = [&](const char* base) {
+    std::vector<std::string> taken;
+    {
+      Statement st(db, path, fmt::format("SELECT lower(name) FROM pragma_table_info('{}')", base),
+                   "read the columns of a view");
+      while (st.step()) taken.push_back(st.text(0));
+    }
+    std::vector<std::string> chosen;
+    std::vector<std::string> used;
+    for (const auto& factor : names) {
+      std::string column = factor;
+      const bool own_name_free =
+          std::find(taken.begin(), taken.end(), lowered(factor)) == taken.end() &&
+          std::find(used.begin(), used.end(), lowered(factor)) == used.end();
+      if (!own_name_free) {
+        column = "level_" + factor;
+        for (int k = 2; std::find(taken.begin(), taken.end(), lowered(column)) != taken.end() ||
+                        std::find(used.begin(), used.end(), lowered(column)) != used.end();
+             ++k)
+          column = fmt::format("level_{}_{}", factor, k);
+      }
+      used.push_back(lowered(column));
+      chosen.push_back(column);
+    }
+    return chosen;
+  };
   std::vector<std::string> current;
   {
     Statement st(db, path,
@@ -126,25 +160,15 @@ void refresh_level_views(sqlite3* db, const std::string& path) {
                  "read the columns of epoch_levels");
     while (st.step()) current.push_back(st.text(0));
   }
-  if (current == names) return;
+  if (current == columns_of("epoch_times")) return;
   const auto view = [&](const char* name, const char* base) {
-    std::vector<std::string> taken;
-    {
-      Statement st(db, path, fmt::format("SELECT lower(name) FROM pragma_table_info('{}')", base),
-                   "read the columns of a view");
-      while (st.step()) taken.push_back(st.text(0));
-    }
+    const auto chosen = columns_of(base);
     std::string columns;
-    for (const auto& factor : names) {
-      // A factor named like a column of the view (transport in allreduce_times) is level_<name>.
-      std::string lower = factor;
-      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      const bool clash = std::find(taken.begin(), taken.end(), lower) != taken.end();
+    for (std::size_t i = 0; i < names.size(); ++i)
       columns += fmt::format(
           ", (SELECT level FROM run_factors AS f WHERE f.run_id = t.run_id AND f.factor = {}) AS "
           "{}",
-          quoted_literal(factor), quoted_identifier(clash ? "level_" + factor : factor));
-    }
+          quoted_literal(names[i]), quoted_identifier(chosen[i]));
     return fmt::format("DROP VIEW IF EXISTS {0}; CREATE VIEW {0} AS SELECT t.*{1} FROM {2} AS t;",
                        name, columns, base);
   };

@@ -261,3 +261,53 @@ TEST_CASE("a database of this release (schema 8) opens as it is, for the next mi
   CHECK(scalar(d, "SELECT group_concat(validation_accuracy) FROM epoch_levels") == "0.6,0.7,0.8");
   CHECK(scalar(d, "SELECT round(sum(duration_seconds), 9) FROM epochs") == "1.560848697");
 }
+
+TEST_CASE("level views: factor names equal but for case, and level_<name> clashes, each a column") {
+  // Two experiments of one database with factors Model and model: SQLite's names ignore case,
+  // so they shared one column and one experiment's levels read NULL. transport and
+  // level_transport in allreduce_levels (transport is its own column there) collided too.
+  test::TempDir dir;
+  auto d = db::Database::open((dir / "r.db").string());
+  const auto insert = [&](const std::string& name, const std::string& factor,
+                          const std::string& level) {
+    db::ExperimentRecord record;
+    record.name = name;
+    record.source_path = name + ".json";
+    record.spec_json = "{}";
+    record.started_at = "2026-11-28T00:00:00Z";
+    record.host = "h";
+    record.factors_json = R"([{"name":")" + factor + R"(","levels":[")" + level + R"("]}])";
+    db::RunBundle bundle;
+    bundle.run.experiment_id = d.insert_experiment(record);
+    bundle.run.experiment = name;
+    bundle.run.condition = "c";
+    bundle.run.launcher = "single";
+    bundle.run.np = 1;
+    bundle.run.command_line = "x";
+    bundle.run.started_at = bundle.run.ended_at = "2026-11-28T00:00:01Z";
+    bundle.run.factors = {{factor, level}};
+    bundle.epochs.push_back({0, 1, 1, 0.1, 1.5, {}, {}, {}});
+    return d.insert_run(bundle);
+  };
+  const auto upper = insert("a", "Model", "vgg16");
+  const auto lower = insert("b", "model", "resnet50");
+  insert("c", "transport", "tcp");
+  insert("d", "level_transport", "shm");
+  const auto level_of = [&](const std::string& column, std::int64_t run) {
+    return scalar(d, "SELECT " + column + " FROM epoch_levels WHERE run_id = " +
+                         std::to_string(run));
+  };
+  CHECK(level_of("\"Model\"", upper) == "vgg16");
+  CHECK(level_of("level_model", lower) == "resnet50");
+  CHECK(level_of("\"Model\"", lower) == "NULL");
+  // Every column name of both views differs from every other, ignoring case.
+  for (const char* view : {"epoch_levels", "allreduce_levels"}) {
+    CAPTURE(view);
+    CHECK(scalar(d, std::string("SELECT count(*) - count(DISTINCT lower(name)) FROM "
+                                "pragma_table_info('") +
+                        view + "')") == "0");
+  }
+  CHECK(scalar(d,
+               "SELECT group_concat(name, ' ') FROM pragma_table_info('allreduce_levels') "
+               "WHERE name LIKE 'level_t%'") == "level_transport level_transport_2");
+}
