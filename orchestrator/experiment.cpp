@@ -45,6 +45,9 @@ Launcher parse_launcher(const ExperimentReader& reader) {
 std::vector<std::string> command_template(const ExperimentReader& command) {
   auto parts = command.strings();
   if (parts.empty()) command.fail("a non-empty array of strings");
+  // The first element is the program run: an empty one (or blank) runs nothing, in every cell.
+  if (parts.front().find_first_not_of(" \t") == std::string::npos)
+    command.at(0).fail("the program to run (a path or a name on PATH), not an empty string");
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const auto& part = parts[i];
     if (part == "{args}") continue;

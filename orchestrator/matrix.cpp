@@ -2,6 +2,7 @@
 // plans (argv, environment, line forms), checked against the limits before any is built, and
 // ordered (interleaved or randomized). The reading of the file is orchestrator/experiment.cpp.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -41,6 +42,40 @@ void merge_options(std::vector<TrainerArgs::Option>& into, const TrainerArgs& la
       same->argv = option.argv;
     else
       into.push_back(option);
+  }
+}
+
+// A program that is there but cannot be run (no execute bit, a directory) would fail every run
+// of the matrix, each after its launcher's start-up: refused before the first. Run directly by
+// single, mpirun and srun, and as a "command"'s first element; torchrun hands a script to
+// Python, which needs no execute bit. A path that is not here is left to the launcher (srun's
+// nodes may see a filesystem this machine does not).
+void check_executable(const Experiment& experiment, const ResolvedCell& cell) {
+  const auto check = [&](const std::string& program, const char* field) {
+    if (program.find('/') == std::string::npos) return;  // searched in PATH by the launcher
+    std::error_code error;
+    const auto status = std::filesystem::status(program, error);
+    if (error || !std::filesystem::exists(status)) return;
+    const bool runnable =
+        std::filesystem::is_regular_file(status) && ::access(program.c_str(), X_OK) == 0;
+    if (!runnable)
+      throw ExperimentError(fmt::format(
+          "{}: field \"{}\" ({}): {} {}; every run would fail (chmod +x it, or name an "
+          "interpreter as the program and the script in \"args\")",
+          experiment.source_path.string(), field, cell.where, program,
+          std::filesystem::is_directory(status) ? "is a directory" : "is not executable"));
+  };
+  switch (cell.condition.launcher) {
+    case Launcher::Single:
+    case Launcher::Mpirun:
+    case Launcher::Srun:
+      check(cell.program, "program");
+      break;
+    case Launcher::Command:
+      if (!cell.condition.command.empty()) check(cell.condition.command.front(), "command");
+      break;
+    default:
+      break;
   }
 }
 
@@ -258,6 +293,7 @@ std::vector<std::pair<ResolvedCell, std::vector<int>>> resolve_matrix(
       if (!kept.empty()) {
         cell.condition.np = kept;
         check_resolved(experiment, cell);
+        check_executable(experiment, cell);
         cells.emplace_back(std::move(cell), std::move(kept));
       }
       // Next combination: the last factor turns fastest.

@@ -294,8 +294,8 @@ TEST_CASE("level views: factor names equal but for case, and level_<name> clashe
   insert("c", "transport", "tcp");
   insert("d", "level_transport", "shm");
   const auto level_of = [&](const std::string& column, std::int64_t run) {
-    return scalar(d, "SELECT " + column + " FROM epoch_levels WHERE run_id = " +
-                         std::to_string(run));
+    return scalar(d,
+                  "SELECT " + column + " FROM epoch_levels WHERE run_id = " + std::to_string(run));
   };
   CHECK(level_of("\"Model\"", upper) == "vgg16");
   CHECK(level_of("level_model", lower) == "resnet50");

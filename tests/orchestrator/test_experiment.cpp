@@ -174,6 +174,13 @@ TEST_CASE("malformed files: one clear error naming file, field and expectation")
             .find("conditions[0].np\": expected [1] or nothing") != std::string::npos);
   CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"command","np":[1]}]})") ==
         "exp.json: field \"conditions[0].command\": missing (required)");
+  // An empty program in "command" ran nothing in every cell: refused with the element named.
+  for (const char* empty : {R"([""])", R"(["  ", "{args}"])"})
+    CHECK(error_of(std::string(
+                       R"({"name":"x","conditions":[{"name":"a","launcher":"command","np":[1],)") +
+                   R"("command":)" + empty + "}]}")
+              .find("exp.json: field \"conditions[0].command[0]\": expected the program to run") ==
+          0);
   CHECK(
       error_of(
           R"({"name":"x","trainer":{"epochs":[1]},"conditions":[{"name":"a","launcher":"single"}]})") ==
@@ -553,4 +560,36 @@ TEST_CASE("\"labels\" names conditions, launchers, factors, levels, np and colum
   CHECK(error_of(head + R"({"hvd": "a\nb"}})").find("without control characters") !=
         std::string::npos);
   CHECK(error_of(head + R"(["hvd"]})").find("an object of") != std::string::npos);
+}
+
+TEST_CASE("a program that is there but cannot be run is refused before the first run") {
+  // It failed each of the matrix's cells, one after another, each after its launcher started.
+  scalebench::test::TempDir dir;
+  const auto script = dir / "train.sh";
+  std::ofstream(script) << "#!/bin/sh\necho hi\n";
+  std::filesystem::permissions(
+      script, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const auto expand = [&](const std::string& conditions) {
+    const auto experiment = parse_experiment(R"({"name": "x", "program": ")" + script.string() +
+                                                 R"(", "conditions": [)" + conditions + "]}",
+                                             (dir / "exp.json").string());
+    return expand_matrix(experiment, {"/opt/t", false});
+  };
+  CHECK_THROWS_WITH_AS(
+      expand(R"({"name": "a", "launcher": "mpirun", "np": [1, 2]})"),
+      doctest::Contains(("field \"program\" (condition \"a\"): " + script.string() +
+                         " is not executable; every run would fail (chmod +x it")
+                            .c_str()),
+      ExperimentError);
+  CHECK_THROWS_WITH_AS(expand(R"({"name": "c", "launcher": "command", "np": [1], "command": [")" +
+                              dir.path().string() + R"(", "{program}"]})"),
+                       doctest::Contains(("field \"command\" (condition \"c\"): " +
+                                          dir.path().string() + " is a directory")
+                                             .c_str()),
+                       ExperimentError);
+  // torchrun runs a script through Python: no execute bit needed. Made executable: fine.
+  CHECK_NOTHROW(expand(R"({"name": "t", "launcher": "torchrun", "np": [1]})"));
+  std::filesystem::permissions(script, std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  CHECK(expand(R"({"name": "a", "launcher": "single"})").size() == 1);
 }
