@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <concepts>
 #include <filesystem>
 #include <map>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -68,6 +70,19 @@ namespace {
 // this fails, and the runner retries and then writes a side file (docs/database.md), so a stuck
 // writer costs time, never a measured run.
 constexpr int kBusyTimeoutMs = 60'000;
+// How long a reader waits for the schema of a file that is being created.
+constexpr auto kSchemaWait = std::chrono::seconds(5);
+
+// An empty file whose schema may be on its way: modified in the last kSchemaWait, or with a
+// write-ahead log beside it (a writer is in its first transaction).
+bool schema_may_be_coming(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::exists(path + "-wal", error)) return true;
+  const auto modified = std::filesystem::last_write_time(path, error);
+  if (error) return false;
+  const auto age = std::filesystem::file_time_type::clock::now() - modified;
+  return age < kSchemaWait && age > -kSchemaWait;
+}
 
 // Key/value rows of an instance (run_id absent) or of one run; a key given twice keeps the last.
 void insert_provenance(sqlite3* db, const std::string& path, std::int64_t experiment_id,
@@ -273,6 +288,17 @@ Database Database::open(const std::string& path, OpenMode mode) {
   // Before anything is written: a file with objects scalebench did not make is not written to.
   if (!read_only && state != SchemaState::Empty) check_schema_objects(handle, path, found_version);
   if (read_only) {
+    if (state == SchemaState::Empty && schema_may_be_coming(path)) {
+      // `scalebench run` creates the file, then its schema in a transaction a moment later: a
+      // reader in between waits for it rather than calling the file not a database.
+      SchemaState now = state;
+      const auto give_up = std::chrono::steady_clock::now() + kSchemaWait;
+      while (now == SchemaState::Empty && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        now = classify_schema(handle, path, read_user_version(handle, path));
+      }
+      if (now != SchemaState::Empty) return open(path, mode);  // as any complete file
+    }
     if (state == SchemaState::Empty) {
       throw DatabaseError(fmt::format(
           "{}: not a scalebench database: the file holds no tables (results are written by "

@@ -7,8 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 
 #include "db/database.hpp"
 #include "db_support.hpp"
@@ -119,4 +122,34 @@ TEST_CASE("a database with a planted trigger, view or table is refused for writi
   // Dropped again, the file is written to as before; SQLite's own statistics are no objection.
   plant(path, "DROP TRIGGER t; DROP VIEW extra; DROP TABLE mine; ANALYZE");
   CHECK(error_of([&] { db::Database::open(path); }) == "<no error>");
+}
+
+TEST_CASE("a reader opening the file while `run` creates its schema waits for the schema") {
+  // The file exists (sqlite3_open made it) a moment before its schema: a report started then
+  // said "not a scalebench database".
+  test::TempDir dir;
+  const auto path = (dir / "r.db").string();
+  std::ofstream(path).close();  // the writer's first step: the empty file
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    db::Database::open(path);
+  });
+  std::string error;
+  try {
+    const auto reader = db::Database::open(path, db::OpenMode::ReadOnly);
+    CHECK(reader.schema_version() == db::kSchemaVersion);
+  } catch (const db::DatabaseError& e) {
+    error = e.what();
+  }
+  writer.join();
+  CHECK(error.empty());
+  // An empty file nobody is writing (old, no log beside it) is refused at once.
+  const auto stale = (dir / "stale.db").string();
+  std::ofstream(stale).close();
+  std::filesystem::last_write_time(
+      stale, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(db::Database::open(stale, db::OpenMode::ReadOnly),
+                       doctest::Contains("not a scalebench database"), db::DatabaseError);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(4));
 }
