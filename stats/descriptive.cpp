@@ -14,6 +14,13 @@ double mean(const std::vector<double>& values) {
   const double n = static_cast<double>(values.size());
   double sum = 0;
   for (double x : values) sum += x;
+  if (!std::isfinite(sum) &&
+      std::all_of(values.begin(), values.end(), [](double x) { return std::isfinite(x); })) {
+    // Finite values whose sum overflows (1e308 + 1e308): the same mean from x / n.
+    double scaled = 0;
+    for (double x : values) scaled += x / n;
+    return scaled;
+  }
   const double first = sum / n;
   double correction = 0;
   for (double x : values) correction += x - first;
@@ -32,6 +39,14 @@ std::optional<double> sample_sd(const std::vector<double>& values) {
     sum_d += d;
   }
   const double n = static_cast<double>(values.size());
+  if (!std::isfinite(ss) && std::isfinite(m)) {
+    // Deviations whose squares overflow (values near 1e308): the same sd, scaled by the largest.
+    double largest = 0;
+    for (double x : values) largest = std::max(largest, std::abs(x - m));
+    double scaled = 0;
+    for (double x : values) scaled += ((x - m) / largest) * ((x - m) / largest);
+    return largest * std::sqrt(scaled / (n - 1));
+  }
   return std::sqrt(std::max(0.0, (ss - sum_d * sum_d / n) / (n - 1)));
 }
 

@@ -22,6 +22,9 @@ std::vector<std::pair<std::string, std::vector<double>>> cells_of(const Observat
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < data.values.size(); ++i) {
     const auto& cell = data.levels[0][i];
+    if (!std::isfinite(data.values[i]))
+      throw InputError(fmt::format("{}: cell {}: a value that is not a finite number ({})",
+                                   data.source, cell, data.values[i]));
     const auto [it, inserted] = index.try_emplace(cell, cells.size());
     if (inserted) cells.emplace_back(cell, std::vector<double>{});
     cells[it->second].second.push_back(data.values[i]);
@@ -32,6 +35,7 @@ std::vector<std::pair<std::string, std::vector<double>>> cells_of(const Observat
 std::optional<stats::MeanWithError> estimate(const std::vector<double>& runs) {
   if (runs.size() < 2) return std::nullopt;
   const auto n = static_cast<double>(runs.size());
+  // The mean's standard error, / sqrt(n) after the sd (whose square would overflow near 1e308).
   return stats::MeanWithError{stats::mean(runs), *stats::sample_sd(runs) / std::sqrt(n), n - 1};
 }
 

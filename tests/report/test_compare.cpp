@@ -115,3 +115,26 @@ TEST_CASE("compare: no shared cell, or bad options, are named errors") {
                                                runs("b", {{"x", {1, 2}}}), {1.5, 0.02}),
                   report::InputError);
 }
+
+TEST_CASE("compare: durations near the largest double give finite numbers, never nan") {
+  // 1e308 seconds (a corrupt or hand-made database): the sum of two overflowed, the mean and the
+  // ratio printed -nan.
+  const auto c =
+      report::compare_observations(runs("a", {{"x", {1e308, 1.2e308, 1.1e308}}}),
+                                   runs("b", {{"x", {1.1e308, 1.3e308, 1.2e308}}}), {0.95, 0.02});
+  REQUIRE(c.rows.size() == 1);
+  const auto& row = c.rows[0];
+  CHECK(row.baseline_mean == doctest::Approx(1.1e308));
+  CHECK(row.ratio == doctest::Approx(1.2 / 1.1));
+  REQUIRE(row.ratio_lower);
+  CHECK(std::isfinite(*row.ratio_lower));
+  CHECK(std::isfinite(*row.ratio_upper));
+  CHECK(std::isfinite(*row.p));
+  const auto text = report::render_comparison_text(c);
+  CHECK(text.find("nan") == std::string::npos);
+  CHECK(text.find("inf") == std::string::npos);
+  // A value that is not a finite number is refused, naming its cell.
+  CHECK_THROWS_WITH_AS(
+      report::compare_observations(runs("a", {{"x", {1, INFINITY}}}), runs("b", {{"x", {1, 2}}})),
+      doctest::Contains("x"), report::InputError);
+}

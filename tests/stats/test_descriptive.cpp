@@ -41,3 +41,13 @@ TEST_CASE("median") {
   CHECK_THROWS_AS(median({}), StatsError);
   CHECK_THROWS_AS(median({1, std::nan(""), 2}), StatsError);
 }
+
+TEST_CASE("mean and sample sd of values whose sum or squares overflow are still right") {
+  // 1e308 + 1.2e308 overflows a double; so do the squared deviations of 1e307-sized spreads.
+  CHECK(mean({1e308, 1.2e308}) == doctest::Approx(1.1e308));
+  const std::vector<double> near_max = {1e308, 1.2e308, 1.1e308};
+  CHECK(mean(near_max) == doctest::Approx(1.1e308));
+  REQUIRE(sample_sd(near_max));
+  CHECK(*sample_sd(near_max) == doctest::Approx(1e307));
+  CHECK(*sample_sd({-0.8e308, 0.8e308}) == doctest::Approx(0.8e308 * std::sqrt(2.0)));
+}
