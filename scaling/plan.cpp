@@ -216,6 +216,17 @@ void check_options(const ScalingPlanOptions& o) {
     throw ReportError(fmt::format("--allreduce-window {} is not 0 or >= 1", o.allreduce_window));
   if (o.overlap && !(*o.overlap >= 0 && *o.overlap <= 1))
     throw ReportError(fmt::format("--overlap {} is not in [0, 1]", *o.overlap));
+  // Named presets are checked whether or not this plan uses them: a typo is never ignored.
+  const auto check_preset = [](const std::optional<std::string>& name, const char* option) {
+    if (!name) return;
+    try {
+      network_preset(*name);
+    } catch (const Error& error) {
+      throw ReportError(fmt::format("--{} {}: {}", option, *name, error.what()));
+    }
+  };
+  check_preset(o.network, "network");
+  check_preset(o.intra_network, "intra-network");
 }
 
 std::string signed_percent(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }

@@ -1,9 +1,11 @@
 #include "scaling/plan_input.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -70,8 +72,43 @@ std::string series_name(const db::RunRecord& run) {
 
 }  // namespace
 
+namespace {
+
+// --condition and each --only FACTOR=LEVEL must name what the selected runs have: a typo
+// otherwise selected nothing, or (a factor no run has) was silently read as "no runs".
+void check_selection(const std::vector<db::RunRecord>& runs, const InstanceSelection& selection,
+                     const ScalingPlanOptions& o) {
+  std::set<std::string> conditions;
+  std::map<std::string, std::set<std::string>> levels;
+  for (const auto& run : runs) {
+    conditions.insert(run.condition);
+    for (const auto& [factor, level] : run.factors) levels[factor].insert(level);
+  }
+  if (o.condition && !conditions.contains(*o.condition))
+    throw ReportError(fmt::format("--condition {}: no run of {} has it (conditions: {})",
+                                  *o.condition, selection.experiment, fmt::join(conditions, ", ")));
+  for (const auto& [factor, level] : o.only) {
+    const auto it = levels.find(factor);
+    if (it == levels.end()) {
+      std::vector<std::string> names;
+      for (const auto& [name, unused] : levels) names.push_back(name);
+      throw ReportError(fmt::format("--only {}={}: no run of {} has a factor {} ({})", factor,
+                                    level, selection.experiment, factor,
+                                    names.empty()
+                                        ? std::string("it has no factors")
+                                        : fmt::format("factors: {}", fmt::join(names, ", "))));
+    }
+    if (!it->second.contains(level))
+      throw ReportError(fmt::format("--only {}={}: {} has no level {} (levels: {})", factor, level,
+                                    factor, level, fmt::join(it->second, ", ")));
+  }
+}
+
+}  // namespace
+
 TrainingData load_training(const db::Database& database, const InstanceSelection& selection,
                            const ScalingPlanOptions& o) {
+  check_selection(database.runs_of_instances(selection.ids), selection, o);
   TrainingData out;
   const int skip_epochs = o.skip_epochs.value_or(warmup_epochs_of(database, selection).value_or(1));
   out.skip_epochs = skip_epochs;

@@ -148,6 +148,22 @@ TEST_CASE("model: presets, the published validation, and refusals named") {
   const auto only = test::invoke({"model", "--db", holdout(), "--only", "model"});
   CHECK(only.status == 1);
   CHECK(only.err.find("FACTOR=LEVEL") != std::string::npos);
+  // Every flag checked, used or not: an unknown --intra-network (ignored when fitting runs), a
+  // factor no run has, a level it lacks, a condition it lacks.
+  const auto intra = test::invoke({"model", "--db", holdout(), "--intra-network", "nonsense"});
+  CHECK(intra.status == 1);
+  CHECK(intra.err.find("--intra-network nonsense: unknown network preset 'nonsense'") !=
+        std::string::npos);
+  test::TempDir dir;
+  const std::string db = (dir / "q.db").string();
+  fs::copy_file(test::data_dir() / "db" / "quickstart.db", db);
+  const auto factor = test::invoke({"model", "--db", db, "--only", "f=x"});
+  CHECK(factor.status == 1);
+  CHECK(factor.err.find("--only f=x: no run of quickstart has a factor f") != std::string::npos);
+  const auto condition = test::invoke({"model", "--db", db, "--condition", "mpirn"});
+  CHECK(condition.status == 1);
+  CHECK(condition.err.find("--condition mpirn: no run of quickstart has it (conditions: mpirun, "
+                           "single)") != std::string::npos);
   const auto incomplete =
       test::invoke({"model", "--images-per-second", "100", "--batch-size", "8"});
   CHECK(incomplete.status == 1);

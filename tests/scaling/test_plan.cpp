@@ -260,11 +260,13 @@ TEST_CASE("scaling plan: a preset network beyond one node, and what is missing i
                        doctest::Contains("--images-per-second"), report::ReportError);
   options.network = "infiniband";
   CHECK_THROWS_WITH_AS(scaling::build_scaling_plan(&database, options),
-                       doctest::Contains("unknown network preset"), stats::StatsError);
+                       doctest::Contains("--network infiniband: unknown network preset"),
+                       report::ReportError);
   options.network.reset();
   options.condition = "nothing";
   CHECK_THROWS_WITH_AS(scaling::build_scaling_plan(&database, options),
-                       doctest::Contains("no finished training run"), report::ReportError);
+                       doctest::Contains("--condition nothing: no run of exact has it"),
+                       report::ReportError);
 }
 
 TEST_CASE("scaling plan: the LaTeX compiles with a stock TeX Live, hostile text escaped") {
