@@ -8,6 +8,8 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "report/analysis/report.hpp"
 #include "report/data/csv_table.hpp"
@@ -232,10 +234,31 @@ StatsReport analyze_nested(const Observations& data, double confidence) {
   return report;
 }
 
+// All pairs of k groups are k(k-1)/2 rows of Tukey and Games-Howell and a k x k letter display:
+// 200 000 groups exhausted memory. Refused past kMaxCompareGroups, before any work, with the limit.
+void check_group_count(std::size_t groups, const std::string& what) {
+  if (groups <= kMaxCompareGroups) return;
+  throw InputError(fmt::format(
+      "{}: {} groups, more than the {} whose all-pairs comparisons stats computes ({} pairs "
+      "here); analyse fewer at a time (with --db: --only FACTOR=LEVEL)",
+      what, groups, kMaxCompareGroups,
+      static_cast<double>(groups) * static_cast<double>(groups - 1) / 2));
+}
+
 }  // namespace
 
 StatsReport analyze_observations(const Observations& data, int ss_type, double confidence,
                                  bool interaction) {
+  for (std::size_t f = 0; f < data.levels.size() && f < data.factor_names.size(); ++f) {
+    std::unordered_set<std::string_view> distinct(data.levels[f].begin(), data.levels[f].end());
+    check_group_count(distinct.size(), "--factor " + data.factor_names[f]);
+  }
+  if (data.levels.size() == 2) {
+    std::unordered_set<std::string> cells;
+    for (std::size_t i = 0; i < data.values.size() && i < data.levels[0].size(); ++i)
+      cells.insert(data.levels[0][i] + '\x1f' + data.levels[1][i]);
+    check_group_count(cells.size(), "the cells of the two factors");
+  }
   if (data.unit && *data.unit == "nested") return analyze_nested(data, confidence);
   if (data.factor_names.empty() || data.factor_names.size() > 2)
     throw InputError(
@@ -337,6 +360,7 @@ StatsReport analyze_summary_file(const std::string& path, double confidence) {
   const auto means = table.numeric_column("mean");
   // A group of one has no sd: its cell may be empty, NA or nan (R's sd() of one value is NA).
   const auto sds = table.optional_numeric_column("sd");
+  check_group_count(names.size(), path);
   std::vector<stats::GroupSummary> groups;
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (!sds[i] && n[i] != 1)

@@ -29,6 +29,10 @@ struct ContrastReport {
 };
 ContrastReport interaction_contrast_of(const Observations& data, double confidence);
 
+// The most groups (levels of a factor, or cells of two) stats compares all pairs of (Tukey,
+// Games-Howell, letters): more are refused (InputError naming the limit).
+inline constexpr std::size_t kMaxCompareGroups = 1000;
+
 // With two factors, `interaction` false fits the additive model A + B (no A:B term, no per-cell
 // Tukey): the answer for a design with an empty cell, such as the single condition, which has no
 // np=2. An empty cell with the interaction is an InputError that names the cell and the option.

@@ -2,6 +2,7 @@
 // (values printed by scripts/reference/stats_reference.R and R's own printout).
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -73,4 +74,30 @@ TEST_CASE("stats CLI: --no-interaction fits the additive model") {
   CHECK(err2.str() ==
         "scalebench: error: --no-interaction needs two --factor (it drops their "
         "interaction term)\n");
+}
+
+TEST_CASE("stats CLI: 200 000 groups are refused with the limit, not a bad_alloc") {
+  // All pairs of 200 000 groups (2e10 Tukey rows) exhausted memory after seconds of work.
+  test::TempDir dir;
+  const auto csv = dir / "many.csv";
+  {
+    std::ofstream file(csv);
+    file << "group,value\n";
+    for (int g = 0; g < 200'000; ++g) file << 'g' << g << ',' << g % 7 << "\ng" << g << ",1\n";
+  }
+  std::ostringstream out, err;
+  CHECK(cli::run_cli({"stats", "--csv", csv.string(), "--response", "value", "--factor", "group"},
+                     out, err) == 1);
+  CHECK(err.str().find("--factor group: 200000 groups, more than the 1000 whose all-pairs "
+                       "comparisons stats computes") != std::string::npos);
+  // Two factors: their cells count too; and a summary file's groups.
+  const auto summary = dir / "summary.csv";
+  {
+    std::ofstream file(summary);
+    file << "group,n,mean,sd\n";
+    for (int g = 0; g < 1001; ++g) file << 'g' << g << ",3,1.5,0.5\n";
+  }
+  std::ostringstream out2, err2;
+  CHECK(cli::run_cli({"stats", "--summary", summary.string()}, out2, err2) == 1);
+  CHECK(err2.str().find("1001 groups, more than the 1000") != std::string::npos);
 }
