@@ -4,13 +4,17 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <fstream>
 #include <string>
 #include <string_view>
 
@@ -113,7 +117,112 @@ Pipe make_pty() {
   ::_exit(127);
 }
 
-[[noreturn]] void reaper(int read_fd, pid_t group) {
+namespace {
+
+// The cgroup2 directory this process is in ("0::/path" of /proc/self/cgroup under the cgroup2
+// mount of /proc/self/mounts), or empty.
+std::string own_cgroup2_dir() {
+  std::ifstream mounts("/proc/self/mounts");
+  std::string device, mount_point, type, rest;
+  std::string root;
+  while (mounts >> device >> mount_point >> type && std::getline(mounts, rest))
+    if (type == "cgroup2") {
+      root = mount_point;
+      break;
+    }
+  if (root.empty()) return "";
+  std::ifstream cgroups("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(cgroups, line))
+    if (line.rfind("0::", 0) == 0) return root + (line.size() > 3 ? line.substr(3) : "");
+  return "";
+}
+
+bool write_text(const char* file, const char* text, std::size_t size) {
+  const int fd = ::open(file, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t written = 0;
+  do written = ::write(fd, text, size);
+  while (written < 0 && errno == EINTR);
+  ::close(fd);
+  return written == static_cast<ssize_t>(size);
+}
+
+void sleep_ms(long milliseconds) {
+  struct timespec pause {
+    0, milliseconds * 1'000'000
+  };
+  while (::nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace
+
+void kill_cgroup(const char* dir, const char* kill_file, const char* procs_file) {
+  if (dir == nullptr) return;
+  const bool killed = write_text(kill_file, "1", 1);  // Linux 5.14+
+  for (int round = 0; round < 200; ++round) {
+    if (::rmdir(dir) == 0 || errno == ENOENT) return;
+    if (!killed) {
+      // Older kernels: each pid listed, killed, until the list is empty.
+      const int fd = ::open(procs_file, O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return;
+      std::array<char, 4096> buffer{};
+      const ssize_t got = ::read(fd, buffer.data(), buffer.size() - 1);
+      ::close(fd);
+      long pid = 0;
+      for (ssize_t i = 0; i < got; ++i) {
+        if (buffer[static_cast<std::size_t>(i)] >= '0' &&
+            buffer[static_cast<std::size_t>(i)] <= '9')
+          pid = pid * 10 + (buffer[static_cast<std::size_t>(i)] - '0');
+        else if (pid > 0) {
+          ::kill(static_cast<pid_t>(pid), SIGKILL);
+          pid = 0;
+        }
+      }
+    }
+    sleep_ms(10);
+  }
+}
+
+RunCgroup::RunCgroup() {
+  const std::string parent = own_cgroup2_dir();
+  if (parent.empty() || ::access((parent + "/cgroup.procs").c_str(), W_OK) != 0) return;
+  // Cgroups of orchestrators that are gone (a kill -9 that took the reaper too): emptied, removed.
+  if (DIR* directory = ::opendir(parent.c_str())) {
+    while (const dirent* entry = ::readdir(directory)) {
+      const std::string name = entry->d_name;
+      if (name.rfind("scalebench-", 0) != 0) continue;
+      const long owner = std::strtol(name.c_str() + 11, nullptr, 10);
+      if (owner <= 0 || owner == ::getpid() || ::kill(static_cast<pid_t>(owner), 0) == 0 ||
+          errno != ESRCH)
+        continue;
+      const std::string dir = parent + "/" + name;
+      kill_cgroup(dir.c_str(), (dir + "/cgroup.kill").c_str(), (dir + "/cgroup.procs").c_str());
+    }
+    ::closedir(directory);
+  }
+  static int sequence = 0;
+  const std::string dir =
+      parent + "/scalebench-" + std::to_string(::getpid()) + "-" + std::to_string(++sequence);
+  if (::mkdir(dir.c_str(), 0755) != 0) return;
+  path_ = dir;
+  kill_ = dir + "/cgroup.kill";
+  procs_ = dir + "/cgroup.procs";
+}
+
+RunCgroup::~RunCgroup() { kill_cgroup(dir(), kill_file(), procs_file()); }
+
+bool RunCgroup::add(pid_t pid) {
+  if (path_.empty()) return false;
+  const std::string text = std::to_string(pid);
+  if (write_text(procs_.c_str(), text.c_str(), text.size())) return true;
+  ::rmdir(path_.c_str());
+  path_.clear();
+  return false;
+}
+
+[[noreturn]] void reaper(int read_fd, pid_t group, const RunCgroup* cgroup) {
   ::setpgid(0, 0);
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
@@ -134,6 +243,7 @@ Pipe make_pty() {
     if (n == 0 || (n < 0 && errno != EINTR)) break;
   }
   ::kill(-group, SIGKILL);
+  if (cgroup != nullptr) kill_cgroup(cgroup->dir(), cgroup->kill_file(), cgroup->procs_file());
   ::_exit(0);
 }
 

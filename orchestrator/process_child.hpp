@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -65,10 +66,41 @@ struct ChildSetup {
 // default signal dispositions and an empty mask, its standard streams, execve.
 [[noreturn]] void exec_child(const ChildSetup& setup);
 
+// A cgroup (v2) of its own for one run, where this machine lets us make one under ours: every
+// descendant of the run stays in it whatever it does (setsid, double fork), so that the reaper
+// can kill them all when the orchestrator dies, even by kill -9 (docs/launchers.md). Inactive
+// (path() empty) without a writable cgroup2 hierarchy: then the process group and the subreaper
+// are all there is. The destructor kills what is left in it and removes it; making one first
+// removes those of orchestrators that are gone.
+class RunCgroup {
+ public:
+  RunCgroup();
+  ~RunCgroup();
+  RunCgroup(const RunCgroup&) = delete;
+  RunCgroup& operator=(const RunCgroup&) = delete;
+  const std::string& path() const { return path_; }
+  // Moves `pid` (the run's process, before it execs) into the cgroup; false (and the cgroup given
+  // up) where the kernel refuses.
+  bool add(pid_t pid);
+  // What the reaper needs, prepared before its fork: the directory, its cgroup.kill and
+  // cgroup.procs (nullptr when inactive).
+  const char* dir() const { return path_.empty() ? nullptr : path_.c_str(); }
+  const char* kill_file() const { return path_.empty() ? nullptr : kill_.c_str(); }
+  const char* procs_file() const { return path_.empty() ? nullptr : procs_.c_str(); }
+
+ private:
+  std::string path_, kill_, procs_;
+};
+
+// Kills every process in the cgroup `dir` (cgroup.kill, else each pid of cgroup.procs until none
+// is left) and removes it once empty. Async-signal-safe: the reaper calls it after fork.
+void kill_cgroup(const char* dir, const char* kill_file, const char* procs_file);
+
 // The per-run reaper's side of fork: out of the run's process group and the orchestrator's, deaf
 // to the stop signals, it blocks on a pipe whose only write end the orchestrator holds. EOF (the
-// orchestrator closed it at the end of the run, or died) kills the run's whole group.
-[[noreturn]] void reaper(int read_fd, pid_t group);
+// orchestrator closed it at the end of the run, or died) kills the run's whole group, and its
+// cgroup where it has one (`cgroup` from RunCgroup; nullptr without).
+[[noreturn]] void reaper(int read_fd, pid_t group, const RunCgroup* cgroup = nullptr);
 
 // Makes the orchestrator a child subreaper for one run: a descendant of the run that leaves the
 // process group (setsid, setpgid) and whose parent dies is reparented to us instead of init, so

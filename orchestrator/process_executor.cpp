@@ -182,8 +182,10 @@ std::optional<int> let_exec(RunPipes& pipes) {
 // the reaper started, then the child let exec. The launch error, or "" with the program running;
 // `child` holds it either way (already finished where it could not start).
 std::string release_child(pid_t pid, const std::string& program, RunPipes& pipes,
-                          const Subreaper& subreaper, std::optional<RunningChild>& child) {
+                          const Subreaper& subreaper, process::RunCgroup& cgroup,
+                          std::optional<RunningChild>& child) {
   ::setpgid(pid, pid);  // also here, so that the group exists before any kill(-pid)
+  cgroup.add(pid);      // before exec: every descendant is born in it
   pipes.out.write.reset();
   pipes.err.write.reset();
   pipes.status.write.reset();
@@ -191,7 +193,8 @@ std::string release_child(pid_t pid, const std::string& program, RunPipes& pipes
   pipes.go.read.reset();
 
   const pid_t reaper_pid = ::fork();
-  if (reaper_pid == 0) process::reaper(pipes.reaper.read.get(), pid);
+  if (reaper_pid == 0)
+    process::reaper(pipes.reaper.read.get(), pid, cgroup.dir() != nullptr ? &cgroup : nullptr);
   const int reaper_errno = errno;
   pipes.reaper.read.reset();
   child.emplace(pid, reaper_pid, std::move(pipes.reaper.write), subreaper);
@@ -518,6 +521,7 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
   }
   const ChildSetup setup = child_setup(image, pipes);
   const Subreaper subreaper;  // before the fork: every descendant of the run is ours to find
+  process::RunCgroup cgroup;  // where the machine allows: a setsid descendant cannot leave it
   const pid_t pid = ::fork();
   if (pid < 0) {
     outcome.launch_error = "cannot start " + image.program + ": " + errno_text(errno);
@@ -527,7 +531,7 @@ ProcessOutcome ProcessExecutor::execute(const LaunchSpec& spec, const LineCallba
   outcome.start_monotonic_ns = monotonic_now_ns();
   outcome.start_wall_ns = wall_now_ns();
   std::optional<RunningChild> child;
-  outcome.launch_error = release_child(pid, image.program, pipes, subreaper, child);
+  outcome.launch_error = release_child(pid, image.program, pipes, subreaper, cgroup, child);
   if (!outcome.launch_error.empty()) return finish_now();
   outcome.launched = true;
 

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "orchestrator/process_child.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
@@ -292,4 +293,31 @@ TEST_CASE("scalebench run | head -1: a closed stdout ends it cleanly, non-zero, 
   REQUIRE(db.handle);
   CHECK(db.text("PRAGMA integrity_check") == "ok");
   CHECK(std::stoi(db.text("SELECT count(*) FROM runs")) < kRepetitions);  // it stopped early
+}
+
+TEST_CASE("kill -9 of run: a setsid grandchild dies too, where a cgroup per run can be made") {
+  // It left the run's process group and session, so neither the group kill nor the death signal
+  // reached it; in the run's own cgroup the reaper kills it with the rest.
+  SCALEBENCH_SKIP_IF(why_no_binary());
+  {
+    scalebench::orchestrator::process::RunCgroup probe;
+    SCALEBENCH_SKIP_IF(probe.dir() != nullptr
+                           ? std::nullopt
+                           : std::optional<std::string>("no writable cgroup v2 here (docs: "
+                                                        "launchers.md, what a kill -9 leaves)"));
+  }
+  test::TempDir dir;
+  const std::string marker = "setsid-" + std::to_string(::getpid());
+  const auto trainer = dir / "escape.sh";
+  std::ofstream(trainer) << "#!/bin/sh\nsetsid sleep 300 &\necho 'Epoch 1/1'\nsleep 300\n";
+  write_experiment(dir / "e.json", trainer, marker, 1, "1");
+  const auto run = start_run(dir / "e.json", dir / "r.db", false);
+  // Both sleeps carry the marker in their environment; wait for the setsid one.
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  while (processes_with(marker).size() < 3 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(10ms);
+  REQUIRE(processes_with(marker).size() >= 3);  // sh, its sleep, the setsid sleep
+  ::kill(run.pid, SIGKILL);
+  CHECK(wait_at_most(run.pid, 5s));
+  CHECK(orphans_after(marker, 5s) == 0);
 }
