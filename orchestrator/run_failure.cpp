@@ -41,6 +41,35 @@ bool mentions_error(std::string_view text) {
   }
 }
 
+// A line that reports a consequence of the failure, or says how to see more, never its cause:
+// Open MPI's help aggregation ("1 more process has sent help message ...", "Set MCA parameter
+// \"orte_base_help_aggregate\" to 0 to see all help / error messages"), the end of its segfault
+// handler's backtrace ("*** End of error message ***"), its "Primary job terminated normally, but
+// 1 process returned a non-zero exit code" preamble, and Slurm's cancellation of the other tasks
+// ("*** STEP 1.0 ON node1 CANCELLED AT ...", "task 0: Terminated", "Force Terminated", "Job step
+// aborted"). Each mentions "error" or stands last, so it was quoted instead of the cause.
+bool is_consequence(std::string_view text) {
+  for (const std::string_view phrase :
+       {"to see all help / error messages", "has sent help message", "have sent help message",
+        "*** End of error message ***", "Primary job  terminated normally",
+        "Primary job terminated normally", "Per user-direction, the job has been aborted",
+        " CANCELLED AT ", "Force Terminated", "Job step aborted", "_step_signal: Terminating",
+        "mpirun detected that one or more processes exited with non-zero status"})
+    if (text.find(phrase) != std::string_view::npos) return true;
+  // srun's line for a task it stopped itself (the others, after one failed).
+  return text.starts_with("srun: error: ") && text.find(": task") != std::string_view::npos &&
+         text.ends_with(": Terminated");
+}
+
+// A line naming a fatal signal (Open MPI's handler: "Signal: Segmentation fault (11)"; a shell's
+// "Segmentation fault (core dumped)"): as telling as an error line.
+bool names_fatal_signal(std::string_view text) {
+  for (const std::string_view signal : {"Segmentation fault", "Bus error", "Illegal instruction",
+                                        "Floating point exception", "Aborted (core dumped)"})
+    if (text.find(signal) != std::string_view::npos) return true;
+  return false;
+}
+
 // A launcher's line that names the node a failure came from, most telling first: Open MPI's
 // "Remote daemon: [[j,0],2] on node 10.0.0.2" (a lost node), "mpirun noticed that process rank
 // 1 with PID 9 on node n2 exited on signal 9", Slurm's "srun: error: n2: task 1: Killed" and
@@ -57,7 +86,8 @@ int node_line_rank(std::string_view text, bool in_launcher_block) {
                              text.starts_with("prterun ") || text.starts_with("mpiexec ");
   if (launchers_own && text.find(" on node ") != std::string_view::npos) return 3;
   if (text.starts_with("srun: error: ") && text.find(": task ") != std::string_view::npos &&
-      (text.ends_with("Killed") || text.find("signal") != std::string_view::npos))
+      (text.ends_with("Killed") || text.find("signal") != std::string_view::npos ||
+       names_fatal_signal(text)))
     return 2;
   return 0;
 }
@@ -86,12 +116,16 @@ void RunAnalyzer::note_stderr(const std::string& text, bool rank_tagged, int ran
       if (in_block_ && !block_reason_.empty()) block_reason_done_ = true;
       in_block_ = !in_block_;
     }
+  } else if (is_consequence(text)) {
+    // Not a cause, nor a last word: a block made of it gives no reason (the next one's does).
   } else if (!is_blank(text)) {
     if (rank_tagged) last_rank_stderr_ = text.substr(0, 1000);
     last_stderr_ = text.substr(0, 1000);
     if (in_block_ && !rank_tagged && !block_reason_done_ && block_reason_.size() < 300)
-      block_reason_ += (block_reason_.empty() ? "" : " ") + text.substr(0, 300);
-    if (mentions_error(text)) (rank_tagged ? last_rank_error_ : last_error_) = text.substr(0, 1000);
+      block_reason_ +=
+          (block_reason_.empty() ? "" : " ") + std::string(util::trim(text)).substr(0, 300);
+    if (mentions_error(text) || names_fatal_signal(text))
+      (rank_tagged ? last_rank_error_ : last_error_) = text.substr(0, 1000);
     if (!rank_tagged && node_line_rank(text, in_block_) > node_line_rank(node_line_, true))
       node_line_ = std::string(util::trim(text)).substr(0, 300);
     if (pmi_reason_.empty() && (paragraphs_.size() < 1000 || paragraphs_.contains(rank_key))) {
@@ -100,8 +134,10 @@ void RunAnalyzer::note_stderr(const std::string& text, bool rank_tagged, int ran
     }
   } else {
     end_paragraph(rank_key);
-    if (in_block_ && !block_reason_.empty())
-      block_reason_done_ = true;  // the first paragraph of the block is the message
+    // The first paragraph of the block is the message; one that ends in ':' goes on into the
+    // next ("... could not access or execute an executable:" / "Executable: /x Node: n1").
+    if (in_block_ && !block_reason_.empty() && !block_reason_.ends_with(':'))
+      block_reason_done_ = true;
   }
 }
 

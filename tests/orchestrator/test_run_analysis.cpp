@@ -227,7 +227,7 @@ TEST_CASE("the failure reason: the trainer's last stderr words, else mpirun's ow
   };
   CHECK(analyze_run(mpirun_failed, kStart).failure_reason ==
         "mpirun was unable to launch the specified application as it could not access or execute "
-        "an executable:");
+        "an executable: Executable: /nonexistent");
   const std::vector<StampedLine> trainer_failed = {
       at(0.1, "[1,0]<stderr>:Traceback (most recent call last):"),
       at(0.1, "[1,0]<stderr>:ValueError: bad batch size"),
