@@ -13,7 +13,7 @@ namespace {
 using Match = NamedRegex::Groups;
 
 std::optional<Match> search(const NamedRegex& pattern, std::string_view text) {
-  return pattern.search(text.substr(0, kMatchWindow));
+  return pattern.search(text);
 }
 
 std::optional<std::string> group(const NamedRegex& pattern, const Match& found,
@@ -66,8 +66,15 @@ FormMatch match_line_forms(const LineForms& forms, std::string_view text) {
     const auto found = search(metric.pattern, text);
     if (!found) continue;
     auto value = number(group(metric.pattern, *found, "value"));
-    const auto of = number(group(metric.pattern, *found, "of"));
-    if (value && of && *of != 0) *value /= *of;
+    if (metric.pattern.has_group("of")) {
+      // value / of where the line says both: 5/0 is no number (not 5), nor is one that overflows.
+      const auto of = number(group(metric.pattern, *found, "of"));
+      if (of && *of != 0 && value)
+        *value /= *of;
+      else if (of || group(metric.pattern, *found, "of"))
+        value.reset();
+    }
+    if (value && !std::isfinite(*value)) value.reset();
     if (value)
       (metric.previous_epoch_on_start ? out.previous_epoch_metrics : out.metrics)
           .emplace_back(metric.name, *value);

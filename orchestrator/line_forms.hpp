@@ -37,8 +37,8 @@ struct LineForms {
   std::optional<NamedRegex> metrics_epoch;
 };
 
-// What one line says under a form. Only the first kMatchWindow bytes are matched (RE2 is linear
-// in them; the markers people print are near a line's start).
+// What one line says under a form: the whole line is matched (RE2, linear in it; a line is at
+// most kMaxLineBytes), so `$` is its end.
 struct FormMatch {
   std::optional<EpochMarker> start;  // epoch 1-based; total 0 when unknown
   std::optional<int> end_epoch;      // 1-based; 0 for "the rank's current epoch"
@@ -47,7 +47,6 @@ struct FormMatch {
   std::vector<std::pair<std::string, double>> previous_epoch_metrics;  // see Metric
   std::optional<int> metrics_epoch;  // 1-based, where the form says (LineForms::metrics_epoch)
 };
-inline constexpr std::size_t kMatchWindow = 1024;
 FormMatch match_line_forms(const LineForms& forms, std::string_view text);
 
 // The presets: pytorch-examples, lightning, hf-trainer, tqdm ("keras", the default, is no

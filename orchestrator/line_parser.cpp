@@ -123,6 +123,14 @@ std::string to_re2_syntax(const std::string& pattern, const std::vector<std::str
   bool in_class = false;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     const char c = pattern[i];
+    if (pattern.compare(i, 2, "\\Q") == 0) {
+      // RE2's quoted literal text, up to \E (or the end): no group can begin inside it.
+      const auto end = pattern.find("\\E", i + 2);
+      const auto stop = end == std::string::npos ? pattern.size() : end + 2;
+      out += pattern.substr(i, stop - i);
+      i = stop - 1;
+      continue;
+    }
     if (c == '\\' && i + 1 < pattern.size()) {
       out += pattern.substr(i, 2);
       ++i;
@@ -159,7 +167,8 @@ std::string to_re2_syntax(const std::string& pattern, const std::vector<std::str
               ? fmt::format("the only named group is (?<{}>...)", names.front())
               : fmt::format("the named groups are (?<{}>...)", fmt::join(names, ">...), (?<")));
     if (std::find(seen.begin(), seen.end(), name) != seen.end())
-      throw std::invalid_argument(fmt::format("more than one (?<{}>...) group", name));
+      throw std::invalid_argument(
+          fmt::format("each named group once: (?<{}>...) appears more than once", name));
     seen.push_back(name);
     out += "(?P<" + name + ">";
     i = close;

@@ -105,7 +105,8 @@ TEST_CASE("a user's tag pattern: one (?<rank>) group, anchored at the line's sta
   CHECK(line.payload == "Epoch 2/3");
   CHECK_THROWS_WITH_AS(TagPattern("w(\\d+): "), "no (?<rank>...) group for the rank",
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(TagPattern("(?<rank>\\d+)(?<rank>\\d+)"), "more than one (?<rank>...) group",
+  CHECK_THROWS_WITH_AS(TagPattern("(?<rank>\\d+)(?<rank>\\d+)"),
+                       "each named group once: (?<rank>...) appears more than once",
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(TagPattern("(?<host>\\w+)(?<rank>\\d+)"),
                        "the only named group is (?<rank>...)", std::invalid_argument);
