@@ -28,8 +28,13 @@ bool same_file(const std::string& a, const std::string& b) {
 fs::path private_copy(const std::string& source, const fs::path& directory) {
   if (!fs::is_regular_file(source))
     throw db::DatabaseError(fmt::format("{}: no such database file", source));
+  // An empty file would become an empty database in the copy, and "merged 0 runs" a success.
+  if (fs::file_size(source) == 0)
+    throw db::DatabaseError(
+        fmt::format("{}: an empty file, not a scalebench database (nothing merged)", source));
   const fs::path copy = directory / "side.db";
   fs::copy_file(source, copy);
+  fs::last_write_time(copy, fs::last_write_time(source));  // its age, as a reader judges it
   if (fs::is_regular_file(source + "-wal")) fs::copy_file(source + "-wal", copy.string() + "-wal");
   return copy;
 }
@@ -53,8 +58,23 @@ int merge_command(const MergeCommand& options, std::ostream& out, std::ostream&)
   auto into = db::Database::open(options.into);
   for (const auto& source : options.sources) {
     const report::PrivateTempDir work(fs::temp_directory_path());
-    const auto side = db::Database::open(private_copy(source, work.path()).string());
-    const auto merged = db::merge_database(into, side, source, options.skip_duplicates);
+    const std::string copy = private_copy(source, work.path()).string();
+    // Errors name the user's file, not the private copy (gone when they read the message).
+    const auto named = [&](const db::DatabaseError& error) {
+      std::string text = error.what();
+      for (auto at = text.find(copy); at != std::string::npos; at = text.find(copy, at))
+        text.replace(at, copy.size(), source);
+      return db::DatabaseError(text);
+    };
+    db::MergeOutcome merged;
+    try {
+      const auto side = db::Database::open(copy, db::OpenMode::ReadOnly);
+      merged = db::merge_database(into, side, source, options.skip_duplicates);
+    } catch (const db::DuplicateRunError&) {
+      throw;
+    } catch (const db::DatabaseError& error) {
+      throw named(error);
+    }
     fmt::print(
         out, "{}: merged {} into {}{}{}\n", source,
         merged.runs == 1 ? std::string("1 run") : fmt::format("{} runs", merged.runs), options.into,

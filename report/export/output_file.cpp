@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <utility>
 
@@ -161,6 +162,17 @@ void refuse_database_output(const fs::path& output, const fs::path& database) {
 
 namespace {
 
+// Whether `pid` runs: a zombie does not (a killed process waits as one until its parent, or
+// an init that reaps slowly, collects it).
+bool process_lives(pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const auto paren = text.rfind(')');
+  return !(paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z');
+}
+
 // `.scalebench-<pid>-XXXXXX` directories of this user in `parent` whose process is gone: left by
 // a kill -9 (merge's private copy of a side file is as large as the file). A pid reused by a
 // live process keeps its directory until that one ends too.
@@ -178,7 +190,7 @@ void remove_orphaned_temp_dirs(const fs::path& parent) {
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
       continue;
-    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    if (pid == ::getpid() || process_lives(pid)) continue;
     std::error_code ignored;
     fs::remove_all(it->path(), ignored);
   }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli_support.hpp"
+#include "db/database.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
@@ -62,4 +63,33 @@ TEST_CASE("merge: the target itself and a missing source are refused, naming the
   const auto missing = invoke({"merge", (dir / "nope.db").string(), "--into", into.string()});
   CHECK(missing.status == 1);
   CHECK(missing.err.find("nope.db: no such database file") != std::string::npos);
+}
+
+TEST_CASE(
+    "merge: an empty, truncated or garbage side file is refused naming it, target as it was") {
+  test::TempDir dir;
+  const auto into = dir / "results.db";
+  fs::copy_file(test::data_dir() / "db" / "schema-v6.db", into);
+  const auto runs_before = scalebench::db::Database::open(into.string()).runs().size();
+  std::ofstream(dir / "empty.db").close();
+  const auto empty = invoke({"merge", (dir / "empty.db").string(), "--into", into.string()});
+  CHECK(empty.status == 1);  // was "merged 0 runs", exit 0
+  CHECK(empty.err.find("empty.db: an empty file, not a scalebench database") != std::string::npos);
+  {
+    std::ifstream whole(test::data_dir() / "db" / "schema-v6.db", std::ios::binary);
+    std::string bytes(4096, '\0');
+    whole.read(bytes.data(), 4096);
+    std::ofstream(dir / "trunc.db", std::ios::binary) << bytes;
+    std::ofstream(dir / "garbage.db") << std::string(8192, 'x');
+  }
+  for (const char* name : {"trunc.db", "garbage.db"}) {
+    CAPTURE(name);
+    const auto bad = invoke({"merge", (dir / name).string(), "--into", into.string()});
+    CHECK(bad.status == 1);
+    // The user's file is named, not the private copy (.scalebench-<pid>-*/side.db).
+    CHECK(bad.err.find((dir / name).string()) != std::string::npos);
+    CHECK(bad.err.find("side.db") == std::string::npos);
+  }
+  const auto after = scalebench::db::Database::open(into.string());
+  CHECK(after.runs().size() == runs_before);
 }

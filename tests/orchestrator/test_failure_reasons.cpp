@@ -62,8 +62,9 @@ TEST_CASE("failure reasons from captured faults: mpirun across emulated nodes") 
         "mpirun was unable to launch the specified application as it could not access or execute "
         "an executable: Executable: /nonexistent/train Node: 10.231.0.1");
   // A node's daemons killed: Open MPI 4.1 says only that a daemon could not be kept.
-  CHECK(reason_of("mpirun-node-killed").find("ORTE was unable to reliably start one or more "
-                                             "daemons.") == 0);
+  CHECK(reason_of("mpirun-node-killed")
+            .find("ORTE was unable to reliably start one or more "
+                  "daemons.") == 0);
 }
 
 TEST_CASE("failure reasons from captured faults: srun across emulated nodes") {
@@ -81,10 +82,12 @@ TEST_CASE("failure reasons: help aggregation and a handler's last line are no ca
       {err(1.0, dashes), err(1.0, "ORTE has lost communication with a remote daemon."),
        err(1.0, ""), err(1.0, "  HNP daemon   : [[51,0],0] on node vm"),
        err(1.0, "  Remote daemon: [[51,0],2] on node node2"), err(1.0, dashes),
-       err(1.1, "[vm:04242] 1 more process has sent help message help-errmgr-base.txt / "
-                "node-died"),
-       err(1.1, "[vm:04242] Set MCA parameter \"orte_base_help_aggregate\" to 0 to see all help "
-                "/ error messages")},
+       err(1.1,
+           "[vm:04242] 1 more process has sent help message help-errmgr-base.txt / "
+           "node-died"),
+       err(1.1,
+           "[vm:04242] Set MCA parameter \"orte_base_help_aggregate\" to 0 to see all help "
+           "/ error messages")},
       kStart);
   CHECK(lost.failure_reason ==
         "ORTE has lost communication with a remote daemon. [Remote daemon: [[51,0],2] on node "

@@ -194,10 +194,13 @@ TEST_CASE("line forms: a pattern that backtracks exponentially still matches in 
 }
 
 TEST_CASE("line forms: $ is the line's end, value/of needs a non-zero of, \\Q...\\E is text") {
-  const auto forms = line_forms_from_patterns(
-      nullptr, {R"(^== epoch (?<epoch>\d+))", std::string("^a+$"), std::nullopt, std::nullopt,
-                {{"loss", R"(loss=(?<value>[^/ ]+)(?:/(?<of>\S+))?)"},
-                 {"accuracy", R"(\Q(?<x>\E(?<value>[0-9.]+))"}}});
+  const auto forms =
+      line_forms_from_patterns(nullptr, {R"(^== epoch (?<epoch>\d+))",
+                                         std::string("^a+$"),
+                                         std::nullopt,
+                                         std::nullopt,
+                                         {{"loss", R"(loss=(?<value>[^/ ]+)(?:/(?<of>\S+))?)"},
+                                          {"accuracy", R"(\Q(?<x>\E(?<value>[0-9.]+))"}}});
   // A 2000-byte line of a's then b: not an end line (a 1024-byte window made $ match there).
   CHECK_FALSE(match_line_forms(*forms, std::string(2000, 'a') + "b").ends);
   CHECK(match_line_forms(*forms, std::string(2000, 'a')).ends);
@@ -206,17 +209,17 @@ TEST_CASE("line forms: $ is the line's end, value/of needs a non-zero of, \\Q...
     return m.metrics.empty() ? std::optional<double>() : m.metrics[0].second;
   };
   CHECK(loss("loss=3/4") == 0.75);
-  CHECK(loss("loss=0.5") == 0.5);           // no of: the value itself
-  CHECK_FALSE(loss("loss=5/0"));            // not 5
-  CHECK_FALSE(loss("loss=5/x"));            // an of that is no number
-  CHECK_FALSE(loss("loss=1e308/1e-308"));   // overflows: no number, not inf
+  CHECK(loss("loss=0.5") == 0.5);          // no of: the value itself
+  CHECK_FALSE(loss("loss=5/0"));           // not 5
+  CHECK_FALSE(loss("loss=5/x"));           // an of that is no number
+  CHECK_FALSE(loss("loss=1e308/1e-308"));  // overflows: no number, not inf
   // \Q(?<x>\E is literal text in RE2, not a group named x.
   const auto m = match_line_forms(*forms, "acc (?<x>0.9");
   REQUIRE(m.metrics.size() == 1);
   CHECK(m.metrics[0].second == 0.9);
   try {
-    line_forms_from_patterns(nullptr, {R"((?<epoch>\d+)|(?<epoch>x))", std::nullopt,
-                                       std::nullopt, std::nullopt, {}});
+    line_forms_from_patterns(
+        nullptr, {R"((?<epoch>\d+)|(?<epoch>x))", std::nullopt, std::nullopt, std::nullopt, {}});
     FAIL("a twice-named group was accepted");
   } catch (const LineFormError& error) {
     CHECK(std::string(error.what()) ==

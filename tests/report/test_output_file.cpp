@@ -171,7 +171,14 @@ TEST_CASE("PrivateTempDir removes the directories a killed process left, not a l
   const pid_t child = ::fork();
   if (child == 0) ::_exit(0);
   REQUIRE(child > 0);
-  ::waitpid(child, nullptr, 0);
+  // Not reaped yet: a zombie, as a process killed -9 stays until its parent (or a slow init)
+  // collects it; it runs no more, so its directory goes.
+  for (int i = 0; i < 500; ++i) {
+    siginfo_t info{};
+    if (::waitid(P_PID, child, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == child)
+      break;  // exited, still unreaped
+    ::usleep(2000);
+  }
   const fs::path orphan = dir / fmt::format(".scalebench-{}-AbC123", child);
   const fs::path live = dir / fmt::format(".scalebench-{}-XyZ789", ::getppid());
   const fs::path foreign = dir / ".scalebench-notapid-q";
@@ -180,6 +187,7 @@ TEST_CASE("PrivateTempDir removes the directories a killed process left, not a l
     std::ofstream(path / "side.db") << "copy";
   }
   { report::PrivateTempDir work(dir.path()); }
+  ::waitpid(child, nullptr, 0);
   CHECK_FALSE(fs::exists(orphan));
   CHECK(fs::exists(live / "side.db"));
   CHECK(fs::exists(foreign / "side.db"));
