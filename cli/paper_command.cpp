@@ -268,6 +268,11 @@ void check_paper_directory(const fs::path& dir, const report::PaperDocument& doc
 }  // namespace
 
 int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&) {
+  if (options.title)
+    if (const auto bad = util::first_invalid_utf8(*options.title))
+      throw report::ReportError(
+          fmt::format("--title: not valid UTF-8 at byte {} (0x{:02x}); the title is UTF-8 text",
+                      *bad, static_cast<unsigned char>((*options.title)[*bad])));
   if (options.output && options.output->empty())
     throw report::ReportError("-o '': an empty directory name (give the directory to write)");
   report::check_unit(options.unit);

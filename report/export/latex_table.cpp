@@ -49,6 +49,16 @@ void tex_char(std::string& out, char c, char previous, bool& open_quote) {
       // "--" and "---" would be set as dashes: a name's hyphens stay hyphens.
       out += previous == '-' ? "{}-" : "-";
       return;
+    case '`':
+      // A backtick would be an opening quote, and ?` !` the Spanish marks: a grave accent.
+      out += "\\textasciigrave{}";
+      return;
+    case '\'':
+    case ',':
+      // '' and ,, would be set as closing and low double quotes: each stays itself.
+      if (previous == c) out += "{}";
+      out += c;
+      return;
     default:
       if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7F)
         out += c;

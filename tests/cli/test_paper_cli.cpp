@@ -385,4 +385,12 @@ TEST_CASE("a label that is not UTF-8 is refused up front, with its byte offset")
     CHECK(bad.err.find("not valid UTF-8 at byte 9 (0xc3)") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "out"));
   }
+  // The title too (it went into main.tex, which then failed to compile), a lone surrogate also.
+  for (const char* title : {"Ti\xc3(tle", "a\xed\xa0\x80b"}) {
+    const auto bad =
+        test::invoke({"paper", "--db", db, "-o", (dir / "out").string(), "--title", title});
+    CHECK(bad.status != 0);
+    CHECK(bad.err.find("--title: not valid UTF-8 at byte") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "out"));
+  }
 }

@@ -43,6 +43,11 @@ TEST_CASE("LaTeX prose: options in typewriter type, np in math, no dashes made o
   // A name's double hyphen stays two hyphens (TeX would set an en dash), in tex() too.
   CHECK(tex("exp--1---x") == "exp-{}-1-{}-{}-x");
   CHECK(latex::prose("exp--1") == "exp-{}-1");
+  // No other TeX ligature turns a name's characters into others: ?` !` (inverted marks), `` ''
+  // and ,, (double quotes), a backtick (an opening quote).
+  CHECK(tex("a ?`x !`y ``q'' ,,z") ==
+        "a ?\\textasciigrave{}x !\\textasciigrave{}y \\textasciigrave{}\\textasciigrave{}q'{}' "
+        ",{},z");
 }
 
 TEST_CASE("LaTeX cells: per-column rounding, --digits, intervals at the value's decimals") {
