@@ -10,6 +10,7 @@
 #include "cli/numeric_flags.hpp"
 #include "orchestrator/emulated_cluster.hpp"
 #include "orchestrator/executor.hpp"
+#include "orchestrator/experiment.hpp"
 #include "scaling/network_presets.hpp"
 
 namespace scalebench::cli {
@@ -125,7 +126,12 @@ int cluster_command(const ClusterCommand& options, std::ostream& out, std::ostre
                  "  Slurm: every node idle; with the env sourced (SLURM_CONF), e.g.\n"
                  "  srun -N {} --ntasks-per-node 1 hostname; sbatch, salloc, sinfo\n",
                  plan.nodes.size());
-    fmt::print(out, "  scalebench cluster down --name {}\n", plan.spec.name);
+    // The command that takes it down, as it must be typed: with --dir where it is not the default.
+    const bool default_dir =
+        plan.spec.directory == orchestrator::default_cluster_directory(plan.spec.name);
+    fmt::print(
+        out, "  scalebench cluster down --name {}{}\n", plan.spec.name,
+        default_dir ? "" : " --dir " + orchestrator::shell_join({plan.spec.directory.string()}));
     return 0;
   }
   if (options.action == "down") {

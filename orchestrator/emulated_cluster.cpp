@@ -498,6 +498,10 @@ std::vector<std::string> cluster_down(const fs::path& directory, Executor& execu
   std::vector<std::string> removed;
   json state = read_state(directory);
   if (state.is_null()) return removed;
+  if (!state.is_object() || (state.contains("created") && !state["created"].is_array()) ||
+      (state.contains("name") && !state["name"].is_string()))
+    throw ClusterError(fmt::format("{}: not the state `cluster up` writes; nothing removed",
+                                   (directory / "state.json").string()));
   const json created = state.value("created", json::array());
   const std::string cluster = state.value("name", "");
   if (cluster.empty() || cluster.size() > 6 ||
@@ -506,6 +510,11 @@ std::vector<std::string> cluster_down(const fs::path& directory, Executor& execu
         fmt::format("{}: the cluster's name '{}' is not one `up` gives; nothing "
                     "removed",
                     (directory / "state.json").string(), cluster));
+  if (state.contains("bridge") && state["bridge"] != json("sb" + cluster + "br"))
+    throw ClusterError(fmt::format(
+        "{}: names the bridge {}, which `cluster up` of '{}' never makes; nothing removed (edit "
+        "or delete the file)",
+        (directory / "state.json").string(), state["bridge"].dump(), cluster));
   for (const auto& item : created)
     if (!item.is_object() || !made_by_up(cluster, item))
       throw ClusterError(fmt::format(

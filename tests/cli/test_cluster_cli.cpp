@@ -43,6 +43,9 @@ TEST_CASE("cluster up: three nodes with their own names and addresses, mpirun ac
   CAPTURE(up.err);
   REQUIRE(up.status == 0);
   CHECK(up.out.find("cluster " + name + " up: 3 nodes, links 200 Mbit/s") == 0);
+  // The way down as it must be typed: with the --dir it was made in.
+  CHECK(up.out.find("scalebench cluster down --name " + name + " --dir " + (dir / "c").string()) !=
+        std::string::npos);
   CHECK(namespaces_of(name) ==
         "sb-" + name + "-node1 sb-" + name + "-node2 sb-" + name + "-node3 ");
   // A command on a node: its hostname and its address.

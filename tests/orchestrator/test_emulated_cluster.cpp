@@ -276,6 +276,17 @@ TEST_CASE("emulated cluster: down removes only names up makes, files never throu
                          ClusterError);
     CHECK(remover.launched().empty());
   }
+  // A bridge that is not the cluster's, or a state that is not up's at all.
+  for (const std::string state :
+       {R"({"name": "t9", "bridge": "eth0", "created": []})", R"([1, 2])",
+        R"({"name": 7, "created": []})", R"({"name": "t9", "created": {"kind": "link"}})"}) {
+    CAPTURE(state);
+    std::ofstream(directory / "state.json") << state;
+    FakeExecutor remover([](const LaunchSpec&) { return FakeProcess{}; });
+    CHECK_THROWS_WITH_AS(cluster_down(directory, remover), doctest::Contains("nothing removed"),
+                         ClusterError);
+    CHECK(remover.launched().empty());
+  }
   // Symlinks planted in --dir, at the files' names and at the old temporary name: never
   // written through (as root they would overwrite any file).
   const auto victim = dir / "victim";
