@@ -41,13 +41,19 @@ Launcher parse_launcher(const ExperimentReader& reader) {
   reader.fail("one of \"single\", \"mpirun\", \"srun\", \"torchrun\", \"command\"");
 }
 
+// A program to run: empty or blank runs nothing, in every cell.
+constexpr std::string_view kProgramExpected =
+    "the program to run (a path or a name on PATH), not an empty or blank string";
+bool is_blank(std::string_view text) {
+  return text.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos;
+}
+
 // A "command" argv template, its placeholders checked.
 std::vector<std::string> command_template(const ExperimentReader& command) {
   auto parts = command.strings();
   if (parts.empty()) command.fail("a non-empty array of strings");
   // The first element is the program run: an empty one (or blank) runs nothing, in every cell.
-  if (parts.front().find_first_not_of(" \t") == std::string::npos)
-    command.at(0).fail("the program to run (a path or a name on PATH), not an empty string");
+  if (is_blank(parts.front())) command.at(0).fail(kProgramExpected);
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const auto& part = parts[i];
     if (part == "{args}") continue;
@@ -99,7 +105,7 @@ Condition parse_condition(const ExperimentReader& reader,
   if (reader.has("stdout")) condition.stdout_pty = reader.at("stdout").stdout_pty();
   if (reader.has("program")) {
     condition.program = reader.at("program").literal_string();
-    if (condition.program->empty()) reader.at("program").fail("a non-empty string");
+    if (is_blank(*condition.program)) reader.at("program").fail(kProgramExpected);
   }
   if (condition.launcher == Launcher::Command) {
     reader.require_key("command");
@@ -160,7 +166,7 @@ FactorLevel parse_level(const ExperimentReader& reader, const std::string& facto
     if (reader.has("env")) level.env = reader.at("env").environment();
     if (reader.has("program")) {
       level.program = reader.at("program").literal_string();
-      if (level.program->empty()) reader.at("program").fail("a non-empty string");
+      if (is_blank(*level.program)) reader.at("program").fail(kProgramExpected);
     }
     if (reader.has("launcher")) level.launcher = parse_launcher(reader.at("launcher"));
     level.train_images = reader.images_per_epoch();
@@ -467,7 +473,7 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
     experiment.timeout_seconds = root.at("timeout_seconds").timeout_seconds();
   if (root.has("program")) {
     experiment.program = root.at("program").literal_string();
-    if (experiment.program->empty()) root.at("program").fail("a non-empty string");
+    if (is_blank(*experiment.program)) root.at("program").fail(kProgramExpected);
   }
   experiment.trainer = root.trainer_args();
   experiment.train_images = root.images_per_epoch();

@@ -25,6 +25,7 @@ OneWayAnova one_way_anova(const std::vector<std::vector<double>>& groups) {
 
 // The ANOVA table from its sums of squares (Scheffe 1959, ch. 3), shared by raw and summary input.
 OneWayAnova one_way_anova_from_sums(double ss_between, double ss_within, double k, double n) {
+  check_sums_of_squares(ss_between, ss_within);
   OneWayAnova r;
   r.ss_between = ss_between;
   r.ss_within = ss_within;

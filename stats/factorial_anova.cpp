@@ -95,6 +95,7 @@ void check_cells(const CodedFactor& a, const CodedFactor& b) {
 }
 
 void fill_test(AnovaTerm& t, double ms_residual, double df_residual) {
+  check_sums_of_squares(t.ms, ms_residual);
   if (ms_residual > 0) {
     t.f = t.ms / ms_residual;
     const boost::math::fisher_f_distribution<double> dist(t.df, df_residual);

@@ -175,6 +175,12 @@ TEST_CASE("malformed files: one clear error naming file, field and expectation")
   CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"command","np":[1]}]})") ==
         "exp.json: field \"conditions[0].command\": missing (required)");
   // An empty program in "command" ran nothing in every cell: refused with the element named.
+  // So is a blank "program", at every level.
+  CHECK(error_of(R"({"name":"x","program":" ","conditions":[{"name":"a","launcher":"single"}]})")
+            .find("exp.json: field \"program\": expected the program to run") == 0);
+  CHECK(error_of(R"({"name":"x","conditions":[{"name":"a","launcher":"single","program":"\t"}]})")
+            .find("field \"conditions[0].program\": expected the program to run") !=
+        std::string::npos);
   for (const char* empty : {R"([""])", R"(["  ", "{args}"])"})
     CHECK(error_of(std::string(
                        R"({"name":"x","conditions":[{"name":"a","launcher":"command","np":[1],)") +

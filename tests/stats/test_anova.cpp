@@ -8,6 +8,7 @@
 
 #include "r_reference.hpp"
 #include "stats/anova.hpp"
+#include "stats/factorial_anova.hpp"
 
 using scalebench::stats::one_way_anova;
 using scalebench::stats::OneWayAnova;
@@ -111,4 +112,19 @@ TEST_CASE("one-way ANOVA edge cases") {
     CHECK(got.f == 0);
     CHECK(got.p == 1);
   }
+}
+
+TEST_CASE("one-way and factorial ANOVA of values whose squares overflow say so") {
+  // 1e200 seconds: the sums of squares are inf, and Boost's F distribution complained of a NaN
+  // parameter instead.
+  const std::vector<std::vector<double>> huge = {{1e200, 2e200}, {3e200, 4e200}};
+  CHECK_THROWS_WITH_AS(scalebench::stats::one_way_anova(huge),
+                       doctest::Contains("the sums of squares overflow a double"),
+                       scalebench::stats::StatsError);
+  CHECK_THROWS_WITH_AS(
+      scalebench::stats::factorial_anova(
+          {1e200, 2e200, 3e200, 4e200, 5e200, 6e200, 7e200, 8e200},
+          {{"a", "a", "b", "b", "a", "a", "b", "b"}, {"x", "x", "x", "x", "y", "y", "y", "y"}},
+          {"f", "g"}),
+      doctest::Contains("the sums of squares overflow a double"), scalebench::stats::StatsError);
 }
