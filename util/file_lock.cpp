@@ -37,6 +37,9 @@ std::optional<FileLock> FileLock::try_acquire(const std::filesystem::path& path,
   // that is no longer the one at `path`, and the lock is tried again on the new one.
   for (int attempt = 0; attempt < 100; ++attempt) {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno == ELOOP)
+      throw Error("the lock file " + path.string() +
+                  " is a symbolic link (planted there?); it is not followed: remove it");
     if (fd < 0)
       throw Error("cannot open the lock file " + path.string() + ": " + std::strerror(errno));
     // O_NOFOLLOW does not stop a hard link: a lock file with a second name is another file

@@ -83,6 +83,11 @@ TEST_CASE("a lock file with a second name (a planted hard link) is refused, its 
   std::string text;
   std::getline(file, text);
   CHECK(text == "precious");
+  // A symbolic link is not followed, and says what it is.
+  std::filesystem::remove(path);
+  std::filesystem::create_symlink(victim, path);
+  CHECK_THROWS_WITH_AS(util::FileLock::try_acquire(path, "me", nullptr),
+                       doctest::Contains("is a symbolic link (planted there?)"), Error);
   // A directory at the name is no lock file either.
   std::filesystem::remove(path);
   std::filesystem::create_directory(path);
