@@ -132,7 +132,7 @@ void declare_model_options(CLI::App& app, ModelCommand& options) {
       ->capture_default_str();
   app.add_option("--skip-epochs", plan.skip_epochs,
                  "Warm-up epochs left out of each run (when it has more) [the experiment "
-                 "file's \"warmup_epochs\", else 1]")
+                 "file's \"warmup_epochs\", else 0]")
       ->transform(integer_in(0, 100000));
   app.add_option("--format", options.format, "markdown, csv, json, latex or html")
       ->capture_default_str();

@@ -312,9 +312,14 @@ void add_fit_notes(ScalingPlan& plan, const ScalingFit& fit, const ScalingData& 
         o.allreduce_max_np ? fmt::format(" and allreduce runs with np <= {}", *o.allreduce_max_np)
                            : std::string(" (the allreduce runs at every np)")));
   plan.notes.push_back(fmt::format(
-      "Step = epoch time / (images per epoch / (np x batch {})), mean over each run's epochs "
-      "after the first {}; intervals: {:g}% percentile bootstrap over runs ({} refits{}).",
-      training.batch, training.skip_epochs, 100 * o.level, plan.replicates,
+      "Step = epoch time / (images per epoch / (np x batch {})), mean over each run's epochs{} "
+      "({}); intervals: {:g}% percentile bootstrap over runs ({} refits{}).",
+      training.batch,
+      training.skip_epochs == 0
+          ? std::string(", none left out as warm-up")
+          : fmt::format(" after the first {} (warm-up; a run with no more keeps all)",
+                        training.skip_epochs),
+      training.skip_origin, 100 * o.level, plan.replicates,
       plan.failed_replicates ? fmt::format(", {} resamples refused", plan.failed_replicates) : ""));
   add_band_note(plan, data);
   plan.notes.push_back(epochs.weak

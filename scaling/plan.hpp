@@ -48,8 +48,8 @@ struct ScalingPlanOptions {
   int bootstrap = 1000;
   std::uint64_t seed = 1;
   double level = 0.95;
-  // Epochs at the start of each run left out (warm-up), when it has more; default: the experiment
-  // file's "warmup_epochs", else 1.
+  // Epochs at the start of each run left out (warm-up), when it has more; default: the report's
+  // rule (report::warmup_rule: the experiment file's "warmup_epochs", else none).
   std::optional<int> skip_epochs = std::nullopt;
 };
 

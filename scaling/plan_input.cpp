@@ -110,8 +110,10 @@ TrainingData load_training(const db::Database& database, const InstanceSelection
                            const ScalingPlanOptions& o) {
   check_selection(database.runs_of_instances(selection.ids), selection, o);
   TrainingData out;
-  const int skip_epochs = o.skip_epochs.value_or(warmup_epochs_of(database, selection).value_or(1));
+  const auto warmup = warmup_rule(database, selection, o.skip_epochs);  // report's rule too
+  const int skip_epochs = warmup.epochs;
   out.skip_epochs = skip_epochs;
+  out.skip_origin = warmup.origin;
   std::set<std::string> series;
   std::optional<double> parameters, fusion, batch;
   std::size_t skipped_no_epochs = 0;

@@ -29,7 +29,8 @@ struct TrainingData {
   bool overlap_on = false;
   std::string series;
   std::vector<std::string> notes;
-  int skip_epochs = 1;  // the warm-up epochs left out of each run
+  int skip_epochs = 0;      // the warm-up epochs left out of each run (report's rule)
+  std::string skip_origin;  // where that number came from, for the notes
 };
 
 // The training runs of `selection` that match `o` (ok, with epochs, one series, one batch size).

@@ -191,20 +191,22 @@ std::size_t drop_warmup_epochs(std::vector<db::EpochSample>& samples, int warmup
   return short_runs;
 }
 
+WarmupRule warmup_rule(const db::Database& database, const InstanceSelection& selection,
+                       std::optional<int> skip) {
+  if (skip) {
+    if (*skip < 0) throw InputError(fmt::format("--skip-epochs {}: expected 0 or more", *skip));
+    return {*skip, "--skip-epochs"};
+  }
+  if (const auto file = warmup_epochs_of(database, selection))
+    return {*file, "the experiment file's \"warmup_epochs\""};
+  return {kDefaultWarmupEpochs, "the default"};
+}
+
 std::vector<db::EpochSample> epoch_samples_after_warmup(const db::Database& database,
                                                         InstanceSelection& selection,
                                                         const InstanceQuery& query) {
   auto samples = database.epoch_samples_of_instances(selection.ids);
-  int warmup = 0;
-  const char* origin = "--skip-epochs";
-  if (query.skip_epochs) {
-    if (*query.skip_epochs < 0)
-      throw InputError(fmt::format("--skip-epochs {}: expected 0 or more", *query.skip_epochs));
-    warmup = *query.skip_epochs;
-  } else {
-    origin = "the experiment file's \"warmup_epochs\"";
-    warmup = warmup_epochs_of(database, selection).value_or(0);
-  }
+  const auto [warmup, origin] = warmup_rule(database, selection, query.skip_epochs);
   if (warmup == 0) return samples;
   const std::size_t short_runs = drop_warmup_epochs(samples, warmup);
   selection.notes.push_back(fmt::format(

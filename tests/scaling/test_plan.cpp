@@ -62,6 +62,8 @@ std::string make_database(const test::TempDir& dir, double noise, const std::str
   auto database = db::Database::open(path);
   db::ExperimentRecord experiment;
   experiment.name = name;
+  // The study's file says its first epoch is warm-up (the default leaves none out).
+  experiment.spec_json = R"({"warmup_epochs": 1})";
   const auto id = database.insert_experiment(experiment);
   std::mt19937_64 random(11);
   std::normal_distribution<double> jitter(0.0, noise);
@@ -78,7 +80,7 @@ std::string make_database(const test::TempDir& dir, double noise, const std::str
                        kParameters, kImagesPerRank * np, np, kBatch)});
       const double epoch =
           scaling::step_seconds(model, np) * (kImagesPerRank / kBatch) * std::exp(jitter(random));
-      // The first epoch is slower (warm-up) and is left out by default.
+      // The first epoch is slower (warm-up) and is left out, as the file says.
       for (int e = 0; e < 3; ++e)
         bundle.epochs.push_back({0, e + 1, 3, e * epoch, e == 0 ? 3 * epoch : epoch, {}, {}, {}});
       database.insert_run(bundle);
