@@ -1,5 +1,5 @@
 // `scalebench compare`: a baseline and a candidate (two experiments, two instances or two
-// databases) cell by cell, on run-level statistics (plotting/compare.hpp).
+// databases) cell by cell, on run-level statistics (report/analysis/compare.hpp).
 #pragma once
 
 #include <cstdint>

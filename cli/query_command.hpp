@@ -1,5 +1,5 @@
 // `scalebench query SQL`: one read-only statement on the results database (db/read_only_query),
-// printed as an aligned table or CSV (plotting/query_output.hpp).
+// printed as an aligned table or CSV (cli/query_format.hpp).
 #pragma once
 
 #include <iosfwd>

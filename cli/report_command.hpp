@@ -1,4 +1,4 @@
-// `scalebench report`: the paper-style table of an experiment's stored runs (plotting/report.hpp)
+// `scalebench report`: the paper-style table of an experiment's stored runs (report/analysis/report.hpp)
 // in one of the exporters' formats.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Printing query results (plotting/query_output.hpp): what reaches a terminal is escaped.
+// Printing query results (cli/query_format.hpp): what reaches a terminal is escaped.
 #include <doctest/doctest.h>
 
 #include <string>

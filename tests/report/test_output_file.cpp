@@ -1,4 +1,4 @@
-// Tests for plotting/output_file.cpp: file names from database names, and the one rule for
+// Tests for report/export/output_file.cpp: file names from database names, and the one rule for
 // every output: absent or a regular file that is no database; links, devices, FIFOs refused.
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-// The statistics assembly of `scalebench stats` (plotting/analysis.hpp) on R's warpbreaks, against
+// The statistics assembly of `scalebench stats` (report/analysis/statistics.hpp) on R's warpbreaks, against
 // R 4.2's aov and TukeyHSD (values printed by scripts/reference/stats_reference.R and R's own
 // printout).
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// `scalebench model`'s assembly (plotting/scaling_plan.hpp): runs stored in a database by a
+// `scalebench model`'s assembly (scaling/plan.hpp): runs stored in a database by a
 // machine that follows the model exactly, read back through the trainer header, epochs and
 // allreduce rows, recover the parameters; held-out np are predicted; bad inputs are named.
 #include <doctest/doctest.h>
