@@ -17,6 +17,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace scalebench::orchestrator::process {
 namespace {
@@ -185,6 +186,29 @@ void kill_cgroup(const char* dir, const char* kill_file, const char* procs_file)
   }
 }
 
+namespace {
+
+// Kills and removes the cgroup `dir` with the cgroups nested in it first (a scalebench run inside
+// a run makes its own): rmdir refuses a cgroup that still has children. Not for the reaper: it
+// allocates.
+void remove_cgroup_tree(const std::string& dir) {
+  if (DIR* directory = ::opendir(dir.c_str())) {
+    std::vector<std::string> children;
+    while (const dirent* entry = ::readdir(directory)) {
+      const std::string name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      struct stat st {};
+      if (::lstat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        children.push_back(dir + "/" + name);
+    }
+    ::closedir(directory);
+    for (const auto& child : children) remove_cgroup_tree(child);
+  }
+  kill_cgroup(dir.c_str(), (dir + "/cgroup.kill").c_str(), (dir + "/cgroup.procs").c_str());
+}
+
+}  // namespace
+
 RunCgroup::RunCgroup() {
   const std::string parent = own_cgroup2_dir();
   if (parent.empty() || ::access((parent + "/cgroup.procs").c_str(), W_OK) != 0) return;
@@ -198,7 +222,7 @@ RunCgroup::RunCgroup() {
           errno != ESRCH)
         continue;
       const std::string dir = parent + "/" + name;
-      kill_cgroup(dir.c_str(), (dir + "/cgroup.kill").c_str(), (dir + "/cgroup.procs").c_str());
+      remove_cgroup_tree(dir);
     }
     ::closedir(directory);
   }
@@ -211,7 +235,9 @@ RunCgroup::RunCgroup() {
   procs_ = dir + "/cgroup.procs";
 }
 
-RunCgroup::~RunCgroup() { kill_cgroup(dir(), kill_file(), procs_file()); }
+RunCgroup::~RunCgroup() {
+  if (!path_.empty()) remove_cgroup_tree(path_);
+}
 
 bool RunCgroup::add(pid_t pid) {
   if (path_.empty()) return false;
