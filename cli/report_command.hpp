@@ -1,5 +1,5 @@
-// `scalebench report`: the paper-style table of an experiment's stored runs (report/analysis/report.hpp)
-// in one of the exporters' formats.
+// `scalebench report`: the paper-style table of an experiment's stored runs
+// (report/analysis/report.hpp) in one of the exporters' formats.
 #pragma once
 
 #include <iosfwd>

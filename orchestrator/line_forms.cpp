@@ -66,13 +66,11 @@ FormMatch match_line_forms(const LineForms& forms, std::string_view text) {
     const auto found = search(metric.pattern, text);
     if (!found) continue;
     auto value = number(group(metric.pattern, *found, "value"));
-    if (metric.pattern.has_group("of")) {
-      // value / of where the line says both: 5/0 is no number (not 5), nor is one that overflows.
-      const auto of = number(group(metric.pattern, *found, "of"));
-      if (of && *of != 0 && value)
-        *value /= *of;
-      else if (of || group(metric.pattern, *found, "of"))
-        value.reset();
+    // value / of where the line has an of: 5/0 or 5/x is no number (not 5); nor is one that
+    // overflows.
+    if (const auto of_text = group(metric.pattern, *found, "of")) {
+      const auto of = number(of_text);
+      value = value && of && *of != 0 ? std::optional<double>(*value / *of) : std::nullopt;
     }
     if (value && !std::isfinite(*value)) value.reset();
     if (value)

@@ -200,12 +200,14 @@ NamedRegex::NamedRegex(const std::string& pattern, const std::vector<std::string
 
 std::optional<NamedRegex::Groups> NamedRegex::search(std::string_view text, bool anchored) const {
   if (!regex_) return std::nullopt;
+  const re2::StringPiece input(text.data(), text.size());
+  const auto anchor = anchored ? RE2::ANCHOR_START : RE2::UNANCHORED;
+  // Most lines match no pattern: asked without submatches, RE2 answers with its DFA, and only a
+  // matching line pays for the groups (and their allocations). This runs on every line read.
+  if (!regex_->Match(input, 0, input.size(), anchor, nullptr, 0)) return std::nullopt;
   const int count = regex_->NumberOfCapturingGroups() + 1;
   std::vector<re2::StringPiece> found(static_cast<std::size_t>(count));
-  const re2::StringPiece input(text.data(), text.size());
-  if (!regex_->Match(input, 0, input.size(), anchored ? RE2::ANCHOR_START : RE2::UNANCHORED,
-                     found.data(), count))
-    return std::nullopt;
+  if (!regex_->Match(input, 0, input.size(), anchor, found.data(), count)) return std::nullopt;
   Groups groups;
   groups.reserve(found.size());
   for (const auto& piece : found)

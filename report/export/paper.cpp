@@ -195,8 +195,8 @@ std::optional<std::set<std::string>> manifest_entries(const std::filesystem::pat
 
 // Of a bundle written before the manifest existed: is `file` one main.tex names (or main.tex and
 // index.html themselves, by their marks)?
-bool named_by_earlier_bundle(const std::filesystem::path& directory, const std::string& file) {
-  const auto main_tex = read_file(directory / "main.tex");
+bool named_by_earlier_bundle(const std::filesystem::path& directory, const std::string& main_tex,
+                             const std::string& file) {
   if (main_tex.rfind(kPaperTexMark, 0) != 0) return false;
   if (file == "main.tex") return true;
   if (file == "index.html")
@@ -215,12 +215,14 @@ bool named_by_earlier_bundle(const std::filesystem::path& directory, const std::
 void refuse_foreign_files(const std::filesystem::path& directory,
                           const std::vector<std::string>& files) {
   const auto manifest = manifest_entries(directory);
+  // Without a manifest, an earlier release's bundle is known by its main.tex: read once.
+  const std::string main_tex = manifest ? std::string() : read_file(directory / "main.tex");
   for (const auto& file : files) {
     if (file == kPaperManifest) continue;  // checked by manifest_entries
     const auto path = directory / file;
     if (!std::filesystem::exists(std::filesystem::symlink_status(path))) continue;
     const bool ours =
-        manifest ? manifest->contains(file) : named_by_earlier_bundle(directory, file);
+        manifest ? manifest->contains(file) : named_by_earlier_bundle(directory, main_tex, file);
     if (!ours)
       throw ReportError(fmt::format(
           "{}: exists and was not written by scalebench paper (not in {}); move it or choose "

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <doctest/doctest.h>
-#include <sqlite3.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -12,21 +11,10 @@
 #include <vector>
 
 #include "cli/cli.hpp"
+#include "db/db_support.hpp"  // execute_sql
 #include "test_support.hpp"
 
 namespace scalebench::test {
-
-// Runs `sql` on the SQLite file at `path` directly (to plant or change rows a test needs).
-inline void execute_sql(const std::filesystem::path& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* message = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message);
-  INFO((message ? message : ""));
-  sqlite3_free(message);
-  sqlite3_close(db);
-  REQUIRE(rc == SQLITE_OK);
-}
 
 struct CliResult {
   int status = 0;

@@ -1,7 +1,6 @@
 // db/merge.cpp: side files (and any scalebench database) merged into a results database whole,
 // under the same instance, duplicates refused; side files of every schema version.
 #include <doctest/doctest.h>
-#include <sqlite3.h>
 
 #include <filesystem>
 #include <string>
@@ -80,18 +79,6 @@ db::RunBundle full_run(std::int64_t instance, int np, const std::string& started
   row.busbw_gbs = 0.08;
   b.allreduce.push_back(row);
   return b;
-}
-
-// Runs `sql` on the database's file through a connection of its own (to plant a state).
-void execute_sql_on(const db::Database& database, const std::string& sql) {
-  sqlite3* handle = nullptr;
-  REQUIRE(sqlite3_open(database.path().c_str(), &handle) == SQLITE_OK);
-  char* message = nullptr;
-  const int rc = sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, &message);
-  INFO((message ? message : ""));
-  sqlite3_free(message);
-  sqlite3_close(handle);
-  REQUIRE(rc == SQLITE_OK);
 }
 
 }  // namespace
@@ -235,7 +222,7 @@ TEST_CASE("merge after run --resume: the cell's run is already there under anoth
   CHECK_THROWS_WITH_AS(db::merge_database(target, side, "side.db"),
                        doctest::Contains("is already an ok run of that repetition"),
                        db::DuplicateRunError);
-  execute_sql_on(target, "UPDATE runs SET status = 'failed'");
+  test::execute_sql(target.path(), "UPDATE runs SET status = 'failed'");
   const auto kept = db::merge_database(target, side, "side.db");
   CHECK(kept.runs == 2);  // the 10:00 instance (new there) and the ok attempt 2
 }
@@ -246,7 +233,7 @@ TEST_CASE("a side file that fails half-way leaves the target as it was: no empty
   side.insert_run(
       full_run(side.insert_experiment(instance_record()), 2, "2026-11-26T10:00:30.000000Z"));
   // Damage what is read after the instance is written: the run's lines.
-  execute_sql_on(side, "DROP TABLE lines");
+  test::execute_sql(side.path(), "DROP TABLE lines");
   auto target = db::Database::open((dir / "target.db").string());
   CHECK_THROWS_AS(db::merge_database(target, side, "side.db"), db::DatabaseError);
   CHECK(target.experiments().empty());

@@ -1,6 +1,6 @@
-// The statistics assembly of `scalebench stats` (report/analysis/statistics.hpp) on R's warpbreaks, against
-// R 4.2's aov and TukeyHSD (values printed by scripts/reference/stats_reference.R and R's own
-// printout).
+// The statistics assembly of `scalebench stats` (report/analysis/statistics.hpp) on R's warpbreaks,
+// against R 4.2's aov and TukeyHSD (values printed by scripts/reference/stats_reference.R and R's
+// own printout).
 #include <doctest/doctest.h>
 
 #include <algorithm>
