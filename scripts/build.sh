@@ -13,6 +13,7 @@ case "${1:-}" in
   "") tests=ON; targets=() ;;
   *) echo "usage: build.sh [--product]" >&2; exit 2 ;;
 esac
+# TEST_SUITES: which test suites (tests/CMakeLists.txt), "all" unless told; passed each time too.
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
-  -DSCALEBENCH_TESTS=$tests ${CMAKE_ARGS:-}
+  -DSCALEBENCH_TESTS=$tests "-DSCALEBENCH_TEST_SUITES=${TEST_SUITES:-all}" ${CMAKE_ARGS:-}
 cmake --build "$build_dir" -j "$(nproc)" "${targets[@]}"
