@@ -29,19 +29,16 @@ int main(int argc, char** argv) {
   // One run per group (condition c<g>, launcher single, np 1); epoch durations N(1 + 0.001 (g mod
   // 16), 0.05).
   std::mt19937_64 rng(42);
-  std::vector<scalebench::db::EpochSample> samples;
+  std::vector<scalebench::report::Run> samples;
   for (std::size_t g = 0; g < groups; ++g) {
     std::normal_distribution<double> normal(1 + 0.001 * static_cast<double>(g % 16), 0.05);
-    for (int e = 1; e <= epochs; ++e) {
-      scalebench::db::EpochSample s;
-      s.run_id = static_cast<std::int64_t>(g + 1);
-      s.experiment = "bench";
-      s.condition = "c" + std::to_string(g);
-      s.launcher = "single";
-      s.epoch = e;
-      s.duration_seconds = normal(rng);
-      samples.push_back(s);
-    }
+    scalebench::report::Run run;
+    run.id = static_cast<std::int64_t>(g + 1);
+    run.experiment = "bench";
+    run.condition = "c" + std::to_string(g);
+    run.launcher = "single";
+    for (int e = 1; e <= epochs; ++e) run.epochs.emplace_back(e, normal(rng));
+    samples.push_back(run);
   }
 
   double best = 1e300;

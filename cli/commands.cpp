@@ -7,7 +7,7 @@
 
 #include "cli/numeric_flags.hpp"
 #include "report/analysis/report_assembly.hpp"
-#include "report/data/report_input.hpp"
+#include "report/data/load_runs.hpp"
 #include "util/label_keys.hpp"
 #include "util/text.hpp"
 
@@ -113,9 +113,9 @@ report::ReportTable load_report(const db::Database& database, const report::Inst
                                 const std::vector<std::string>& labels) {
   report::check_unit(unit);
   const auto overrides = parse_labels(labels);
-  auto input = report::load_report_input(database, query, base);
-  for (const auto& [key, text] : overrides.text) input.labels.text[key] = text;
-  auto table = report::report_of(input, unit);
+  auto set = report::load_runs(database, query);
+  for (const auto& [key, text] : overrides.text) set.labels.text[key] = text;
+  auto table = report::report_of(set, base, unit);
   std::set<std::string> keys;
   add_row_keys(table.rows, keys);
   check_label_keys(overrides, keys);
@@ -129,9 +129,9 @@ report::FactorReport load_factor_report(const db::Database& database,
                                         const std::vector<std::string>& labels) {
   report::check_unit(unit);
   const auto overrides = parse_labels(labels);
-  auto input = report::load_report_input(database, query, base, true);
-  for (const auto& [key, text] : overrides.text) input.labels.text[key] = text;
-  auto report = report::factor_report_of(input, factor, unit);
+  auto set = report::load_runs(database, query, {}, {.allreduce_runs = true});
+  for (const auto& [key, text] : overrides.text) set.labels.text[key] = text;
+  auto report = report::factor_report_of(set, factor, base, unit);
   std::set<std::string> keys = {factor};
   for (const auto& level : report.levels) {
     keys.insert(level);

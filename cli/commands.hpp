@@ -10,7 +10,7 @@
 
 #include "db/database.hpp"
 #include "report/analysis/report.hpp"
-#include "report/data/instances.hpp"
+#include "report/data/load_runs.hpp"
 
 namespace CLI {
 class App;

@@ -15,6 +15,7 @@
 #include "report/analysis/report.hpp"
 #include "report/export/output_file.hpp"
 #include "scaling/network_presets.hpp"
+#include "scaling/plan_load.hpp"
 #include "scaling/plan_output.hpp"
 #include "scaling/validation.hpp"
 
@@ -170,7 +171,8 @@ int model_command(const ModelCommand& options, std::ostream& out, std::ostream&)
     if (options.allreduce_experiment)
       plan.allreduce = report::InstanceQuery{options.allreduce_experiment, {}, false};
   }
-  const auto result = scaling::build_scaling_plan(database ? &*database : nullptr, plan);
+  const auto result = database ? scaling::build_scaling_plan(*database, plan)
+                               : scaling::build_scaling_plan(nullptr, plan);
   std::optional<std::string> svg;
   if (options.plot_prefix) {
     const auto planned = plotting::figure_files(*options.plot_prefix);

@@ -16,11 +16,11 @@
 #include "cli/numeric_flags.hpp"
 #include "db/database.hpp"
 #include "plotting/figure.hpp"
-#include "report/data/instances.hpp"
+#include "report/data/load_runs.hpp"
 #include "report/export/exporters.hpp"
 #include "report/export/output_file.hpp"
 #include "report/export/paper.hpp"
-#include "scaling/plan.hpp"
+#include "scaling/plan_load.hpp"
 #include "scaling/plan_output.hpp"
 #include "util/text.hpp"
 
@@ -205,7 +205,7 @@ report::PaperSection section_of(const db::Database& database, const PaperCommand
       plan_options.network_per_np = o.network_per_np;
       plan_options.allreduce_window = o.allreduce_window;
       const auto plan = std::make_shared<const scaling::ScalingPlan>(
-          scaling::build_scaling_plan(&database, plan_options));
+          scaling::build_scaling_plan(database, plan_options));
       const auto model_stem = stem + "-model";
       section.tables.push_back({model_stem, scaling::format_scaling_plan(*plan, "latex"),
                                 scaling::format_scaling_plan(*plan, "html")});

@@ -9,9 +9,9 @@
 #include "cli/numeric_flags.hpp"
 #include "db/database.hpp"
 #include "plotting/figure.hpp"
-#include "report/data/instances.hpp"
+#include "report/data/load_runs.hpp"
 #include "report/export/output_file.hpp"
-#include "scaling/plan.hpp"
+#include "scaling/plan_load.hpp"
 #include "scaling/plan_output.hpp"
 
 namespace scalebench::cli {
@@ -64,7 +64,7 @@ int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
     for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
       report::refuse_database_output(file, options.database);
     const auto files =
-        plotting::plot_scaling_plan(scaling::build_scaling_plan(&database, plan), prefix, style);
+        plotting::plot_scaling_plan(scaling::build_scaling_plan(database, plan), prefix, style);
     fmt::print(out, "figure: {}\nfigure: {}\nfigure: {}\n", files.png.string(), files.svg.string(),
                files.pdf.string());
     return 0;

@@ -21,7 +21,7 @@
 #include "orchestrator/instance_lock.hpp"
 #include "orchestrator/provenance.hpp"
 #include "orchestrator/runner.hpp"
-#include "report/data/report_input.hpp"
+#include "report/data/load_runs.hpp"
 #include "util/text.hpp"
 
 namespace scalebench::cli {

@@ -314,6 +314,15 @@ class Database {
   // The run's first stdout line that is scalebench-train's header (`scalebench-train model=...
   // parameters=... batch_size=...`, docs/trainer-output.md), if it printed one.
   std::optional<std::string> trainer_header(std::int64_t run_id) const;
+  // The same three for every run of these instances at once (report/data/load_runs.cpp reads
+  // each table once, not once per run): (run id, header line) for the runs that printed one,
+  // allreduce rows by run then seq, and (run id, value) of one run_provenance key.
+  std::vector<std::pair<std::int64_t, std::string>> trainer_headers_of_instances(
+      const std::vector<std::int64_t>& instance_ids) const;
+  std::vector<AllreduceRecord> allreduce_results_of_instances(
+      const std::vector<std::int64_t>& instance_ids) const;
+  std::vector<std::pair<std::int64_t, std::string>> run_provenance_of_instances(
+      const std::vector<std::int64_t>& instance_ids, const std::string& key) const;
   // Epochs with a duration, of runs with status ok, joined with their run.
   std::vector<EpochSample> epoch_samples(
       const std::optional<std::string>& experiment = std::nullopt) const;

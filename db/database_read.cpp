@@ -257,6 +257,55 @@ std::optional<std::string> Database::trainer_header(std::int64_t run_id) const {
   return st.text(0);
 }
 
+std::vector<std::pair<std::int64_t, std::string>> Database::trainer_headers_of_instances(
+    const std::vector<std::int64_t>& ids) const {
+  // Per run its first stdout line that is the header (the primary key (run_id, seq) orders it).
+  Statement st(handle_, path_,
+               "SELECT l.run_id, (SELECT text FROM lines WHERE run_id = l.run_id AND stream = "
+               "'stdout' AND substr(text, 1, 17) = 'scalebench-train ' ORDER BY seq LIMIT 1) "
+               "FROM (SELECT id AS run_id FROM runs WHERE experiment_id IN (SELECT value FROM "
+               "json_each(?1))) AS l ORDER BY l.run_id",
+               "read the trainer headers");
+  st.bind(1, placeholders_json(ids));
+  std::vector<std::pair<std::int64_t, std::string>> out;
+  while (st.step())
+    if (!st.is_null(1)) out.emplace_back(st.int64(0), st.text(1));
+  return out;
+}
+
+std::vector<AllreduceRecord> Database::allreduce_results_of_instances(
+    const std::vector<std::int64_t>& ids) const {
+  Statement st(handle_, path_,
+               fmt::format("SELECT {} FROM allreduce_results WHERE run_id IN (SELECT id FROM runs "
+                           "WHERE experiment_id IN (SELECT value FROM json_each(?1))) "
+                           "ORDER BY run_id, seq",
+                           column_names({"run_id"}, kAllreduceColumns)),
+               "read allreduce results");
+  st.bind(1, placeholders_json(ids));
+  std::vector<AllreduceRecord> out;
+  while (st.step()) {
+    AllreduceRecord a;
+    a.run_id = st.int64(0);
+    read_columns(st, 1, a, kAllreduceColumns);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::vector<std::pair<std::int64_t, std::string>> Database::run_provenance_of_instances(
+    const std::vector<std::int64_t>& ids, const std::string& key) const {
+  Statement st(handle_, path_,
+               "SELECT run_id, value FROM run_provenance WHERE key = ?2 AND run_id IN (SELECT id "
+               "FROM runs WHERE experiment_id IN (SELECT value FROM json_each(?1))) "
+               "ORDER BY run_id",
+               "read the runs' provenance");
+  st.bind(1, placeholders_json(ids));
+  st.bind(2, key);
+  std::vector<std::pair<std::int64_t, std::string>> out;
+  while (st.step()) out.emplace_back(st.int64(0), st.text(1));
+  return out;
+}
+
 namespace {
 
 std::vector<EpochSample> read_epoch_samples(Statement& st, const std::string& path) {

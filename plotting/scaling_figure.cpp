@@ -79,7 +79,7 @@ void place(std::vector<Series>& series) {
 std::vector<Series> table_series(const ReportTable& table) {
   const Labels& labels = table.labels;
   std::vector<Series> series;
-  std::map<std::tuple<std::string, std::string, db::FactorLevels>, std::size_t> index;
+  std::map<std::tuple<std::string, std::string, report::FactorLevels>, std::size_t> index;
   std::map<std::string, std::set<std::string>> launchers_of;
   for (const auto& row : table.rows) launchers_of[row.condition].insert(row.launcher);
   for (const auto& row : table.rows) {

@@ -186,8 +186,10 @@ std::vector<PlanRow> predict_rows(const ScalingFit& fit, int batch, const Epochs
   return rows;
 }
 
+}  // namespace
+
 // Every numeric option in its range, or a ReportError naming it.
-void check_options(const ScalingPlanOptions& o) {
+void check_scaling_options(const ScalingPlanOptions& o) {
   if (o.max_np < 1 || o.max_np > (1 << 20))
     throw ReportError(fmt::format("--max-np {} is not in [1, 1048576]", o.max_np));
   if (o.bootstrap < 0 || o.bootstrap > 100000)
@@ -228,6 +230,8 @@ void check_options(const ScalingPlanOptions& o) {
   check_preset(o.network, "network");
   check_preset(o.intra_network, "intra-network");
 }
+
+namespace {
 
 std::string signed_percent(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
 
@@ -328,17 +332,17 @@ void add_fit_notes(ScalingPlan& plan, const ScalingFit& fit, const ScalingData& 
 }
 
 // The model fitted to measured training (and allreduce) runs.
-ScalingPlan measured_plan(const db::Database& database, const ScalingPlanOptions& o) {
+ScalingPlan measured_plan(const ScalingRuns& runs, const ScalingPlanOptions& o) {
   ScalingPlan plan;
   plan.level = o.level;
-  const InstanceSelection selection = select_instances(database, *o.training);
-  const TrainingData training = load_training(database, selection, o);
+  const RunSet& selection = runs.training;
+  const TrainingData training = load_training(selection, o);
   ScalingData data;
-  plan.notes.insert(plan.notes.end(), selection.notes.begin(), selection.notes.end());
-  const InstanceSelection allreduce_selection =
-      o.allreduce ? select_instances(database, *o.allreduce) : selection;
+  for (const auto& note : selection.notes)  // the warm-up is said in the fit's notes
+    if (!note.starts_with("Warm-up left out")) plan.notes.push_back(note);
+  const RunSet& allreduce_selection = runs.allreduce ? *runs.allreduce : selection;
   const AllreduceData allreduce =
-      load_allreduce(database, allreduce_selection, o, o.allreduce_max_np,
+      load_allreduce(allreduce_selection, o, o.allreduce_max_np,
                      std::min(training.fusion_bytes, training.parameters * 4));
   data.allreduce = allreduce.runs;
   for (const auto& run : training.runs)
@@ -461,11 +465,11 @@ std::vector<int> plan_rank_counts(int max_np, const std::vector<int>& measured) 
   return {counts.begin(), counts.end()};
 }
 
-ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOptions& o) {
-  check_options(o);
+ScalingPlan build_scaling_plan(const ScalingRuns* runs, const ScalingPlanOptions& o) {
+  check_scaling_options(o);
   if (!o.training) return preset_plan(o);
-  if (database == nullptr) throw ReportError("fitting to runs needs a results database");
-  return measured_plan(*database, o);
+  if (runs == nullptr) throw ReportError("fitting to runs needs a results database");
+  return measured_plan(*runs, o);
 }
 
 }  // namespace scalebench::scaling

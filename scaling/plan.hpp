@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "db/database.hpp"
 #include "report/data/instances.hpp"
+#include "report/data/run_set.hpp"
 #include "scaling/model.hpp"
 
 namespace scalebench::scaling {
@@ -111,9 +111,21 @@ struct ScalingPlan {
   std::vector<std::string> notes;
 };
 
+// The runs a measured plan is fitted to (scaling/plan_load.hpp loads them): the training
+// experiment's, filtered by the options' condition and --only levels, with their headers and
+// allreduce runs; and another experiment's allreduce runs when options.allreduce names one.
+struct ScalingRuns {
+  report::RunSet training;
+  std::optional<report::RunSet> allreduce = std::nullopt;
+};
+
+// Throws report::ReportError naming the first option out of range or preset unknown (every named
+// preset is checked, used or not).
+void check_scaling_options(const ScalingPlanOptions& options);
+
 // Throws report::ReportError (no runs, missing inputs, an unknown preset) naming what is missing
-// and how to give it, and StatsError from the fit.
-ScalingPlan build_scaling_plan(const db::Database* database, const ScalingPlanOptions& options);
+// and how to give it, and StatsError from the fit. `runs`: null in preset mode (no training).
+ScalingPlan build_scaling_plan(const ScalingRuns* runs, const ScalingPlanOptions& options);
 
 // The np of the table: 1, 2, 4, ... up to max_np, and every measured np.
 std::vector<int> plan_rank_counts(int max_np, const std::vector<int>& measured);

@@ -1,7 +1,7 @@
-// The scaling model's input from the results database: the training runs' step times and the
-// model's size from their headers, and the allreduce benchmark's rows, of one series (condition
-// and --only levels), with a ReportError naming what is missing or mixed. The fitting and the
-// table are in scaling/plan.cpp.
+// The scaling model's input from loaded runs (report/data/run_set.hpp; scaling/plan_load.hpp
+// loads them): the training runs' step times and the model's size from their headers, and the
+// allreduce benchmark's rows, of one series (condition and --only levels), with a ReportError
+// naming what is missing or mixed. The fitting and the table are in scaling/plan.cpp.
 #pragma once
 
 #include <map>
@@ -9,8 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "db/database.hpp"
-#include "report/data/instances.hpp"
+#include "report/data/run_set.hpp"
 #include "scaling/model.hpp"
 #include "scaling/plan.hpp"
 
@@ -33,9 +32,9 @@ struct TrainingData {
   std::string skip_origin;  // where that number came from, for the notes
 };
 
-// The training runs of `selection` that match `o` (ok, with epochs, one series, one batch size).
-TrainingData load_training(const db::Database& database, const report::InstanceSelection& selection,
-                           const ScalingPlanOptions& o);
+// The training runs of `set` (filtered by o.condition and o.only when loaded: one series, one
+// batch size), without the allreduce benchmark runs.
+TrainingData load_training(const report::RunSet& set, const ScalingPlanOptions& o);
 
 // The allreduce benchmark's runs and rows of one transport, np <= max_np where given, and sizes
 // within o.allreduce_window of `message_bytes` (0: every size).
@@ -44,9 +43,7 @@ struct AllreduceData {
   std::string transport;
 };
 
-AllreduceData load_allreduce(const db::Database& database,
-                             const report::InstanceSelection& selection,
-                             const ScalingPlanOptions& o, std::optional<int> max_np,
-                             double message_bytes);
+AllreduceData load_allreduce(const report::RunSet& set, const ScalingPlanOptions& o,
+                             std::optional<int> max_np, double message_bytes);
 
 }  // namespace scalebench::scaling

@@ -68,46 +68,45 @@ std::size_t rank_of(const std::vector<std::string>& order, const std::string& va
   return static_cast<std::size_t>(std::find(order.begin(), order.end(), value) - order.begin());
 }
 
-std::vector<Group> group_samples(const std::string& experiment,
-                                 const std::vector<EpochSample>& samples,
-                                 const ReportOptions& options) {
+std::vector<Group> group_runs(const std::string& experiment, const std::vector<Run>& runs,
+                              const ReportOptions& options) {
   std::vector<Group> groups;
   std::map<std::tuple<std::string, std::string, FactorLevels, int>, std::size_t> index;
-  for (const auto& sample : samples) {
-    if (sample.experiment != experiment) continue;
-    if (!std::isfinite(sample.duration_seconds) || sample.duration_seconds < 0) {
-      throw ReportError(fmt::format(
-          "epoch {} of run {} has an invalid duration ({} s): the database is inconsistent",
-          sample.epoch, sample.run_id, sample.duration_seconds));
-    }
-    auto levels = without(sample.factors, options.omit_factor);
-    auto key = std::make_tuple(sample.condition, sample.launcher, levels, sample.np);
+  for (const auto& run : runs) {
+    if (run.experiment != experiment || run.epochs.empty()) continue;
+    auto levels = without(run.levels, options.omit_factor);
+    auto key = std::make_tuple(run.condition, run.launcher, levels, run.np);
     auto [it, inserted] = index.try_emplace(key, groups.size());
     if (inserted) {
       Group group;
-      group.condition = sample.condition;
-      group.launcher = sample.launcher;
+      group.condition = run.condition;
+      group.launcher = run.launcher;
       group.levels = std::move(levels);
-      group.np = sample.np;
+      group.np = run.np;
       groups.push_back(std::move(group));
     }
     Group& group = groups[it->second];
-    group.durations.push_back(sample.duration_seconds);
-    group.run_ids.insert(sample.run_id);
-    auto& totals = group.per_run[sample.run_id];
-    totals.seconds += sample.duration_seconds;
-    ++totals.epochs;
-    totals.durations.push_back(sample.duration_seconds);
-    totals.test_accuracy = sample.run_test_accuracy;
-    if (sample.train_images)
-      totals.images += *sample.train_images;
-    else
-      totals.all_images = false;
-    if (sample.train_images) {
-      group.images += *sample.train_images;
-      group.timed_seconds += sample.duration_seconds;
-    } else {
-      ++group.epochs_without_images;
+    group.run_ids.insert(run.id);
+    auto& totals = group.per_run[run.id];
+    totals.test_accuracy = run.test_accuracy;
+    for (const auto& epoch : run.epochs) {
+      if (!std::isfinite(epoch.seconds) || epoch.seconds < 0) {
+        throw ReportError(fmt::format(
+            "epoch {} of run {} has an invalid duration ({} s): the database is inconsistent",
+            epoch.number, run.id, epoch.seconds));
+      }
+      group.durations.push_back(epoch.seconds);
+      totals.seconds += epoch.seconds;
+      ++totals.epochs;
+      totals.durations.push_back(epoch.seconds);
+      if (run.train_images) {
+        totals.images += *run.train_images;
+        group.images += *run.train_images;
+        group.timed_seconds += epoch.seconds;
+      } else {
+        totals.all_images = false;
+        ++group.epochs_without_images;
+      }
     }
   }
   // The file's order (conditions, then levels, then np), not the order the runs happened in.
@@ -289,10 +288,7 @@ namespace {
 // rule, how many, and whether each came out longer than its run's other epochs (late: it holds
 // what the program did after training) or shorter (early), by the mean gap to their median.
 std::optional<std::string> last_epoch_note(const std::string& experiment,
-                                           const std::vector<EpochSample>& samples) {
-  std::map<std::int64_t, std::vector<const EpochSample*>> runs;
-  for (const auto& sample : samples)
-    if (sample.experiment == experiment) runs[sample.run_id].push_back(&sample);
+                                           const std::vector<Run>& runs) {
   // Per rule, the last epochs longer than their runs' others (late) and shorter (early), and the
   // sum of their gaps to the others' median.
   struct Tally {
@@ -300,23 +296,26 @@ std::optional<std::string> last_epoch_note(const std::string& experiment,
     double gap = 0;
   };
   std::map<std::string, std::pair<Tally, Tally>> by_rule;  // rule -> (late, early)
-  for (auto& [run, epochs] : runs) {
-    const auto last = *std::max_element(epochs.begin(), epochs.end(),
-                                        [](auto* a, auto* b) { return a->epoch < b->epoch; });
+  for (const auto& run : runs) {
+    if (run.experiment != experiment || run.epochs.empty()) continue;
+    const auto& epochs = run.epochs;
+    const auto last =
+        std::max_element(epochs.begin(), epochs.end(),
+                         [](const auto& a, const auto& b) { return a.number < b.number; });
     if (last->end_rule != "last_line" && last->end_rule != "exit") continue;
     // Against the epochs between the first (the warm-up, where the analysis kept it) and the
     // last, as the run's own check (docs/metrics.md); with two epochs, the first.
     std::vector<double> others;
-    for (const auto* epoch : epochs)
-      if (epoch != last && (epoch->epoch != 1 || epochs.size() == 2))
-        others.push_back(epoch->duration_seconds);
+    for (auto epoch = epochs.begin(); epoch != epochs.end(); ++epoch)
+      if (epoch != last && (epoch->number != 1 || epochs.size() == 2))
+        others.push_back(epoch->seconds);
     auto& [late, early] = by_rule[*last->end_rule];
     if (others.empty()) {
       ++late.count;  // nothing to compare with: what the rule includes makes it late
       continue;
     }
     std::nth_element(others.begin(), others.begin() + others.size() / 2, others.end());
-    const double gap = last->duration_seconds - others[others.size() / 2];
+    const double gap = last->seconds - others[others.size() / 2];
     Tally& side = gap >= 0 ? late : early;
     ++side.count;
     side.gap += std::abs(gap);
@@ -349,9 +348,9 @@ std::optional<std::string> last_epoch_note(const std::string& experiment,
 
 }  // namespace
 
-ReportTable build_report(std::string experiment, const std::vector<EpochSample>& samples,
+ReportTable build_report(std::string experiment, const std::vector<Run>& runs,
                          const ReportOptions& options) {
-  const std::vector<Group> groups = group_samples(experiment, samples, options);
+  const std::vector<Group> groups = group_runs(experiment, runs, options);
   if (groups.empty()) {
     throw ReportError(fmt::format(
         "no epochs with durations for experiment '{}': did the runs fail? see `scalebench query "
@@ -507,7 +506,7 @@ ReportTable build_report(std::string experiment, const std::vector<EpochSample>&
         ">= 3, better 5).",
         join(two_runs)));
   }
-  if (auto note = last_epoch_note(table.experiment, samples)) table.notes.push_back(*note);
+  if (auto note = last_epoch_note(table.experiment, runs)) table.notes.push_back(*note);
   if (!partial_images.empty()) {
     table.notes.push_back(
         fmt::format("No images/s for groups where some runs did not report train_images: {}.",
@@ -563,39 +562,33 @@ std::optional<double> finite(double value) {
   return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
 }
 
-std::string level_of(const EpochSample& sample, const std::string& factor) {
-  for (const auto& [name, level] : sample.factors)
+std::string level_of(const Run& run, const std::string& factor) {
+  for (const auto& [name, level] : run.levels)
     if (name == factor) return level;
   return {};
 }
 
 // FACTOR x np on the epochs of one launched condition: with the interaction when every cell is
 // measured, else the additive model (and the notes say so).
-std::optional<TwoWayTable> two_way_of(const std::vector<EpochSample>& samples,
-                                      const std::string& factor, const std::string& condition,
-                                      const std::string& unit, std::vector<std::string>& notes) {
+std::optional<TwoWayTable> two_way_of(const std::vector<Run>& runs, const std::string& factor,
+                                      const std::string& condition, const std::string& unit,
+                                      std::vector<std::string>& notes) {
   std::vector<double> values;
   std::vector<std::vector<std::string>> levels(2);
   // One value per run (its mean epoch time) unless the unit is the epoch.
-  std::map<std::int64_t, std::size_t> run_index;
-  std::vector<std::size_t> run_epochs;
-  for (const auto& s : samples) {
-    if (s.condition != condition || s.launcher == kSingleLauncher) continue;
-    if (unit != "epoch") {
-      const auto [it, inserted] = run_index.try_emplace(s.run_id, values.size());
-      if (!inserted) {
-        values[it->second] += s.duration_seconds;
-        ++run_epochs[it->second];
-        continue;
-      }
-      run_epochs.push_back(1);
-    }
-    values.push_back(s.duration_seconds);
-    levels[0].push_back(level_of(s, factor));
-    levels[1].push_back(std::to_string(s.np));
+  const auto add = [&](const Run& run, double value) {
+    values.push_back(value);
+    levels[0].push_back(level_of(run, factor));
+    levels[1].push_back(std::to_string(run.np));
+  };
+  for (const auto& run : runs) {
+    if (run.condition != condition || run.launcher == kSingleLauncher || run.epochs.empty())
+      continue;
+    if (unit != "epoch")
+      add(run, run.mean_epoch_seconds());
+    else
+      for (const auto& epoch : run.epochs) add(run, epoch.seconds);
   }
-  for (std::size_t i = 0; i < run_epochs.size(); ++i)
-    values[i] /= static_cast<double>(run_epochs[i]);
   const std::string scope = fmt::format("condition {}", condition);
   const auto fit = [&](bool interaction) {
     return stats::factorial_anova(values, levels, {factor, "np"}, stats::SsType::II, interaction);
@@ -635,7 +628,7 @@ std::optional<TwoWayTable> two_way_of(const std::vector<EpochSample>& samples,
 
 }  // namespace
 
-FactorReport build_factor_report(std::string experiment, const std::vector<EpochSample>& samples,
+FactorReport build_factor_report(std::string experiment, const std::vector<Run>& runs,
                                  const std::string& factor, const ReportOptions& options) {
   check_unit(options.unit);
   FactorReport report;
@@ -645,11 +638,11 @@ FactorReport build_factor_report(std::string experiment, const std::vector<Epoch
   report.labels = options.labels;
   std::vector<std::string> known;
   std::vector<std::string> seen_levels;
-  for (const auto& s : samples) {
-    if (s.experiment != experiment) continue;
-    for (const auto& [name, level] : s.factors)
+  for (const auto& run : runs) {
+    if (run.experiment != experiment || run.epochs.empty()) continue;
+    for (const auto& [name, level] : run.levels)
       if (std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);
-    const auto level = level_of(s, factor);
+    const auto level = level_of(run, factor);
     if (!level.empty() &&
         std::find(seen_levels.begin(), seen_levels.end(), level) == seen_levels.end())
       seen_levels.push_back(level);
@@ -681,9 +674,9 @@ FactorReport build_factor_report(std::string experiment, const std::vector<Epoch
   ReportOptions block_options = options;
   block_options.omit_factor = factor;
   for (const auto& level : report.levels) {
-    std::vector<EpochSample> subset;
-    for (const auto& s : samples)
-      if (s.experiment == experiment && level_of(s, factor) == level) subset.push_back(s);
+    std::vector<Run> subset;
+    for (const auto& run : runs)
+      if (run.experiment == experiment && level_of(run, factor) == level) subset.push_back(run);
     auto block = build_report(experiment, subset, block_options);
     for (const auto& row : block.rows)
       if (std::find(report.row_keys.begin(), report.row_keys.end(), row.label) ==
@@ -701,18 +694,19 @@ FactorReport build_factor_report(std::string experiment, const std::vector<Epoch
   std::vector<std::string> launched, single;
   std::size_t single_runs = 0;
   std::set<std::int64_t> single_ids;
-  for (const auto& s : samples) {
-    if (s.experiment != experiment) continue;
-    auto& list = s.launcher == kSingleLauncher ? single : launched;
-    if (std::find(list.begin(), list.end(), s.condition) == list.end()) list.push_back(s.condition);
-    if (s.launcher == kSingleLauncher) single_ids.insert(s.run_id);
+  for (const auto& run : runs) {
+    if (run.experiment != experiment || run.epochs.empty()) continue;
+    auto& list = run.launcher == kSingleLauncher ? single : launched;
+    if (std::find(list.begin(), list.end(), run.condition) == list.end())
+      list.push_back(run.condition);
+    if (run.launcher == kSingleLauncher) single_ids.insert(run.id);
   }
   single_runs = single_ids.size();
   std::stable_sort(launched.begin(), launched.end(), [&](const auto& a, const auto& b) {
     return rank_of(options.condition_order, a) < rank_of(options.condition_order, b);
   });
   for (const auto& condition : launched)
-    if (auto table = two_way_of(samples, factor, condition, report.unit, report.notes))
+    if (auto table = two_way_of(runs, factor, condition, report.unit, report.notes))
       report.two_way.push_back(std::move(*table));
   if (!single.empty()) {
     std::vector<std::string> shown;

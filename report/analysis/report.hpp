@@ -12,7 +12,7 @@
 
 #include "report/analysis/anova_row.hpp"
 #include "report/data/labels.hpp"
-#include "report/data/samples.hpp"
+#include "report/data/run_set.hpp"
 #include "report/error.hpp"
 
 namespace scalebench::report {
@@ -155,15 +155,15 @@ struct FactorReport {
 // ("Horovod, VGG-16, np = 2"); a row whose stored label names its launcher names it too.
 std::string display_label(const ReportRow& row, const Labels& labels);
 
-// Groups the samples of `experiment` (samples of other experiments are ignored) by
-// (condition, launcher, np) in order of first appearance and computes every column.
-// Throws ReportError when there is no sample or base_label names no group.
-ReportTable build_report(std::string experiment, const std::vector<EpochSample>& samples,
+// Groups the runs of `experiment` (runs of other experiments are ignored) by (condition,
+// launcher, levels, np), in the options' file order, and computes every column.
+// Throws ReportError when no run has an epoch or base_label names no group.
+ReportTable build_report(std::string experiment, const std::vector<Run>& runs,
                          const ReportOptions& options = {});
 
 // The blocks of `factor` (a factor of the experiment file) with their two-way ANOVAs. Throws
-// ReportError when the samples have no such factor, naming the ones they have.
-FactorReport build_factor_report(std::string experiment, const std::vector<EpochSample>& samples,
+// ReportError when the runs have no such factor, naming the ones they have.
+FactorReport build_factor_report(std::string experiment, const std::vector<Run>& runs,
                                  const std::string& factor, const ReportOptions& options = {});
 
 }  // namespace scalebench::report

@@ -7,13 +7,14 @@
 namespace scalebench::report {
 namespace {
 
-ReportOptions options_of(const ReportInput& input, const std::string& unit) {
+ReportOptions options_of(const RunSet& set, const std::optional<std::string>& base,
+                         const std::string& unit) {
   ReportOptions options;
   options.unit = unit;
-  options.base_label = input.base;
-  options.condition_order = input.condition_order;
-  options.level_order = input.level_order;
-  options.labels = input.labels;
+  options.base_label = base;
+  options.condition_order = set.condition_order;
+  options.level_order = set.level_order;
+  options.labels = set.labels;
   return options;
 }
 
@@ -27,10 +28,11 @@ void add_bandwidth(const std::vector<AllreduceRun>& allreduce_runs, const std::s
   };
   std::map<std::tuple<std::size_t, std::string, std::string, int>, std::vector<RunBandwidth>>
       groups;
-  for (const auto& [run, rows] : allreduce_runs) {
-    const auto level = std::find_if(run.factors.begin(), run.factors.end(),
+  for (const auto& run : allreduce_runs) {
+    const auto& rows = run.rows;
+    const auto level = std::find_if(run.levels.begin(), run.levels.end(),
                                     [&](const auto& pair) { return pair.first == factor; });
-    if (level == run.factors.end()) continue;
+    if (level == run.levels.end()) continue;
     const auto block = static_cast<std::size_t>(
         std::find(report.levels.begin(), report.levels.end(), level->second) -
         report.levels.begin());
@@ -66,24 +68,22 @@ void add_bandwidth(const std::vector<AllreduceRun>& allreduce_runs, const std::s
 
 }  // namespace
 
-ReportTable report_of(const ReportInput& input, const std::string& unit) {
-  auto table = build_report(input.selection.experiment, input.samples, options_of(input, unit));
-  table.notes.insert(table.notes.begin(), input.selection.notes.begin(),
-                     input.selection.notes.end());
-  table.notes.insert(table.notes.end(), input.failures.begin(), input.failures.end());
-  table.provenance = input.provenance;
+ReportTable report_of(const RunSet& set, const std::optional<std::string>& base,
+                      const std::string& unit) {
+  auto table = build_report(set.experiment, set.runs, options_of(set, base, unit));
+  table.notes.insert(table.notes.begin(), set.notes.begin(), set.notes.end());
+  table.notes.insert(table.notes.end(), set.failures.begin(), set.failures.end());
+  table.provenance = set.provenance;
   return table;
 }
 
-FactorReport factor_report_of(const ReportInput& input, const std::string& factor,
-                              const std::string& unit) {
-  auto report = build_factor_report(input.selection.experiment, input.samples, factor,
-                                    options_of(input, unit));
-  add_bandwidth(input.allreduce_runs, factor, report);
-  report.notes.insert(report.notes.begin(), input.selection.notes.begin(),
-                      input.selection.notes.end());
-  report.notes.insert(report.notes.end(), input.failures.begin(), input.failures.end());
-  report.provenance = input.provenance;
+FactorReport factor_report_of(const RunSet& set, const std::string& factor,
+                              const std::optional<std::string>& base, const std::string& unit) {
+  auto report = build_factor_report(set.experiment, set.runs, factor, options_of(set, base, unit));
+  add_bandwidth(set.allreduce_runs, factor, report);
+  report.notes.insert(report.notes.begin(), set.notes.begin(), set.notes.end());
+  report.notes.insert(report.notes.end(), set.failures.begin(), set.failures.end());
+  report.provenance = set.provenance;
   return report;
 }
 

@@ -6,10 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "report/data/csv_table.hpp"
-#include "report/data/samples.hpp"
+#include "report/data/load_runs.hpp"
 
 namespace scalebench::report {
 
@@ -27,11 +26,9 @@ Observations observations_from_csv(const std::string& path, const std::string& r
   return data;
 }
 
-Observations observations_from_database(const std::string& path, const InstanceQuery& query,
-                                        const std::vector<std::string>& factors,
-                                        const std::string& unit,
-                                        const std::vector<std::string>& only,
-                                        const std::string& response) {
+namespace {
+
+void check_unit_and_response(const std::string& unit, const std::string& response) {
   if (unit != "run" && unit != "epoch" && unit != "nested")
     throw InputError(fmt::format("--unit {}: expected run, nested or epoch", unit));
   const bool log_rate = response == "log_images_per_second";
@@ -40,19 +37,22 @@ Observations observations_from_database(const std::string& path, const InstanceQ
         "--response {}: with --db expected epoch_seconds or log_images_per_second", response));
   if (log_rate && unit != "run")
     throw InputError("--response log_images_per_second is a run's rate: use it with --unit run");
-  const auto database = db::Database::open(path, db::OpenMode::ReadOnly);
-  auto selection = select_instances(database, query);
-  const auto& name = selection.experiment;
-  auto samples = epoch_samples_after_warmup(database, selection, query);
-  if (samples.empty())
-    throw InputError(fmt::format("{}: no finished epochs for experiment \"{}\" ({})", path, name,
-                                 fmt::join(selection.notes, " ")));
+}
 
+}  // namespace
+
+Observations observations_from_runs(const RunSet& set, const std::vector<std::string>& factors,
+                                    const std::string& unit, const std::string& response,
+                                    const std::string& source) {
+  check_unit_and_response(unit, response);
+  const bool log_rate = response == "log_images_per_second";
+  const auto& name = set.experiment;
+  if (set.runs.empty())
+    throw InputError(fmt::format("{}: no finished epochs for experiment \"{}\" ({})", source, name,
+                                 fmt::join(set.notes, " ")));
   // The built-in factors, then the experiment file's own (stored in run_factors).
-  std::vector<std::string> known = {"group", "condition", "launcher", "np"};
-  for (const auto& s : samples)
-    for (const auto& [factor, level] : s.factors)
-      if (std::find(known.begin(), known.end(), factor) == known.end()) known.push_back(factor);
+  std::vector<std::string> known = set.factors();
+  known.insert(known.begin(), "group");
   const std::vector<std::string> chosen =
       factors.empty() ? std::vector<std::string>{"group"} : factors;
   for (const auto& factor : chosen)
@@ -61,67 +61,28 @@ Observations observations_from_database(const std::string& path, const InstanceQ
           "--factor {}: experiment \"{}\" has no such factor; with --db a factor is one of {} "
           "(group is condition, factor levels and np, as in the report)",
           factor, name, fmt::join(known, ", ")));
-  const auto level_of = [&](const EpochSample& s, const std::string& factor) -> std::string {
-    if (factor == "condition") return s.condition;
-    if (factor == "launcher") return s.launcher;
-    if (factor == "np") return std::to_string(s.np);
-    if (factor == "group") return group_label(s.condition, s.launcher, s.np, s.factors);
-    for (const auto& [name, level] : s.factors)
-      if (name == factor) return level;
+  const auto level_of = [&](const Run& run, const std::string& factor) -> std::string {
+    if (auto level = run.level(factor)) return *level;
     throw InputError(fmt::format(
         "--factor {}: run {} has no level of it (an instance without this factor was pooled?)",
-        factor, s.run_id));
+        factor, run.id));
   };
 
-  // --only FACTOR=LEVEL: the crossed part of a design, with the runs left out counted.
-  std::set<std::int64_t> all_runs;
-  for (const auto& s : samples) all_runs.insert(s.run_id);
-  std::string only_text;
-  for (const auto& filter : only) {
-    const auto equals = filter.find('=');
-    if (equals == std::string::npos || equals == 0)
-      throw InputError(
-          fmt::format("--only {}: expected FACTOR=LEVEL, e.g. condition=mpirun", filter));
-    const auto factor = filter.substr(0, equals);
-    const auto level = filter.substr(equals + 1);
-    if (std::find(known.begin(), known.end(), factor) == known.end() || factor == "group")
-      throw InputError(fmt::format("--only {}: experiment \"{}\" has no factor {}; its factors: {}",
-                                   filter, name, factor,
-                                   fmt::join(known.begin() + 1, known.end(), ", ")));
-    std::vector<std::string> levels;
-    for (const auto& s : samples) {
-      const auto value = level_of(s, factor);
-      if (std::find(levels.begin(), levels.end(), value) == levels.end()) levels.push_back(value);
-    }
-    if (std::find(levels.begin(), levels.end(), level) == levels.end())
-      throw InputError(fmt::format("--only {}: {} has no level {}; its levels: {}", filter, factor,
-                                   level, fmt::join(levels, ", ")));
-    std::erase_if(samples, [&](const EpochSample& s) { return level_of(s, factor) != level; });
-    only_text += (only_text.empty() ? "" : ", ") + filter;
-  }
-  std::set<std::int64_t> kept_runs;
-  for (const auto& s : samples) kept_runs.insert(s.run_id);
-  const std::size_t runs_left_out = all_runs.size() - kept_runs.size();
-
   Observations data;
-  data.source = fmt::format("{} experiment {} ({})", path, name,
-                            selection.ids.size() == 1
-                                ? fmt::format("instance {}", selection.ids[0])
-                                : fmt::format("instances {}", fmt::join(selection.ids, ", ")));
-  for (const auto& note : failure_notes(database.runs_of_instances(selection.ids)))
-    data.warnings.push_back(note);
-  for (const auto& note : selection.notes)
+  data.source = source;
+  data.warnings = set.failures;
+  for (const auto& note : set.notes)
     if (note.starts_with("Warm-up left out")) data.warnings.push_back(note);
-  if (!only.empty())
+  if (!set.filter.only.empty())
     data.warnings.push_back(fmt::format("only the runs with {}: {} runs with ok epochs left out",
-                                        only_text, runs_left_out));
+                                        set.filter.describe(), set.filtered_out));
   // Conditions pooled within a level (single and mpirun np=1 in np=1) are said, not hidden.
   if (std::find(chosen.begin(), chosen.end(), "condition") == chosen.end() &&
       std::find(chosen.begin(), chosen.end(), "group") == chosen.end()) {
     std::vector<std::string> conditions;
-    for (const auto& s : samples)
-      if (std::find(conditions.begin(), conditions.end(), s.condition) == conditions.end())
-        conditions.push_back(s.condition);
+    for (const auto& run : set.runs)
+      if (std::find(conditions.begin(), conditions.end(), run.condition) == conditions.end())
+        conditions.push_back(run.condition);
     if (conditions.size() > 1)
       data.warnings.push_back(fmt::format(
           "the runs of conditions {} are pooled within each level of {}; add --factor condition "
@@ -135,44 +96,15 @@ Observations observations_from_database(const std::string& path, const InstanceQ
   data.unit = unit;
   data.factor_names = chosen;
   data.levels.resize(chosen.size());
-  // The file's order of conditions and factor levels, np ascending.
-  if (const auto record = database.experiment(selection.ids.front())) {
-    std::vector<std::pair<std::string, std::vector<std::string>>> file_order;
-    try {
-      const auto spec = nlohmann::json::parse(record->spec_json);
-      std::vector<std::string> conditions;
-      if (spec.contains("conditions") && spec["conditions"].is_array())
-        for (const auto& c : spec["conditions"])
-          if (c.contains("name") && c["name"].is_string())
-            conditions.push_back(c["name"].get<std::string>());
-      file_order.emplace_back("condition", conditions);
-      for (const auto& factor : nlohmann::json::parse(record->factors_json)) {
-        std::vector<std::string> levels;
-        for (const auto& level : factor.at("levels")) levels.push_back(level.get<std::string>());
-        file_order.emplace_back(factor.at("name").get<std::string>(), levels);
-      }
-    } catch (const nlohmann::json::exception&) {
-      file_order.clear();  // an unreadable record only costs the order
-    }
-    for (const auto& factor : chosen) {
-      std::vector<std::string> order;
-      if (factor == "np") {
-        std::set<int> nps;
-        for (const auto& s : samples) nps.insert(s.np);
-        for (int np : nps) order.push_back(std::to_string(np));
-      }
-      for (const auto& [name, levels] : file_order)
-        if (name == factor) order = levels;
-      data.level_order.push_back(order);
-    }
-  }
+  for (const auto& factor : chosen) data.level_order.push_back(set.level_order_of(factor));
   if (unit == "epoch" || unit == "nested") {
-    for (const auto& s : samples) {
-      data.values.push_back(s.duration_seconds);
-      data.runs.push_back(s.run_id);
-      for (std::size_t f = 0; f < chosen.size(); ++f)
-        data.levels[f].push_back(level_of(s, chosen[f]));
-    }
+    for (const auto& run : set.runs)
+      for (const auto& epoch : run.epochs) {
+        data.values.push_back(epoch.seconds);
+        data.runs.push_back(run.id);
+        for (std::size_t f = 0; f < chosen.size(); ++f)
+          data.levels[f].push_back(level_of(run, chosen[f]));
+      }
     if (unit == "nested") return data;
     data.warnings.push_back(
         "the epochs of one run are used as independent observations (as the reference study did); "
@@ -180,30 +112,40 @@ Observations observations_from_database(const std::string& path, const InstanceQ
         "the p-values too small. `--unit run` analyses one mean per run instead.");
     return data;
   }
-  // One observation per run: the mean of its epochs (samples come ordered by run, then epoch).
-  std::size_t begin = 0;
-  while (begin < samples.size()) {
-    std::size_t end = begin;
-    double sum = 0;
-    while (end < samples.size() && samples[end].run_id == samples[begin].run_id)
-      sum += samples[end++].duration_seconds;
+  // One observation per run: its mean epoch time, or the log of its images/s.
+  for (const auto& run : set.runs) {
     if (log_rate) {
-      const auto& first = samples[begin];
-      if (!first.train_images || sum <= 0)
+      const auto rate = run.images_per_second();
+      if (!rate)
         throw InputError(fmt::format(
             "--response log_images_per_second: run {} has no images per epoch (a program "
             "without a header needs \"train_images\" in the experiment file)",
-            first.run_id));
-      data.values.push_back(std::log(static_cast<double>(*first.train_images) *
-                                     static_cast<double>(end - begin) / sum));
+            run.id));
+      data.values.push_back(std::log(*rate));
     } else {
-      data.values.push_back(sum / static_cast<double>(end - begin));
+      data.values.push_back(run.mean_epoch_seconds());
     }
     for (std::size_t f = 0; f < chosen.size(); ++f)
-      data.levels[f].push_back(level_of(samples[begin], chosen[f]));
-    begin = end;
+      data.levels[f].push_back(level_of(run, chosen[f]));
   }
   return data;
+}
+
+Observations observations_from_database(const std::string& path, const InstanceQuery& query,
+                                        const std::vector<std::string>& factors,
+                                        const std::string& unit,
+                                        const std::vector<std::string>& only,
+                                        const std::string& response) {
+  check_unit_and_response(unit, response);
+  const auto filter = RunFilter::parse(only);
+  const auto database = db::Database::open(path, db::OpenMode::ReadOnly);
+  const auto set = load_runs(database, query, filter);
+  return observations_from_runs(
+      set, factors, unit, response,
+      fmt::format("{} experiment {} ({})", path, set.experiment,
+                  set.instances.size() == 1
+                      ? fmt::format("instance {}", set.instances[0])
+                      : fmt::format("instances {}", fmt::join(set.instances, ", "))));
 }
 
 }  // namespace scalebench::report

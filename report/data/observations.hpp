@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report/data/instances.hpp"
+#include "report/data/run_set.hpp"
 
 namespace scalebench::report {
 
@@ -33,6 +34,13 @@ Observations observations_from_csv(const std::string& path, const std::string& r
 // "epoch_seconds" (the mean epoch time of a run, or each epoch with unit "epoch"), or
 // "log_images_per_second" (unit "run" only: log(train_images x epochs / sum of epoch times) of a
 // run, the scale on which speed-ups are differences).
+// The same from loaded runs (pure): `factors` from set.factors() or "group", the file's level
+// order, the set's failures, warm-up and filter said in the warnings. `source` names the data.
+Observations observations_from_runs(const RunSet& set, const std::vector<std::string>& factors,
+                                    const std::string& unit,
+                                    const std::string& response = "epoch_seconds",
+                                    const std::string& source = "");
+// Loads the runs (report/data/load_runs.hpp) and calls observations_from_runs.
 Observations observations_from_database(const std::string& path, const InstanceQuery& query,
                                         const std::vector<std::string>& factors,
                                         const std::string& unit,

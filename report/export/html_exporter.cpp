@@ -89,7 +89,7 @@ std::string page_head(const std::string& title) {
 
 namespace {
 
-std::string provenance_list(const db::Provenance& provenance) {
+std::string provenance_list(const Provenance& provenance) {
   if (provenance.empty()) return "";
   std::string out = "<h2>Provenance</h2>\n<dl class=\"provenance\">\n";
   for (const auto& [key, value] : provenance)

@@ -7,7 +7,7 @@ namespace {
 // Bumped when a key is renamed or removed (adding keys does not bump it).
 constexpr int kJsonFormatVersion = 2;  // 2: unit "run" by default, confidence intervals
 
-Json provenance_object(const db::Provenance& provenance) {
+Json provenance_object(const Provenance& provenance) {
   Json out = Json::object();
   for (const auto& [key, value] : provenance) out[key] = value;
   return out;

@@ -37,7 +37,7 @@ std::string label_of(std::string_view experiment, std::string_view unit,
                      util::alnum_or_dash(unit));
 }
 
-std::string provenance_comments(const db::Provenance& provenance) {
+std::string provenance_comments(const Provenance& provenance) {
   std::string out;
   for (const auto& [key, value] : provenance) out += tex_comment(fmt::format("{}: {}", key, value));
   return out;

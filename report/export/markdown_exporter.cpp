@@ -34,7 +34,7 @@ std::string markdown_text(std::string_view text) {
 namespace {
 
 // The provenance header block: one bullet per key (docs/database.md, "provenance").
-std::string provenance_block(const db::Provenance& provenance) {
+std::string provenance_block(const Provenance& provenance) {
   if (provenance.empty()) return "";
   std::string out = "- Provenance (table `run_provenance` per run):\n";
   for (const auto& [key, value] : provenance)

@@ -22,11 +22,6 @@ namespace fs = std::filesystem;
 
 std::string errno_text() { return std::strerror(errno); }
 
-fs::path directory_of(const fs::path& target) {
-  const fs::path parent = target.parent_path();
-  return parent.empty() ? fs::path(".") : parent;
-}
-
 // A file descriptor closed on every path out.
 class Fd {
  public:

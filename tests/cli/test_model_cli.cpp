@@ -159,7 +159,8 @@ TEST_CASE("model: presets, the published validation, and refusals named") {
   fs::copy_file(test::data_dir() / "db" / "quickstart.db", db);
   const auto factor = test::invoke({"model", "--db", db, "--only", "f=x"});
   CHECK(factor.status == 1);
-  CHECK(factor.err.find("--only f=x: no run of quickstart has a factor f") != std::string::npos);
+  CHECK(factor.err.find("--only f=x: experiment \"quickstart\" has no factor f; its factors: "
+                        "condition, launcher, np") != std::string::npos);
   const auto condition = test::invoke({"model", "--db", db, "--condition", "mpirn"});
   CHECK(condition.status == 1);
   CHECK(condition.err.find("--condition mpirn: no run of quickstart has it (conditions: mpirun, "

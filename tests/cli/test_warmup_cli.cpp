@@ -9,31 +9,29 @@
 
 #include "cli/cli_support.hpp"
 #include "db/database.hpp"
-#include "report/data/instances.hpp"
+#include "report/data/run_set.hpp"
 #include "test_support.hpp"
 
 using namespace scalebench;
 namespace fs = std::filesystem;
 
 TEST_CASE("drop_warmup_epochs: each run's first N epochs, unless the run has no more than N") {
-  std::vector<db::EpochSample> samples;
-  for (int run = 1; run <= 2; ++run)
-    for (int epoch = 1; epoch <= (run == 1 ? 3 : 1); ++epoch) {
-      db::EpochSample s;
-      s.run_id = run;
-      s.epoch = epoch;
-      s.duration_seconds = epoch == 1 ? 2.0 : 1.0;
-      samples.push_back(s);
-    }
-  auto dropped = samples;
+  std::vector<report::Run> runs(2);
+  for (int run = 1; run <= 2; ++run) {
+    runs[run - 1].id = run;
+    for (int epoch = 1; epoch <= (run == 1 ? 3 : 1); ++epoch)
+      runs[run - 1].epochs.emplace_back(epoch, epoch == 1 ? 2.0 : 1.0);
+  }
+  auto dropped = runs;
   CHECK(report::drop_warmup_epochs(dropped, 1) == 1);  // run 2 has one epoch: kept
-  REQUIRE(dropped.size() == 3);
-  CHECK(dropped[0].run_id == 1);
-  CHECK(dropped[0].epoch == 2);
-  CHECK(dropped[2].run_id == 2);
-  auto none = samples;
+  REQUIRE(dropped[0].epochs.size() == 2);
+  CHECK(dropped[0].epochs[0].number == 2);
+  CHECK(dropped[0].mean_epoch_seconds() == 1.0);
+  REQUIRE(dropped[1].epochs.size() == 1);
+  CHECK(dropped[1].epochs[0].number == 1);
+  auto none = runs;
   CHECK(report::drop_warmup_epochs(none, 0) == 0);
-  CHECK(none.size() == samples.size());
+  CHECK(none[0].epochs.size() == 3);
 }
 
 TEST_CASE("--skip-epochs on report, stats, plot and compare, and warmup_epochs as the default") {

@@ -17,7 +17,7 @@
 #include "db/database.hpp"
 #include "plotting/figure.hpp"
 #include "report/analysis/report_assembly.hpp"
-#include "report/data/report_input.hpp"
+#include "report/data/load_runs.hpp"
 #include "report/factor_samples.hpp"
 #include "test_support.hpp"
 
@@ -63,12 +63,12 @@ class Table2Fixture {
   report::FactorReport by_model(const std::string& unit) const {
     const auto database = db::Database::open(path_.string(), db::OpenMode::ReadOnly);
     return report::factor_report_of(
-        report::load_report_input(database, report::InstanceQuery{}, std::nullopt, true), "model",
-        unit);
+        report::load_runs(database, report::InstanceQuery{}, {}, {.allreduce_runs = true}), "model",
+        std::nullopt, unit);
   }
   report::ReportTable table(const std::string& unit) const {
     const auto database = db::Database::open(path_.string(), db::OpenMode::ReadOnly);
-    return report::report_of(report::load_report_input(database, report::InstanceQuery{}, {}),
+    return report::report_of(report::load_runs(database, report::InstanceQuery{}), std::nullopt,
                              unit);
   }
   const fs::path& path() const { return path_; }
@@ -281,7 +281,7 @@ TEST_CASE("legends name the factor with the level, or the labels") {
 
 TEST_CASE("a study with one np has no efficiency panel and no linear-scaling line") {
   auto samples = test::table2_samples();
-  std::erase_if(samples, [](const db::EpochSample& s) { return s.np != 1; });
+  std::erase_if(samples, [](const report::Run& s) { return s.np != 1; });
   const auto report =
       report::build_factor_report("t2", samples, "model", test::table2_file_order());
   const auto files = plotting::figure_files("out/t2");

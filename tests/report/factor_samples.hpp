@@ -1,31 +1,27 @@
-// Samples of a small HorovodRunner Table 2 study, shared by the report and figure tests.
+// Runs of a small HorovodRunner Table 2 study, shared by the report and figure tests.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "db/database.hpp"
 #include "report/analysis/report.hpp"
 
 namespace scalebench::test {
 
-inline void add_model_run(std::vector<db::EpochSample>& samples, std::int64_t run_id,
+inline void add_model_run(std::vector<report::Run>& runs, std::int64_t run_id,
                           std::string condition, std::string launcher, int np, std::string model,
                           std::vector<double> durations) {
+  report::Run run;
+  run.id = run_id;
+  run.experiment = "t2";
+  run.condition = condition;
+  run.launcher = launcher;
+  run.np = np;
+  run.train_images = 1000;
+  run.levels = {{"model", model}};
   int epoch = 0;
-  for (double d : durations) {
-    db::EpochSample s;
-    s.run_id = run_id;
-    s.experiment = "t2";
-    s.condition = condition;
-    s.launcher = launcher;
-    s.np = np;
-    s.epoch = ++epoch;
-    s.duration_seconds = d;
-    s.train_images = 1000;
-    s.factors = {{"model", model}};
-    samples.push_back(s);
-  }
+  for (double d : durations) run.epochs.emplace_back(++epoch, d);
+  runs.push_back(run);
 }
 
 // The launched cells form a balanced 2 x 2 design (two epochs per cell):
@@ -36,8 +32,8 @@ inline void add_model_run(std::vector<db::EpochSample>& samples, std::int64_t ru
 //   within cells: 4 x 2 x 1^2 = 8 on 4 d.f. (MS 2).
 // F = 20.25, 6.25, 2.25; partial eta^2 = 40.5/48.5, 12.5/20.5, 4.5/12.5.
 // Runs arrive in a shuffled order (a randomized experiment), inception first.
-inline std::vector<db::EpochSample> table2_samples() {
-  std::vector<db::EpochSample> s;
+inline std::vector<report::Run> table2_samples() {
+  std::vector<report::Run> s;
   add_model_run(s, 1, "hvd", "mpirun", 2, "inception_v3", {3, 5});
   add_model_run(s, 2, "single", "single", 1, "vgg16", {11, 11});
   add_model_run(s, 3, "hvd", "mpirun", 1, "vgg16", {10, 12});

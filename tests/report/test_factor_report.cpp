@@ -87,8 +87,14 @@ TEST_CASE("report --by: the two-way ANOVA factor x np of the launched condition,
 TEST_CASE("report --by with unit run: the two-way ANOVA of the run means") {
   // Each epoch of the hand-derived design as a run of its own: the run means are the epochs, so
   // the two-way ANOVA is the same, on 8 runs.
-  auto samples = table2_samples();
-  for (std::size_t i = 0; i < samples.size(); ++i) samples[i].run_id = static_cast<int>(i) + 1;
+  std::vector<report::Run> samples;
+  for (const auto& run : table2_samples())
+    for (const auto& epoch : run.epochs) {
+      auto one = run;
+      one.id = static_cast<std::int64_t>(samples.size()) + 1;
+      one.epochs = {epoch};
+      samples.push_back(one);
+    }
   auto options = file_order();
   options.unit = "run";
   const auto report = build_factor_report("t2", samples, "model", options);
@@ -110,7 +116,7 @@ TEST_CASE("report --by with unit run: the two-way ANOVA of the run means") {
 TEST_CASE("report --by: an empty cell gives the additive model, and the notes say so") {
   auto samples = table2_samples();
   samples.erase(
-      std::remove_if(samples.begin(), samples.end(), [](const auto& s) { return s.run_id == 1; }),
+      std::remove_if(samples.begin(), samples.end(), [](const auto& s) { return s.id == 1; }),
       samples.end());  // no inception_v3 at np=2
   const auto report = build_factor_report("t2", samples, "model", file_order());
   REQUIRE(report.two_way.size() == 1);
@@ -130,7 +136,7 @@ TEST_CASE("report --by: an unknown factor is refused with the known ones and a s
       "factors: model",
       ReportError);
   auto plain = table2_samples();
-  for (auto& s : plain) s.factors.clear();
+  for (auto& s : plain) s.levels.clear();
   CHECK_THROWS_WITH_AS(build_factor_report("t2", plain, "model"),
                        "--by model: experiment \"t2\" has no factors (its file has no \"factors\" "
                        "object; docs/experiment-file.md, \"Factors\")",
@@ -200,17 +206,17 @@ TEST_CASE("report --by renders as Table 2 in markdown, as sections in CSV, as bl
 
 TEST_CASE("the notes say how many last epochs ended at the last line or the exit") {
   auto samples = table2_samples();
-  const auto note_of = [&](const std::vector<db::EpochSample>& input) -> std::string {
+  const auto note_of = [&](const std::vector<report::Run>& input) -> std::string {
     for (const auto& note : build_report("t2", input, file_order()).notes)
       if (note.find("Last epochs without an end-of-epoch line") == 0) return note;
     return "";
   };
   CHECK(note_of(samples).empty());
-  samples[1].end_rule = "exit";  // run 1's last epoch: 5 s after a 3 s epoch
-  samples[3].end_rule = "last_line";
-  samples[3].duration_seconds = 9;         // run 2's: 9 s after an 11 s epoch
-  samples[5].end_rule = "epoch_end_line";  // the program's own end line: no note
-  samples[4].end_rule = "last_line";       // not a last epoch: not counted
+  samples[0].epochs[1].end_rule = "exit";  // run 1's last epoch: 5 s after a 3 s epoch
+  samples[1].epochs[1].end_rule = "last_line";
+  samples[1].epochs[1].seconds = 9;                  // run 2's: 9 s after an 11 s epoch
+  samples[2].epochs[1].end_rule = "epoch_end_line";  // the program's own end line: no note
+  samples[2].epochs[0].end_rule = "last_line";       // not a last epoch: not counted
   // Each rule, and whether its last epochs came out late or early, by how much.
   CHECK(note_of(samples) ==
         "Last epochs without an end-of-epoch line: 1 at the process's exit (rule `exit`): 1 late "
@@ -222,7 +228,7 @@ TEST_CASE("the notes say how many last epochs ended at the last line or the exit
 
 TEST_CASE("report --by in LaTeX: a factor named batch_size is escaped everywhere, label included") {
   auto samples = table2_samples();
-  for (auto& s : samples) s.factors = {{"batch_size", s.factors.at(0).second}};
+  for (auto& s : samples) s.levels = {{"batch_size", s.levels.at(0).second}};
   auto options = file_order();
   options.level_order = {{"batch_size", {"vgg16", "inception_v3"}}};
   const auto report = build_factor_report("t2", samples, "batch_size", options);

@@ -67,20 +67,19 @@ TEST_CASE("labels: a row's display label joins condition, levels, launcher and n
 }
 
 TEST_CASE("labels: notes name rows as readers see them, quoted where a label has a comma") {
-  std::vector<db::EpochSample> samples;
+  std::vector<report::Run> samples;
   std::int64_t id = 0;
   for (const int np : {1, 2, 24})
     for (int run = 0; run < 2; ++run) {  // two runs each: the "Groups with 2 runs" note
-      db::EpochSample s;
-      s.run_id = ++id;
-      s.experiment = "e";
-      s.condition = "hvd";
-      s.launcher = "mpirun";
-      s.np = np;
-      s.epoch = 1;
-      s.duration_seconds = 10.0 / np + run;
-      s.train_images = 1000;
-      samples.push_back(s);
+      report::Run r;
+      r.id = ++id;
+      r.experiment = "e";
+      r.condition = "hvd";
+      r.launcher = "mpirun";
+      r.np = np;
+      r.epochs.emplace_back(1, 10.0 / np + run);
+      r.train_images = 1000;
+      samples.push_back(r);
     }
   report::ReportOptions options;
   options.labels.text = {{"hvd", "Horovod"}, {"run", "Baseline"}};

@@ -17,22 +17,19 @@ using report::ReportError;
 namespace {
 
 // Adds one run's epochs, with `images` training images per epoch (absent when 0 is passed as -1).
-void add_run(std::vector<db::EpochSample>& samples, std::int64_t run_id, std::string condition,
+void add_run(std::vector<report::Run>& runs, std::int64_t run_id, std::string condition,
              std::string launcher, int np, std::vector<double> durations, long long images = 1000,
              std::string experiment = "exp") {
+  report::Run run;
+  run.id = run_id;
+  run.experiment = experiment;
+  run.condition = condition;
+  run.launcher = launcher;
+  run.np = np;
+  if (images >= 0) run.train_images = images;
   int epoch = 0;
-  for (double d : durations) {
-    db::EpochSample s;
-    s.run_id = run_id;
-    s.experiment = experiment;
-    s.condition = condition;
-    s.launcher = launcher;
-    s.np = np;
-    s.epoch = ++epoch;
-    s.duration_seconds = d;
-    if (images >= 0) s.train_images = images;
-    samples.push_back(s);
-  }
+  for (double d : durations) run.epochs.emplace_back(++epoch, d);
+  runs.push_back(run);
 }
 
 bool has_note(const report::ReportTable& table, const std::string& part) {
@@ -40,8 +37,8 @@ bool has_note(const report::ReportTable& table, const std::string& part) {
                      [&](const std::string& n) { return n.find(part) != std::string::npos; });
 }
 
-std::vector<db::EpochSample> paper_like() {
-  std::vector<db::EpochSample> samples;
+std::vector<report::Run> paper_like() {
+  std::vector<report::Run> samples;
   add_run(samples, 1, "single", "single", 1, {8, 9, 10});
   add_run(samples, 2, "mpirun", "mpirun", 1, {10, 11});
   add_run(samples, 3, "mpirun", "mpirun", 1, {12, 11});
@@ -121,7 +118,7 @@ TEST_CASE("unit run (the default): one mean per run, its SD, t interval and ANOV
   CHECK(has_note(table, "Groups with 2 runs: mpirun np=1: their intervals rest on 1 degree"));
   CHECK_FALSE(has_note(table, "Intervals reaching below 0"));
   // Two runs far apart: the interval of a positive quantity reaches below 0, and is marked.
-  std::vector<db::EpochSample> spread;
+  std::vector<report::Run> spread;
   add_run(spread, 1, "mpirun", "mpirun", 1, {1, 1});
   add_run(spread, 2, "mpirun", "mpirun", 1, {3, 3});
   add_run(spread, 3, "mpirun", "mpirun", 2, {1, 1});
@@ -138,7 +135,7 @@ TEST_CASE("unit run (the default): one mean per run, its SD, t interval and ANOV
 }
 
 TEST_CASE("unit run: the speed-up's interval is the log-scale delta method on the run means") {
-  std::vector<db::EpochSample> samples;
+  std::vector<report::Run> samples;
   add_run(samples, 1, "mpirun", "mpirun", 1, {10, 10});
   add_run(samples, 2, "mpirun", "mpirun", 1, {12, 12});
   add_run(samples, 3, "mpirun", "mpirun", 2, {5, 5});
@@ -160,7 +157,7 @@ TEST_CASE("unit run: the speed-up's interval is the log-scale delta method on th
 }
 
 TEST_CASE("unit nested: the mixed model's means, intervals, F and Tukey") {
-  std::vector<db::EpochSample> samples;
+  std::vector<report::Run> samples;
   add_run(samples, 1, "mpirun", "mpirun", 1, {10, 10.4, 10.2});
   add_run(samples, 2, "mpirun", "mpirun", 1, {11, 11.2, 11.3});
   add_run(samples, 3, "mpirun", "mpirun", 2, {5, 5.2, 5.1});
@@ -221,7 +218,7 @@ TEST_CASE("the base can be chosen by label: an unknown label lists the labels") 
 }
 
 TEST_CASE("without a launched np=1 group the base is the first group and scaling is against it") {
-  std::vector<db::EpochSample> samples;
+  std::vector<report::Run> samples;
   add_run(samples, 1, "mpirun", "mpirun", 2, {10, 11});
   add_run(samples, 2, "mpirun", "mpirun", 4, {6, 5});
   const auto table = build_report("exp", samples);
@@ -230,7 +227,7 @@ TEST_CASE("without a launched np=1 group the base is the first group and scaling
 }
 
 TEST_CASE("one group: no ANOVA, no Tukey, and a note saying why") {
-  std::vector<db::EpochSample> samples;
+  std::vector<report::Run> samples;
   add_run(samples, 1, "single", "single", 1, {1, 2, 3});
   const auto table = build_report("exp", samples);
   REQUIRE(table.rows.size() == 1);
@@ -240,7 +237,7 @@ TEST_CASE("one group: no ANOVA, no Tukey, and a note saying why") {
 }
 
 TEST_CASE("a group with one epoch has no SD: all groups with one epoch give no ANOVA") {
-  std::vector<db::EpochSample> samples;
+  std::vector<report::Run> samples;
   add_run(samples, 1, "mpirun", "mpirun", 1, {10});
   add_run(samples, 2, "mpirun", "mpirun", 2, {6, 7});
   auto table = build_report("exp", samples, {.unit = "epoch"});
@@ -249,7 +246,7 @@ TEST_CASE("a group with one epoch has no SD: all groups with one epoch give no A
   CHECK(has_note(table, "one epoch: mpirun np=1"));
   CHECK(table.anova);
 
-  samples.pop_back();
+  samples.back().epochs.pop_back();  // run 2 keeps its first epoch only
   table = build_report("exp", samples, {.unit = "epoch"});
   CHECK_FALSE(table.anova);
   CHECK_FALSE(table.rows[1].tukey_p_vs_base);
@@ -257,7 +254,7 @@ TEST_CASE("a group with one epoch has no SD: all groups with one epoch give no A
 }
 
 TEST_CASE("no samples of the experiment: an error with a hint: other experiments are ignored") {
-  std::vector<db::EpochSample> samples;
+  std::vector<report::Run> samples;
   add_run(samples, 1, "mpirun", "mpirun", 1, {10, 11}, 1000, "other");
   CHECK_THROWS_WITH_AS(build_report("exp", samples),
                        "no epochs with durations for experiment 'exp': did the runs fail? see "
@@ -270,7 +267,7 @@ TEST_CASE("no samples of the experiment: an error with a hint: other experiments
 }
 
 TEST_CASE("unknown train_images: no images/s, no efficiency: partly known gets a note") {
-  std::vector<db::EpochSample> samples;
+  std::vector<report::Run> samples;
   add_run(samples, 1, "mpirun", "mpirun", 1, {10, 11}, -1);
   add_run(samples, 2, "mpirun", "mpirun", 2, {5, 6}, -1);
   add_run(samples, 3, "mpirun", "mpirun", 2, {5, 6}, 1000);
@@ -283,7 +280,7 @@ TEST_CASE("unknown train_images: no images/s, no efficiency: partly known gets a
 }
 
 TEST_CASE("groups that would share a label name their launcher") {
-  std::vector<db::EpochSample> samples;
+  std::vector<report::Run> samples;
   add_run(samples, 1, "gloo", "mpirun", 2, {5, 6});
   add_run(samples, 2, "gloo", "srun", 2, {5, 6});
   add_run(samples, 3, "gloo", "srun", 4, {3, 4});
@@ -294,7 +291,7 @@ TEST_CASE("groups that would share a label name their launcher") {
 }
 
 TEST_CASE("an invalid duration is reported, not averaged") {
-  std::vector<db::EpochSample> samples;
+  std::vector<report::Run> samples;
   add_run(samples, 7, "mpirun", "mpirun", 1, {10, -1});
   CHECK_THROWS_AS(build_report("exp", samples), ReportError);
 }
@@ -303,8 +300,8 @@ namespace {
 
 // Three mpirun groups of three runs each (one epoch per run, so the run means are the epochs):
 // np=1 at about 10 s, np=2 and np=4 both at about 6 s.
-std::vector<db::EpochSample> letters_case() {
-  std::vector<db::EpochSample> samples;
+std::vector<report::Run> letters_case() {
+  std::vector<report::Run> samples;
   std::int64_t id = 0;
   for (const double d : {10.0, 10.2, 9.8}) add_run(samples, ++id, "mpirun", "mpirun", 1, {d});
   for (const double d : {6.0, 6.1, 5.9}) add_run(samples, ++id, "mpirun", "mpirun", 2, {d});
@@ -321,7 +318,7 @@ TEST_CASE("letters: the whole Tukey family's compact display, named in the table
   CHECK(table.rows[1].letters == "b");  // np=2 and np=4 do not differ
   CHECK(table.rows[2].letters == "b");
   // One group: no Tukey family, no letters.
-  std::vector<db::EpochSample> one;
+  std::vector<report::Run> one;
   add_run(one, 1, "mpirun", "mpirun", 1, {1, 2});
   add_run(one, 2, "mpirun", "mpirun", 1, {1.5, 2.5});
   CHECK(!build_report("exp", one).rows[0].letters);

@@ -18,7 +18,7 @@
 #include "report/analysis/report.hpp"
 #include "scaling/model.hpp"
 #include "scaling/network_presets.hpp"
-#include "scaling/plan.hpp"
+#include "scaling/plan_load.hpp"
 #include "scaling/plan_output.hpp"
 #include "test_support.hpp"
 
@@ -120,7 +120,7 @@ TEST_CASE("scaling plan from a database: parameters recovered, predictions to np
   scaling::ScalingPlanOptions options;
   options.training = report::InstanceQuery{"exact", {}, false};
   options.bootstrap = 20;
-  const auto plan = scaling::build_scaling_plan(&database, options);
+  const auto plan = scaling::build_scaling_plan(database, options);
   CHECK(parameter(plan, "compute").value.value == doctest::Approx(40).epsilon(1e-9));
   CHECK(parameter(plan, "overhead").value.value == doctest::Approx(3).epsilon(1e-6));
   CHECK(parameter(plan, "overlap").value.value == doctest::Approx(0.2).epsilon(1e-6));
@@ -155,7 +155,7 @@ TEST_CASE("scaling plan: a held-out np predicted within its interval from noisy 
   options.allreduce_max_np = 4;
   options.bootstrap = 300;
   options.max_np = 16;
-  const auto plan = scaling::build_scaling_plan(&database, options);
+  const auto plan = scaling::build_scaling_plan(database, options);
   const auto it =
       std::find_if(plan.rows.begin(), plan.rows.end(), [](const auto& r) { return r.np == 8; });
   REQUIRE(it != plan.rows.end());
@@ -197,7 +197,7 @@ TEST_CASE("scaling plan: a preset network beyond one node, and what is missing i
   options.bootstrap = 0;
   options.network = "10gbe";
   options.ranks_per_node = 8;
-  const auto plan = scaling::build_scaling_plan(&database, options);
+  const auto plan = scaling::build_scaling_plan(database, options);
   // Up to one node of 8 the measured link; 64 ranks are 8 nodes over 10 GbE.
   auto model = truth();
   model.network.inter = scaling::network_preset("10gbe").link;
@@ -240,7 +240,7 @@ TEST_CASE("scaling plan: a preset network beyond one node, and what is missing i
   slow.training = report::InstanceQuery{"train-only", {}, false};
   slow.network = "10gbe";
   slow.bootstrap = 0;
-  const auto missed = scaling::build_scaling_plan(&train_only, slow);
+  const auto missed = scaling::build_scaling_plan(train_only, slow);
   CHECK(misfit_note(missed));
 
   // Presets only: compute from images/s.
@@ -261,14 +261,14 @@ TEST_CASE("scaling plan: a preset network beyond one node, and what is missing i
   CHECK_THROWS_WITH_AS(scaling::build_scaling_plan(nullptr, presets),
                        doctest::Contains("--images-per-second"), report::ReportError);
   options.network = "infiniband";
-  CHECK_THROWS_WITH_AS(scaling::build_scaling_plan(&database, options),
+  CHECK_THROWS_WITH_AS(scaling::build_scaling_plan(database, options),
                        doctest::Contains("--network infiniband: unknown network preset"),
                        report::ReportError);
   options.network.reset();
   options.condition = "nothing";
-  CHECK_THROWS_WITH_AS(scaling::build_scaling_plan(&database, options),
+  CHECK_THROWS_WITH_AS(scaling::build_scaling_plan(database, options),
                        doctest::Contains("--condition nothing: no run of exact has it"),
-                       report::ReportError);
+                       report::InputError);
 }
 
 TEST_CASE("scaling plan: the LaTeX compiles with a stock TeX Live, hostile text escaped") {
@@ -279,7 +279,7 @@ TEST_CASE("scaling plan: the LaTeX compiles with a stock TeX Live, hostile text 
   options.training = report::InstanceQuery{"exp_1 50% & <b>", {}, false};
   options.bootstrap = 50;
   options.fit_max_np = 4;
-  const auto plan = scaling::build_scaling_plan(&database, options);
+  const auto plan = scaling::build_scaling_plan(database, options);
   const auto tex = scaling::format_scaling_plan(plan, "latex");
   CHECK(tex.find("exp\\_1 50\\% \\& $<$b$>$") != std::string::npos);
   const auto html = scaling::format_scaling_plan(plan, "html");
@@ -390,7 +390,7 @@ TEST_CASE("scaling plan: --only FACTOR=LEVEL takes that level's allreduce runs f
     options.condition = "train";
     options.only = {{"link", link}};
     options.bootstrap = 10;
-    const auto plan = scaling::build_scaling_plan(&database, options);
+    const auto plan = scaling::build_scaling_plan(database, options);
     CHECK(parameter(plan, "bandwidth").value.value == doctest::Approx(gbs).epsilon(1e-6));
     CHECK(parameter(plan, "latency").value.value == doctest::Approx(10).epsilon(1e-6));
     CHECK(parameter(plan, "overlap").value.value == doctest::Approx(0.2).epsilon(1e-6));
@@ -432,7 +432,7 @@ TEST_CASE("scaling plan: the band on the hold-out fixture includes the model's o
   // that error covers np 8.
   test::TempDir dir;
   auto database = db::Database::open(holdout_copy(dir));
-  const auto plan = scaling::build_scaling_plan(&database, holdout_options());
+  const auto plan = scaling::build_scaling_plan(database, holdout_options());
   REQUIRE(plan.model_error);
   const auto& e = *plan.model_error;
   REQUIRE(e.residuals.size() == 2);
@@ -488,7 +488,7 @@ TEST_CASE("scaling plan: the band on the hold-out fixture includes the model's o
     }
   }
   // The same seed gives the same band.
-  const auto again = scaling::build_scaling_plan(&database, holdout_options());
+  const auto again = scaling::build_scaling_plan(database, holdout_options());
   CHECK(row_at(again, 8).images_per_second.interval->low == eight.images_per_second.interval->low);
   CHECK(row_at(again, 8).images_per_second.interval->high ==
         eight.images_per_second.interval->high);
@@ -503,7 +503,7 @@ TEST_CASE(
   auto database = db::Database::open(holdout_copy(dir));
   auto strict = holdout_options();
   strict.allreduce_max_np = 4;
-  const auto plan = scaling::build_scaling_plan(&database, strict);
+  const auto plan = scaling::build_scaling_plan(database, strict);
   REQUIRE(plan.coverage);
   CHECK(plan.coverage->held_out == 1);
   CHECK(plan.coverage->inside == 0);
@@ -515,7 +515,7 @@ TEST_CASE(
   // the coverage line say so.
   auto two = holdout_options();
   two.fit_max_np = 2;
-  const auto bootstrap_only = scaling::build_scaling_plan(&database, two);
+  const auto bootstrap_only = scaling::build_scaling_plan(database, two);
   CHECK_FALSE(bootstrap_only.model_error);
   CHECK_FALSE(row_at(bootstrap_only, 4).images_per_second.bootstrap);
   const auto text = scaling::format_scaling_plan(bootstrap_only, "markdown");
