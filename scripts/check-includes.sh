@@ -32,8 +32,57 @@ check report/analysis 'db/|report/export/|scaling/|plotting/|cli/' \
 check report/export 'db/|report/data/|scaling/|plotting/|cli/' \
   "report/export/ renders analysis results: no database, no loader"
 check plotting 'cli/' "plotting/ includes nothing of the CLI"
+
+# Transitively: no chain of project includes ("..." resolved from the root, then the file's own
+# directory) leads from the analysis, the exporters, the figures or the scaling model to db/. Only
+# report/data/load_runs.* and scaling/plan_load.* read the database, for the commands.
+includes_of() {
+  sed -nE 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1/p' "$1"
+}
+# Prints the chain from FILE to the first db/ header it reaches, if any.
+db_chain() {
+  local start="$1" file include resolved
+  local -A parent=([$start]="")
+  local queue=("$start")
+  while ((${#queue[@]})); do
+    file="${queue[0]}"
+    queue=("${queue[@]:1}")
+    while IFS= read -r include; do
+      if [[ "$include" == db/* ]]; then
+        local chain="$include" at="$file"
+        while [ -n "$at" ]; do
+          chain="$at -> $chain"
+          at="${parent[$at]}"
+        done
+        echo "$chain"
+        return 0
+      fi
+      resolved="$include"
+      [ -f "$resolved" ] || resolved="$(dirname "$file")/$include"
+      [ -f "$resolved" ] || continue
+      [ -n "${parent[$resolved]+set}" ] && continue
+      parent[$resolved]="$file"
+      queue+=("$resolved")
+    done < <(includes_of "$file")
+  done
+  return 1
+}
+transitive_hits=""
+for file in report/analysis/* report/export/* plotting/*.?pp scaling/model.?pp scaling/plan.?pp \
+  scaling/plan_input.?pp scaling/plan_output.?pp; do
+  [ -f "$file" ] || continue
+  if chain=$(db_chain "$file"); then transitive_hits+="$chain"$'\n'; fi
+done
+if [ -n "$transitive_hits" ]; then
+  echo "check-includes: report/analysis/, report/export/, plotting/ and scaling/ (model, plan," \
+    "plan_input, plan_output) reach db/ through these includes; analyses take a RunSet" \
+    "(report/data/run_set.hpp):"
+  printf '%s' "$transitive_hits"
+  status=1
+fi
 if [ "$status" = 0 ]; then
   echo "check-includes: trainer/model/ is backend-neutral, trainer/cuda/ does not include" \
-    "trainer/cpu/, the report's layers look only down, plotting/ includes no cli/"
+    "trainer/cpu/, the report's layers look only down, plotting/ includes no cli/, and no" \
+    "analysis, exporter, figure or scaling model reaches db/ through any chain of includes"
 fi
 exit "$status"
