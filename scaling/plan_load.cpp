@@ -11,8 +11,8 @@ ScalingRuns load_scaling_runs(const db::Database& database, const ScalingPlanOpt
   filter.condition = o.condition;
   report::InstanceQuery training = *o.training;
   if (o.skip_epochs) training.skip_epochs = o.skip_epochs;
-  runs.training = report::load_runs(database, training, filter,
-                                    {.allreduce_runs = true, .headers = true});
+  runs.training =
+      report::load_runs(database, training, filter, {.allreduce_runs = true, .headers = true});
   if (o.allreduce) {
     // Its allreduce runs only: --condition names a training condition, and a --only factor it
     // lacks keeps its runs (runs with the factor at another level are left out).

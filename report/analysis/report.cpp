@@ -184,15 +184,6 @@ std::size_t efficiency_reference(const std::vector<Group>& groups, std::size_t i
 
 }  // namespace
 
-std::vector<std::string> unit_names() { return {"run", "nested", "epoch"}; }
-
-void check_unit(std::string_view unit) {
-  const auto names = unit_names();
-  if (std::find(names.begin(), names.end(), unit) == names.end())
-    throw ReportError(
-        fmt::format("unknown unit of analysis '{}'; the units: {}", unit, fmt::join(names, ", ")));
-}
-
 std::string describe_unit(std::string_view unit) {
   if (unit == "run")
     return "Unit of analysis: one run (its mean epoch time); N = runs. Epochs of one run share its "

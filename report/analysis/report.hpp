@@ -71,13 +71,7 @@ struct AnovaSummary {
   double p = 1;
 };
 
-// What one sample is: "run" (each run's mean epoch time, the default everywhere), "nested"
-// (epochs within runs within groups: a mixed model, stats/nested_anova.hpp) or "epoch" (every
-// epoch on its own, as the reference papers did: pseudo-replication, for reproducing them).
-inline constexpr std::string_view kDefaultUnit = "run";
-std::vector<std::string> unit_names();
-// Throws ReportError naming the units when `unit` is none of them.
-void check_unit(std::string_view unit);
+// The unit of analysis (kDefaultUnit, unit_names, check_unit) is report/data/run_set.hpp's.
 // One line for readers: what the unit means, and for epoch, that its p-values are too small.
 std::string describe_unit(std::string_view unit);
 

@@ -29,8 +29,8 @@ Observations observations_from_csv(const std::string& path, const std::string& r
 namespace {
 
 void check_unit_and_response(const std::string& unit, const std::string& response) {
-  if (unit != "run" && unit != "epoch" && unit != "nested")
-    throw InputError(fmt::format("--unit {}: expected run, nested or epoch", unit));
+  if (const auto names = unit_names(); std::find(names.begin(), names.end(), unit) == names.end())
+    throw InputError(fmt::format("--unit {}: expected one of {}", unit, fmt::join(names, ", ")));
   const bool log_rate = response == "log_images_per_second";
   if (!log_rate && response != "epoch_seconds")
     throw InputError(fmt::format(

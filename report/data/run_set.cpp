@@ -11,6 +11,15 @@
 
 namespace scalebench::report {
 
+std::vector<std::string> unit_names() { return {"run", "nested", "epoch"}; }
+
+void check_unit(std::string_view unit) {
+  const auto names = unit_names();
+  if (std::find(names.begin(), names.end(), unit) == names.end())
+    throw ReportError(
+        fmt::format("unknown unit of analysis '{}'; the units: {}", unit, fmt::join(names, ", ")));
+}
+
 std::string group_label(std::string_view condition, std::string_view launcher, int np,
                         const FactorLevels& levels) {
   std::string label(condition);
@@ -138,14 +147,14 @@ std::size_t apply_filter(RunSet& set, const RunFilter& filter) {
     std::sort(conditions.begin(), conditions.end());
     if (std::find(conditions.begin(), conditions.end(), *filter.condition) == conditions.end())
       throw InputError(fmt::format("--condition {}: no run of {} has it (conditions: {})",
-                                   *filter.condition, set.experiment,
-                                   fmt::join(conditions, ", ")));
+                                   *filter.condition, set.experiment, fmt::join(conditions, ", ")));
     std::erase_if(set.runs, [&](const Run& run) { return run.condition != *filter.condition; });
   }
   for (const auto& [factor, level] : filter.only) {
     if (std::find(known.begin(), known.end(), factor) == known.end())
-      throw InputError(fmt::format("--only {}={}: experiment \"{}\" has no factor {}; its factors: {}",
-                                   factor, level, set.experiment, factor, fmt::join(known, ", ")));
+      throw InputError(
+          fmt::format("--only {}={}: experiment \"{}\" has no factor {}; its factors: {}", factor,
+                      level, set.experiment, factor, fmt::join(known, ", ")));
     const auto levels = levels_of(factor);
     if (std::find(levels.begin(), levels.end(), level) == levels.end())
       throw InputError(fmt::format("--only {}={}: {} has no level {}; its levels: {}", factor,

@@ -16,6 +16,15 @@
 
 namespace scalebench::report {
 
+// The unit of analysis, what one observation of a RunSet is: "run" (each run's mean epoch time,
+// the default everywhere), "nested" (epochs within runs within groups: a mixed model,
+// stats/nested_anova.hpp) or "epoch" (every epoch on its own, as the reference papers did:
+// pseudo-replication, for reproducing them).
+inline constexpr std::string_view kDefaultUnit = "run";
+std::vector<std::string> unit_names();
+// Throws ReportError naming the units when `unit` is none of them.
+void check_unit(std::string_view unit);
+
 // The levels of the experiment file's factors, in the file's order: {{"model", "vgg16"}, ...}.
 using FactorLevels = std::vector<std::pair<std::string, std::string>>;
 // Key/value pairs of where and with what the runs were measured (docs/database.md).
@@ -57,7 +66,7 @@ struct Run {
   int np = 1;
   int repetition = 1;
   FactorLevels levels = {};
-  std::vector<Epoch> epochs = {};  // after the warm-up, in order
+  std::vector<Epoch> epochs = {};                        // after the warm-up, in order
   std::optional<long long> train_images = std::nullopt;  // per epoch, all ranks
   std::optional<double> test_accuracy = std::nullopt;    // the last epoch's
   std::optional<TrainerHeader> header = std::nullopt;    // only when loaded with headers
@@ -113,8 +122,8 @@ struct RunSet {
   std::vector<std::pair<std::string, std::vector<std::string>>> level_order;
   Labels labels;  // the experiment file's "labels"
   Provenance provenance;
-  std::vector<std::string> notes;     // which instances, what warm-up was left out
-  std::vector<std::string> failures;  // runs that are not ok, per group (failure_notes)
+  std::vector<std::string> notes;            // which instances, what warm-up was left out
+  std::vector<std::string> failures;         // runs that are not ok, per group (failure_notes)
   std::vector<AllreduceRun> allreduce_runs;  // only when loaded with them
   int warmup_epochs = 0;                     // left out of each run (WarmupRule)
   std::string warmup_origin;
