@@ -14,48 +14,14 @@
 #include "plotting/figure.hpp"
 #include "report/analysis/report.hpp"
 #include "report/export/output_file.hpp"
-#include "scaling/network_presets.hpp"
 #include "scaling/plan_load.hpp"
 #include "scaling/plan_output.hpp"
-#include "scaling/validation.hpp"
 
 namespace scalebench::cli {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string networks_table() {
-  std::string out =
-      "| preset | what | latency (us) | bandwidth (GB/s) | source |\n|---|---|---:|---:|---|\n";
-  for (const auto& p : scaling::network_presets())
-    out += fmt::format("| {} | {} | {:g} | {:g} | {} |\n", p.name, p.description,
-                       p.link.alpha * 1e6, p.link.bandwidth * 1e-9, p.source);
-  return out;
-}
-
-std::string published_table() {
-  std::string out =
-      "| study | model | GPUs | network | published | predicted | error | calibrated | error | "
-      "calibration (other cases) |\n|---|---|---:|---|---:|---:|---:|---:|---:|---|\n";
-  for (const auto& row : scaling::validate_published()) {
-    const auto& c = *row.published;
-    const std::string calibration =
-        row.calibration.overhead > 0
-            ? fmt::format("overhead {:.1f} ms", row.calibration.overhead * 1e3)
-            : fmt::format("overlap {:.2f}", row.calibration.overlap);
-    out += fmt::format(
-        "| {} | {} | {} | {} x {} ({}) | {:.1f}% | {:.1f}% | {:+.1f} | {:.1f}% | {:+.1f} | {} |\n",
-        c.study, c.model, c.gpus, c.gpus / c.gpus_per_node, c.gpus_per_node, c.inter_network,
-        100 * c.published_efficiency, 100 * row.predicted,
-        100 * (row.predicted - c.published_efficiency), 100 * row.calibrated,
-        100 * (row.calibrated - c.published_efficiency), calibration);
-  }
-  out +=
-      "\nPredicted: the network alone (no overlap, no overhead). Calibrated: one parameter from "
-      "the study's other cases (leave one out). Inputs and sources: docs/scaling-model.md.\n";
-  return out;
-}
 
 void emit(const ModelCommand& options, const std::string& text, std::ostream& out) {
   if (!options.output) {
@@ -149,11 +115,11 @@ void declare_model_options(CLI::App& app, ModelCommand& options) {
 
 int model_command(const ModelCommand& options, std::ostream& out, std::ostream&) {
   if (options.list_networks) {
-    out << networks_table();
+    out << scaling::network_presets_table();
     return 0;
   }
   if (options.published) {
-    out << published_table();
+    out << scaling::published_validation_table();
     return 0;
   }
   scaling::ScalingPlanOptions plan = options.plan;

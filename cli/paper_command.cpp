@@ -6,9 +6,6 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
-#include <fstream>
-#include <functional>
-#include <iterator>
 #include <memory>
 #include <ostream>
 #include <set>
@@ -16,6 +13,7 @@
 #include "cli/numeric_flags.hpp"
 #include "db/database.hpp"
 #include "plotting/figure.hpp"
+#include "report/analysis/report_assembly.hpp"
 #include "report/data/load_runs.hpp"
 #include "report/export/exporters.hpp"
 #include "report/export/output_file.hpp"
@@ -70,20 +68,6 @@ void declare_paper_options(CLI::App& app, PaperCommand& options) {
 
 namespace {
 
-// A file stem LaTeX's \includegraphics and \input take: letters, digits and '-' (an experiment
-// name may hold spaces, dots and '=').
-std::string file_stem(std::string_view name) {
-  const auto out = util::alnum_or_dash(name);
-  // A leading '-' would read as an option to gnuplot and other tools ("_base", ".x").
-  const auto first = out.find_first_not_of('-');
-  return first == std::string::npos ? std::string("experiment") : out.substr(first);
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 // The figures at main.tex's text width (6.5 in: letter or A4 less geometry's margins) with no
 // title: the caption says what the figure is.
 plotting::FigureStyle paper_style(const PaperCommand& o) {
@@ -92,23 +76,16 @@ plotting::FigureStyle paper_style(const PaperCommand& o) {
   return style;
 }
 
-// A figure to render once every table is computed: nothing is written before then.
-struct PendingFigure {
-  std::size_t section = 0;
-  std::string name;
-  std::string caption;
-  std::function<plotting::FigureFiles(const fs::path&)> plot;
-};
-
-// One shell word: single-quoted unless it is plain, a quote inside as '\''.
-std::string shell_word(std::string_view word) {
-  const bool plain = !word.empty() && word.find_first_not_of(
-                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                          "0123456789_-./=,:+") == std::string_view::npos;
-  if (plain) return std::string(word);
-  std::string out = "'";
-  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+// A figure of the bundle: its files as plotting/ names them, drawn later by `plot`.
+template <typename Plot>
+report::PaperFigureJob figure_job(std::size_t section, std::string name, std::string caption,
+                                  Plot plot) {
+  std::vector<std::string> files;
+  const auto planned = plotting::figure_files(fs::path("figures") / name);
+  for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
+    files.push_back(file.generic_string());
+  return {section, std::move(name), std::move(caption), std::move(files),
+          [plot](const fs::path& prefix) { return plot(prefix).svg; }};
 }
 
 // The command line that makes this bundle again, every argument quoted for a POSIX shell.
@@ -134,26 +111,7 @@ std::string command_line(const PaperCommand& o, const std::vector<std::string>& 
   if (o.size) add("--size", *o.size);
   add("--font-size", fmt::format("{:g}", o.font_size));
   if (o.title) add("--title", *o.title);
-  std::string out;
-  for (const auto& word : words) out += (out.empty() ? "" : " ") + shell_word(word);
-  return out;
-}
-
-// The --by blocks' base: the row label without the factor's level ("hvd model=vgg16 np=1" ->
-// "hvd np=1"), so that one --base serves the table and its blocks.
-std::optional<std::string> block_base(const std::optional<std::string>& base,
-                                      const std::string& factor) {
-  if (!base) return base;
-  std::string out;
-  std::size_t start = 0;
-  while (start < base->size()) {
-    auto end = base->find(' ', start);
-    if (end == std::string::npos) end = base->size();
-    const auto word = base->substr(start, end - start);
-    if (word.rfind(factor + "=", 0) != 0) out += (out.empty() ? "" : " ") + word;
-    start = end + 1;
-  }
-  return out;
+  return util::shell_join(words);
 }
 
 // The parts of one experiment's section; figures are queued. With several experiments, a --by
@@ -161,9 +119,9 @@ std::optional<std::string> block_base(const std::optional<std::string>& base,
 // one experiment it is an error.
 report::PaperSection section_of(const db::Database& database, const PaperCommand& o,
                                 const std::string& experiment, report::PaperDocument& document,
-                                std::vector<PendingFigure>& figures, std::ostream& out) {
+                                std::vector<report::PaperFigureJob>& figures, std::ostream& out) {
   const report::InstanceQuery query{experiment, {}, false, o.skip_epochs};
-  const auto stem = file_stem(experiment);
+  const auto stem = report::paper_file_stem(experiment);
   const std::size_t index = document.sections.size();
   report::PaperSection section{experiment, "sec:" + stem, {}, {}};
   const report::LatexExporter latex(report::ExporterOptions{o.digits});
@@ -180,20 +138,19 @@ report::PaperSection section_of(const db::Database& database, const PaperCommand
   const auto table = std::make_shared<const report::ReportTable>(
       load_report(database, query, o.base, o.unit, o.labels));
   section.tables.push_back({stem, latex.render(*table), html.render(*table)});
-  figures.push_back({index, stem, plotting::scaling_caption(*table), [table, style](auto& prefix) {
-                       return plotting::plot_scaling(*table, prefix, style);
-                     }});
+  figures.push_back(figure_job(
+      index, stem, plotting::scaling_caption(*table),
+      [table, style](auto& prefix) { return plotting::plot_scaling(*table, prefix, style); }));
   document.provenance.emplace_back(experiment, table->provenance);
   if (o.by)
     optional_part("--by", [&] {
-      const auto by = std::make_shared<const report::FactorReport>(
-          load_factor_report(database, query, block_base(o.base, *o.by), *o.by, o.unit, o.labels));
-      const auto by_stem = stem + "-by-" + file_stem(*o.by);
+      const auto by = std::make_shared<const report::FactorReport>(load_factor_report(
+          database, query, report::base_without_factor(o.base, *o.by), *o.by, o.unit, o.labels));
+      const auto by_stem = stem + "-by-" + report::paper_file_stem(*o.by);
       section.tables.push_back({by_stem, latex.render(*by), html.render(*by)});
-      figures.push_back(
-          {index, by_stem, plotting::factor_scaling_caption(*by), [by, style](auto& prefix) {
-             return plotting::plot_factor_scaling(*by, prefix, style);
-           }});
+      figures.push_back(figure_job(
+          index, by_stem, plotting::factor_scaling_caption(*by),
+          [by, style](auto& prefix) { return plotting::plot_factor_scaling(*by, prefix, style); }));
     });
   if (o.model)
     optional_part("--model", [&] {
@@ -209,60 +166,16 @@ report::PaperSection section_of(const db::Database& database, const PaperCommand
       const auto model_stem = stem + "-model";
       section.tables.push_back({model_stem, scaling::format_scaling_plan(*plan, "latex"),
                                 scaling::format_scaling_plan(*plan, "html")});
-      figures.push_back(
-          {index, model_stem,
-           fmt::format("The scaling model of {}: the prediction with its band and the measured "
-                       "points (held-out ones marked apart).",
-                       experiment),
-           [plan, style](auto& prefix) {
-             return plotting::plot_scaling_plan(*plan, prefix, style);
-           }});
+      figures.push_back(figure_job(
+          index, model_stem,
+          fmt::format("The scaling model of {}: the prediction with its band and the measured "
+                      "points (held-out ones marked apart).",
+                      experiment),
+          [plan, style](auto& prefix) {
+            return plotting::plot_scaling_plan(*plan, prefix, style);
+          }));
     });
   return section;
-}
-
-// Every file of the bundle, relative to its directory: the manifest, the figures' files, the
-// tables, provenance.tex, main.tex and index.html.
-std::vector<std::string> bundle_files(const fs::path& dir, const report::PaperDocument& document,
-                                      const std::vector<PendingFigure>& figures) {
-  std::vector<std::string> files{std::string(report::kPaperManifest)};
-  for (const auto& pending : figures) {
-    const auto planned = plotting::figure_files(fs::path("figures") / pending.name);
-    for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
-      files.push_back(file.generic_string());
-  }
-  for (const auto& path : report::paper_files(dir, document))
-    files.push_back(path.lexically_relative(dir).generic_string());
-  return files;
-}
-
-// Refuses, before anything is written: an -o that is not a directory, a tables/ or figures/ that
-// is a symlink (never written through), any file of the bundle that `paper` did not write (a
-// user's own main.tex, provenance.tex or tables/NAME.tex is never replaced), and two parts that
-// would share a file name.
-void check_paper_directory(const fs::path& dir, const report::PaperDocument& document,
-                           const std::vector<PendingFigure>& figures) {
-  const auto status = fs::symlink_status(dir);
-  if (fs::exists(status) && !fs::is_directory(status))
-    throw report::ReportError(
-        fmt::format("-o {}: not a directory (paper writes a directory of files)", dir.string()));
-  for (const auto* sub : {"tables", "figures"})
-    if (fs::is_symlink(fs::symlink_status(dir / sub)))
-      throw report::ReportError(fmt::format(
-          "{}: a symbolic link; paper writes only into directories it can see are its own",
-          (dir / sub).string()));
-  std::set<std::string> names;
-  const auto claim = [&](const std::string& name) {
-    if (!names.insert(name).second)
-      throw report::ReportError(fmt::format(
-          "two parts of the paper would both be written as {}: rename an experiment (file "
-          "names keep only its letters and digits)",
-          name));
-  };
-  for (const auto& section : document.sections)
-    for (const auto& table : section.tables) claim("tables/" + table.name + ".tex");
-  for (const auto& figure : figures) claim("figures/" + figure.name + ".*");
-  report::refuse_foreign_files(dir, bundle_files(dir, document, figures));
 }
 
 }  // namespace
@@ -289,39 +202,25 @@ int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&)
   if (experiments.empty()) experiments.push_back(report::select_instances(database, {}).experiment);
   std::set<std::string> stems;
   for (const auto& experiment : experiments)
-    if (!stems.insert(file_stem(experiment)).second)
+    if (!stems.insert(report::paper_file_stem(experiment)).second)
       throw report::ReportError(fmt::format(
           "--experiment '{}': given twice, or its file name ({}) is another experiment's",
-          experiment, file_stem(experiment)));
-  const fs::path dir = options.output ? fs::path(*options.output)
-                                      : fs::path(options.database).parent_path() /
-                                            ("paper-" + file_stem(experiments.front()));
+          experiment, report::paper_file_stem(experiment)));
+  const fs::path dir = options.output
+                           ? fs::path(*options.output)
+                           : fs::path(options.database).parent_path() /
+                                 ("paper-" + report::paper_file_stem(experiments.front()));
   report::PaperDocument document;
   document.title = options.title.value_or(
       experiments.size() == 1 ? fmt::format("Scaling of {}", experiments.front())
                               : fmt::format("Scaling of {}", fmt::join(experiments, ", ")));
   document.made_by = {fmt::format("scalebench {} paper", SCALEBENCH_VERSION),
                       command_line(options, experiments)};
-  std::vector<PendingFigure> figures;
+  std::vector<report::PaperFigureJob> figures;
   for (const auto& experiment : experiments)
     document.sections.push_back(section_of(database, options, experiment, document, figures, out));
   // Every part is computed: now the files, each checked before any is written.
-  check_paper_directory(dir, document, figures);
-  for (const auto& path : report::paper_files(dir, document))
-    report::refuse_database_output(path, options.database);
-  for (const auto& pending : figures) {
-    const auto planned = plotting::figure_files(dir / "figures" / pending.name);
-    for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
-      report::refuse_database_output(file, options.database);
-  }
-  // Listed before the first is written: a kill half-way leaves files the next run knows as its own.
-  report::write_paper_manifest(dir, bundle_files(dir, document, figures));
-  for (const auto& pending : figures) {
-    const auto files = pending.plot(dir / "figures" / pending.name);
-    document.sections[pending.section].figures.push_back(
-        {pending.name, pending.caption, read_text(files.svg)});
-  }
-  report::write_paper(dir, document);
+  report::write_paper_bundle(dir, document, figures, options.database);
   fmt::print(out, "paper: {}\n  main.tex (lualatex main.tex), index.html, tables/, figures/\n",
              dir.string());
   return 0;

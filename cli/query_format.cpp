@@ -6,97 +6,23 @@
 #include <cstdint>
 #include <sstream>
 
-#include "report/export/format.hpp"
+#include "report/export/plain_table.hpp"
 #include "util/text.hpp"
 
 namespace scalebench::cli {
-namespace {
-
-// Display width in code points, close enough for aligning UTF-8 text in a terminal.
-std::size_t display_width(std::string_view text) {
-  return static_cast<std::size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
-
-// Heap bytes a std::string of this capacity takes (libstdc++ keeps up to 15 characters inline;
-// malloc adds 8 bytes of header and rounds to 16).
-std::size_t string_heap_bytes(std::size_t capacity) {
-  return capacity <= 15 ? 0 : (capacity + 1 + 8 + 15) / 16 * 16;
-}
-
-}  // namespace
-
-AlignedTable::AlignedTable(const std::vector<std::string>& columns) {
-  for (const auto& column : columns) {
-    header_.push_back(escape_controls(column));
-    widths_.push_back(display_width(header_.back()));
-  }
-}
-
-void AlignedTable::add(const std::vector<std::optional<std::string>>& row) {
-  for (std::size_t i = 0; i < widths_.size(); ++i) {
-    std::string cell = i < row.size() && row[i] ? escape_controls(*row[i]) : std::string("NULL");
-    if (cell.capacity() > cell.size() + 64) cell.shrink_to_fit();
-    widths_[i] = std::max(widths_[i], display_width(cell));
-    // The string itself in its deque block, the block's share of the deque's map, its heap.
-    held_ += sizeof(std::string) + sizeof(void*) + string_heap_bytes(cell.capacity());
-    cells_.push_back(std::move(cell));
-  }
-  ++rows_;
-}
-
-void AlignedTable::write(std::ostream& out) const {
-  std::string line;
-  const auto write_row = [&](auto cell_at) {
-    line.clear();
-    for (std::size_t i = 0; i < widths_.size(); ++i) {
-      const std::string& cell = cell_at(i);
-      line += cell;
-      if (i + 1 < widths_.size()) line.append(widths_[i] - display_width(cell) + 2, ' ');
-    }
-    line += '\n';
-    out << line;
-  };
-  write_row([&](std::size_t i) -> const std::string& { return header_[i]; });
-  std::vector<std::string> rule;
-  for (const auto width : widths_) rule.emplace_back(width, '-');
-  write_row([&](std::size_t i) -> const std::string& { return rule[i]; });
-  for (std::size_t r = 0; r < rows_; ++r) {
-    write_row([&](std::size_t i) -> const std::string& { return cells_[r * widths_.size() + i]; });
-  }
-  out << fmt::format("({} row{})\n", rows_, rows_ == 1 ? "" : "s");
-}
 
 std::string format_aligned(const db::QueryResult& result) {
-  AlignedTable table(result.columns);
+  report::AlignedTable table(result.columns);
   for (const auto& row : result.rows) table.add(row);
   std::ostringstream out;
   table.write(out);
   return out.str();
 }
 
-void append_csv_record(std::string& out, const std::vector<std::string>& fields, bool escape) {
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (i) out += ',';
-    out += report::csv_field(escape ? escape_controls(fields[i]) : fields[i]);
-  }
-  out += "\r\n";
-}
-
-void append_csv_record(std::string& out, const std::vector<std::optional<std::string>>& fields,
-                       bool escape) {
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (i) out += ',';
-    const std::string_view text = fields[i] ? std::string_view(*fields[i]) : std::string_view();
-    out += escape ? report::csv_field(escape_controls(text)) : report::csv_field(text);
-  }
-  out += "\r\n";
-}
-
 std::string format_csv(const db::QueryResult& result, bool escape) {
   std::string out;
-  append_csv_record(out, result.columns, escape);
-  for (const auto& row : result.rows) append_csv_record(out, row, escape);
+  report::append_csv_record(out, result.columns, escape);
+  for (const auto& row : result.rows) report::append_csv_record(out, row, escape);
   return out;
 }
 

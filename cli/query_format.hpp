@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "db/database.hpp"
+#include "report/export/plain_table.hpp"
 #include "util/text.hpp"
 
 namespace scalebench::cli {
@@ -23,29 +23,8 @@ std::string format_aligned(const db::QueryResult& result);
 // escape_controls first (for a terminal: `scalebench query --csv` on a tty).
 std::string format_csv(const db::QueryResult& result, bool escape_controls = false);
 
-// The aligned table built row by row: the widths need every row, so the rows are kept (as the
-// escaped cells, nothing else) and held_bytes() says how much memory they take, for the caller to
-// bound. write() prints the table line by line, without building it as one string.
-class AlignedTable {
- public:
-  explicit AlignedTable(const std::vector<std::string>& columns);
-  void add(const std::vector<std::optional<std::string>>& row);
-  std::size_t rows() const { return rows_; }
-  // Heap bytes of the kept cells (what a string of that capacity costs malloc, deque blocks).
-  std::size_t held_bytes() const { return held_; }
-  void write(std::ostream& out) const;
-
- private:
-  std::vector<std::string> header_;
-  std::vector<std::size_t> widths_;
-  std::deque<std::string> cells_;  // row-major; a deque grows without copying what it holds
-  std::size_t rows_ = 0;
-  std::size_t held_ = 0;
-};
-
-// One CSV record (RFC 4180, "\r\n"-terminated) appended to `out`: the header or a row.
-void append_csv_record(std::string& out, const std::vector<std::string>& fields, bool escape);
-void append_csv_record(std::string& out, const std::vector<std::optional<std::string>>& fields,
-                       bool escape);
+// AlignedTable and append_csv_record: report/export/plain_table.hpp.
+using report::AlignedTable;
+using report::append_csv_record;
 
 }  // namespace scalebench::cli

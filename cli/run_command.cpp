@@ -5,13 +5,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <csignal>
-#include <filesystem>
 #include <iostream>
 #include <ostream>
-#include <random>
-#include <thread>
 
 #include "cli/numeric_flags.hpp"
 #include "cli/progress.hpp"
@@ -19,43 +15,17 @@
 #include "orchestrator/executor.hpp"
 #include "orchestrator/experiment.hpp"
 #include "orchestrator/instance_lock.hpp"
+#include "orchestrator/instance_setup.hpp"
 #include "orchestrator/provenance.hpp"
 #include "orchestrator/runner.hpp"
 #include "report/data/load_runs.hpp"
+#include "report/export/plain_table.hpp"
 #include "util/text.hpp"
 
 namespace scalebench::cli {
 namespace {
 
-namespace fs = std::filesystem;
 using orchestrator::ExpandOptions;
-
-// A program that ships with this scalebench (scalebench-train, scalebench-tag): next to our own
-// executable, else on PATH.
-std::string shipped_program(const std::string& name) {
-  std::error_code error;
-  const auto self = fs::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const auto sibling = self.parent_path() / name;
-    if (fs::exists(sibling)) return sibling.string();
-  }
-  return name;
-}
-
-// The interpreter torchrun runs a script with: its own (the first line of the torchrun on PATH).
-std::string torchrun_python() {
-  const auto torchrun = orchestrator::find_on_path("torchrun");
-  if (torchrun.empty()) return "python3";
-  const auto python = orchestrator::python_of(torchrun.string());
-  if (python.empty()) return "python3";
-  return python.back();  // {"/usr/bin/python3"}, or {"/usr/bin/env", "python3"}: through PATH
-}
-
-std::string host_name() {
-  char buffer[256] = {};
-  ::gethostname(buffer, sizeof buffer - 1);
-  return buffer;
-}
 
 // --dry-run: the matrix as a table, one column per factor, then each run's command line.
 void print_matrix(std::ostream& out, const orchestrator::Experiment& experiment,
@@ -64,33 +34,20 @@ void print_matrix(std::ostream& out, const orchestrator::Experiment& experiment,
   std::vector<std::string> header = {"run", "repetition", "condition"};
   for (const auto& factor : experiment.factors) header.push_back(factor.name);
   header.push_back("np");
-  std::vector<std::vector<std::string>> rows;
+  report::AlignedTable table(header);
   for (std::size_t i = 0; i < plans.size(); ++i) {
     std::vector<std::string> row = {std::to_string(i + 1), std::to_string(plans[i].repetition),
                                     plans[i].condition};
     for (const auto& [factor, level] : plans[i].levels) row.push_back(level);
     row.push_back(std::to_string(plans[i].np));
-    rows.push_back(std::move(row));
+    table.add(row);
   }
-  std::vector<std::size_t> width(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) {
-    width[c] = header[c].size();
-    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
-  }
-  const auto print_row = [&](const std::vector<std::string>& row) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c)
-      line += fmt::format("{:<{}}{}", row[c], width[c], c + 1 < row.size() ? "  " : "");
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    fmt::print(out, "{}\n", line);
-  };
   fmt::print(out, "experiment \"{}\": {} runs, order {}{}\n", experiment.name, plans.size(),
              orchestrator::run_order_name(experiment.order),
              seed ? fmt::format(" (seed {}{})", *seed,
                                 experiment.seed ? "" : "; drawn now, add \"seed\" to keep it")
                   : "");
-  print_row(header);
-  for (const auto& row : rows) print_row(row);
+  table.write(out, report::AlignedTable::Layout::Plain);
   fmt::print(out, "\n");
   // Each run as it would start: its environment (the variables the condition or level set, and
   // scalebench's own) in front of the command, as a shell would take them.
@@ -192,12 +149,7 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   const auto experiment = orchestrator::load_experiment(options.experiment_path);
   if (options.retries < 0 || options.retries > 100)
     throw Error(fmt::format("--retries {}: expected 0 to 100", options.retries));
-  ExpandOptions expand{shipped_program("scalebench-train"), ::geteuid() == 0};
-  expand.max_runs = options.max_runs;
-  expand.tag_wrapper = shipped_program("scalebench-tag");
-  expand.torchrun_python = torchrun_python();
-  // A randomized order without a seed in the file gets a drawn one, stored with the instance; a
-  // resumed instance keeps the one it was started with.
+  ExpandOptions expand = orchestrator::machine_expand_options(options.max_runs);
   std::optional<db::Database> database;
   // One `run` of an instance at a time, taken before it reads what is left to run (and held to
   // the end): a second `run` or `run --resume` of the same spec into this database refuses.
@@ -208,15 +160,7 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
         options.database, db::spec_hash(experiment.spec_json), experiment.name);
   };
   if (options.resume && !options.dry_run) open_database();
-  if (experiment.order == orchestrator::RunOrder::Randomized && !experiment.seed) {
-    std::optional<long long> stored;
-    if (database)
-      if (const auto latest =
-              database->latest_instance_of_spec(db::spec_hash(experiment.spec_json)))
-        stored = latest->order_seed;
-    expand.seed = stored ? static_cast<std::uint64_t>(*stored)
-                         : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
-  }
+  expand.seed = orchestrator::choose_order_seed(experiment, database ? &*database : nullptr);
   const auto seed = orchestrator::order_seed(experiment, expand.seed.value_or(0));
   const auto plans = orchestrator::expand_matrix(experiment, expand);
   if (options.dry_run) {
@@ -225,17 +169,7 @@ int run_command(const RunCommand& options, std::ostream& out, std::ostream& err)
   }
 
   if (!database) open_database();
-  db::ExperimentRecord context;
-  context.name = experiment.name;
-  context.source_path = options.experiment_path;
-  context.spec_json = experiment.spec_json;
-  context.started_at = orchestrator::now_iso8601_utc();
-  context.host = host_name();
-  context.cpu_count = static_cast<int>(std::thread::hardware_concurrency());
-  context.scalebench_version = SCALEBENCH_VERSION;
-  context.factors_json = orchestrator::factors_json(experiment);
-  context.run_order = std::string(orchestrator::run_order_name(experiment.order));
-  if (seed) context.order_seed = static_cast<long long>(*seed);
+  auto context = orchestrator::instance_record(experiment, options.experiment_path, seed);
   orchestrator::ProcessExecutor executor;
   if (!options.resume)
     context.provenance = orchestrator::collect_instance_provenance(experiment, plans, executor);

@@ -186,7 +186,7 @@ struct ExpandOptions {
   std::size_t max_runs = kDefaultMaxRuns;
   // The seed of a randomized order when the file gives none (the caller draws and stores it).
   std::optional<std::uint64_t> seed = std::nullopt;
-  // The torchrun launcher runs each worker through this tagging wrapper (cli/tag_main.cpp),
+  // The torchrun launcher runs each worker through this tagging wrapper (tag_wrapper.hpp),
   // a Python program with this interpreter (torchrun's own: its script's first line).
   std::string tag_wrapper = "scalebench-tag";
   std::string torchrun_python = "python3";

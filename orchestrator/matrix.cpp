@@ -13,6 +13,7 @@
 
 #include "orchestrator/command_template.hpp"
 #include "orchestrator/experiment.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::orchestrator {
 
@@ -477,27 +478,6 @@ std::vector<RunPlan> expand_matrix(const Experiment& experiment, const ExpandOpt
   return plans;
 }
 
-std::string shell_join(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& arg : argv) {
-    if (!out.empty()) out += ' ';
-    const bool plain = !arg.empty() && arg.find_first_not_of(
-                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                           "0123456789_-./=:,+@%") == std::string::npos;
-    if (plain) {
-      out += arg;
-      continue;
-    }
-    out += '\'';
-    for (char c : arg) {
-      if (c == '\'')
-        out += "'\\''";
-      else
-        out += c;
-    }
-    out += '\'';
-  }
-  return out;
-}
+std::string shell_join(const std::vector<std::string>& argv) { return util::shell_join(argv); }
 
 }  // namespace scalebench::orchestrator

@@ -5,11 +5,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
 
 #include "report/analysis/report.hpp"
+#include "report/export/exporters.hpp"
 #include "report/export/format.hpp"
+#include "report/export/json.hpp"
 #include "report/export/markup.hpp"
+#include "report/export/plain_table.hpp"
+#include "scaling/network_presets.hpp"
+#include "scaling/validation.hpp"
 #include "util/text.hpp"
 
 namespace scalebench::scaling {
@@ -106,20 +110,10 @@ std::vector<std::vector<std::string>> parameter_rows(const ScalingPlan& plan) {
   return rows;
 }
 
-std::string markdown_table(const std::vector<std::string>& h,
-                           const std::vector<std::vector<std::string>>& rows,
-                           bool text_last = false) {
-  std::string out = "|";
-  for (const auto& x : h) out += " " + markdown_cell(x) + " |";
-  out += "\n|";
-  for (std::size_t i = 0; i < h.size(); ++i)
-    out += i == 0 || (text_last && i + 1 == h.size()) ? "---|" : "---:|";
-  out += "\n";
-  for (const auto& row : rows) {
-    out += "|";
-    for (const auto& x : row) out += " " + markdown_cell(x) + " |";
-    out += "\n";
-  }
+// The first column (what the row is) left, numbers right; with text_last, the last one left too.
+std::string alignment(std::size_t columns, bool text_last = false) {
+  std::string out = "l" + std::string(columns - 1, 'r');
+  if (text_last) out.back() = 'l';
   return out;
 }
 
@@ -127,8 +121,9 @@ std::string markdown(const ScalingPlan& plan) {
   std::string out =
       fmt::format("## {}\n\n- Source: {}\n\n### Parameters\n\n", plan.title, plan.source);
   out += markdown_table({"parameter", fmt::format("value [{:g}% CI]", 100 * plan.level), "from"},
-                        parameter_rows(plan), true);
-  out += "\n### Predicted\n\n" + markdown_table(headers(plan), body(plan));
+                        alignment(3, true), parameter_rows(plan));
+  out += "\n### Predicted\n\n" +
+         markdown_table(headers(plan), alignment(headers(plan).size()), body(plan));
   if (plan.coverage) out += "\n" + coverage_text(plan) + "\n";
   if (!plan.notes.empty()) {
     out += "\nNotes:\n";
@@ -164,8 +159,24 @@ std::string csv(const ScalingPlan& plan) {
   return out;
 }
 
-nlohmann::json json_value(const PlanValue& v) {
-  nlohmann::json j = {{"value", v.value}};
+// The model's JSON (format_version 1) has always had its keys in alphabetical order: kept so.
+Json sorted_keys(const Json& value) {
+  if (value.is_array()) {
+    Json out = Json::array();
+    for (const auto& item : value) out.push_back(sorted_keys(item));
+    return out;
+  }
+  if (!value.is_object()) return value;
+  std::vector<std::string> keys;
+  for (const auto& [key, item] : value.items()) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  Json out = Json::object();
+  for (const auto& key : keys) out[key] = sorted_keys(value.at(key));
+  return out;
+}
+
+Json json_value(const PlanValue& v) {
+  Json j = {{"value", v.value}};
   if (v.interval) j["interval"] = {v.interval->low, v.interval->high};
   if (v.bootstrap) j["bootstrap_interval"] = {v.bootstrap->low, v.bootstrap->high};
   return j;
@@ -173,12 +184,11 @@ nlohmann::json json_value(const PlanValue& v) {
 
 // What the predicted intervals hold: the model's error (its leave-one-np-out residuals) and the
 // held-out np the band covers.
-nlohmann::json json_band(const ScalingPlan& plan) {
-  nlohmann::json band = {{"level", plan.level},
-                         {"includes_model_error", plan.model_error.has_value()}};
+Json json_band(const ScalingPlan& plan) {
+  Json band = {{"level", plan.level}, {"includes_model_error", plan.model_error.has_value()}};
   if (plan.model_error) {
     const auto& e = *plan.model_error;
-    nlohmann::json residuals = nlohmann::json::array();
+    Json residuals = Json::array();
     for (const auto& r : e.residuals)
       residuals.push_back({{"np", r.ranks},
                            {"measured_step_seconds", r.measured_step_seconds},
@@ -199,26 +209,26 @@ nlohmann::json json_band(const ScalingPlan& plan) {
 }
 
 std::string json(const ScalingPlan& plan) {
-  nlohmann::json j;
+  Json j;
   j["format_version"] = 1;
   j["title"] = plan.title;
   j["source"] = plan.source;
   j["level"] = plan.level;
   j["bootstrap_replicates"] = plan.replicates;
   j["failed_replicates"] = plan.failed_replicates;
-  j["parameters"] = nlohmann::json::array();
+  j["parameters"] = Json::array();
   for (const auto& p : plan.parameters)
     j["parameters"].push_back({{"name", p.name},
                                {"unit", p.unit},
                                {"origin", p.origin},
                                {"estimate", json_value(p.value)}});
-  j["rows"] = nlohmann::json::array();
+  j["rows"] = Json::array();
   for (const auto& r : plan.rows) {
-    nlohmann::json row = {{"np", r.np},
-                          {"step_seconds", json_value(r.step_seconds)},
-                          {"images_per_second", json_value(r.images_per_second)},
-                          {"efficiency", json_value(r.efficiency)},
-                          {"held_out", r.held_out}};
+    Json row = {{"np", r.np},
+                {"step_seconds", json_value(r.step_seconds)},
+                {"images_per_second", json_value(r.images_per_second)},
+                {"efficiency", json_value(r.efficiency)},
+                {"held_out", r.held_out}};
     if (r.epoch_seconds) row["epoch_seconds"] = json_value(*r.epoch_seconds);
     if (r.measured_step_seconds) {
       row["measured_step_seconds"] = *r.measured_step_seconds;
@@ -232,22 +242,7 @@ std::string json(const ScalingPlan& plan) {
   }
   if (plan.replicates > 0) j["band"] = json_band(plan);
   j["notes"] = plan.notes;
-  return j.dump(2) + "\n";
-}
-
-std::string latex_tabular(const std::vector<std::string>& h,
-                          const std::vector<std::vector<std::string>>& rows) {
-  std::string out =
-      fmt::format("\\begin{{tabular}}{{l{}}}\n\\toprule\n", std::string(h.size() - 1, 'r'));
-  std::vector<std::string> cells;
-  for (const auto& x : h) cells.push_back(tex(x));
-  out += fmt::format("{} \\\\\n\\midrule\n", fmt::join(cells, " & "));
-  for (const auto& row : rows) {
-    cells.clear();
-    for (const auto& x : row) cells.push_back(tex(x));
-    out += fmt::format("{} \\\\\n", fmt::join(cells, " & "));
-  }
-  return out + "\\bottomrule\n\\end{tabular}\n";
+  return dump_json(sorted_keys(j));
 }
 
 // "tab:model-<title's letters and digits>": no control sequence in a label.
@@ -261,7 +256,7 @@ std::string latex(const ScalingPlan& plan) {
   out += "\\begin{table}[htbp]\n\\centering\n";
   out += fmt::format("\\caption{{{}: fitted parameters}}\n", tex(plan.title));
   out += latex_tabular({"parameter", fmt::format("value [{:g}% CI]", 100 * plan.level), "from"},
-                       parameter_rows(plan));
+                       alignment(3), parameter_rows(plan));
   out += fmt::format("\\label{{{}-parameters}}\n", latex_label(plan.title));
   out += "\\end{table}\n\\begin{table}[htbp]\n\\centering\n";
   // The predicted table has eight columns: footnotesize and narrow gaps fit a text width; the
@@ -271,25 +266,12 @@ std::string latex(const ScalingPlan& plan) {
                      tex(plan.title));
   out += fmt::format("\\label{{{}-predicted}}\n", latex_label(plan.title));
   out += "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n";
-  out += latex_tabular(headers(plan), body(plan));
+  out += latex_tabular(headers(plan), alignment(headers(plan).size()), body(plan));
   out += "}\n";
   out += "\\par\\smallskip\n{\\raggedright\n";
   if (plan.coverage) out += tex(coverage_text(plan)) + "\\par\n";
   for (const auto& n : plan.notes) out += tex(n) + "\\par\n";
   return out + "}\n\\end{table}\n";
-}
-
-std::string html_table(const std::vector<std::string>& h,
-                       const std::vector<std::vector<std::string>>& rows) {
-  std::string out = "<table>\n<thead><tr>";
-  for (const auto& x : h) out += "<th>" + html(x) + "</th>";
-  out += "</tr></thead>\n<tbody>\n";
-  for (const auto& row : rows) {
-    out += "<tr>";
-    for (const auto& x : row) out += "<td>" + html(x) + "</td>";
-    out += "</tr>\n";
-  }
-  return out + "</tbody>\n</table>\n";
 }
 
 std::string html_page(const ScalingPlan& plan, const std::optional<std::string>& svg) {
@@ -311,7 +293,7 @@ std::string html_page(const ScalingPlan& plan, const std::optional<std::string>&
 }  // namespace
 
 const std::vector<std::string>& scaling_plan_formats() {
-  static const std::vector<std::string> formats = {"markdown", "csv", "json", "latex", "html"};
+  static const std::vector<std::string> formats = exporter_names();  // the report's formats
   return formats;
 }
 
@@ -330,6 +312,39 @@ std::string format_scaling_plan(const ScalingPlan& plan, std::string_view format
   if (format == "latex") return latex(plan);
   require_scaling_plan_format(format);
   return html_page(plan, svg);
+}
+
+std::string network_presets_table() {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& p : network_presets())
+    rows.push_back({p.name, p.description, fmt::format("{:g}", p.link.alpha * 1e6),
+                    fmt::format("{:g}", p.link.bandwidth * 1e-9), p.source});
+  return report::markdown_table({"preset", "what", "latency (us)", "bandwidth (GB/s)", "source"},
+                                "llrrl", rows);
+}
+
+std::string published_validation_table() {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& row : validate_published()) {
+    const auto& c = *row.published;
+    rows.push_back(
+        {c.study, c.model, std::to_string(c.gpus),
+         fmt::format("{} x {} ({})", c.gpus / c.gpus_per_node, c.gpus_per_node, c.inter_network),
+         fmt::format("{:.1f}%", 100 * c.published_efficiency),
+         fmt::format("{:.1f}%", 100 * row.predicted),
+         fmt::format("{:+.1f}", 100 * (row.predicted - c.published_efficiency)),
+         fmt::format("{:.1f}%", 100 * row.calibrated),
+         fmt::format("{:+.1f}", 100 * (row.calibrated - c.published_efficiency)),
+         row.calibration.overhead > 0
+             ? fmt::format("overhead {:.1f} ms", row.calibration.overhead * 1e3)
+             : fmt::format("overlap {:.2f}", row.calibration.overlap)});
+  }
+  return report::markdown_table({"study", "model", "GPUs", "network", "published", "predicted",
+                                 "error", "calibrated", "error", "calibration (other cases)"},
+                                "llrlrrrrrl", rows) +
+         "\nPredicted: the network alone (no overlap, no overhead). Calibrated: one parameter "
+         "from the study's other cases (leave one out). Inputs and sources: "
+         "docs/scaling-model.md.\n";
 }
 
 }  // namespace scalebench::scaling

@@ -1,5 +1,6 @@
 // What `scalebench model` prints: the fitted parameters and the predicted table
-// (scaling/plan.hpp) in every report format (its figure: plotting/figure.hpp).
+// (scaling/plan.hpp) in every report format (its figure: plotting/figure.hpp), and its two
+// reference tables (the network presets, the published studies).
 #pragma once
 
 #include <optional>
@@ -19,5 +20,11 @@ void require_scaling_plan_format(std::string_view format);
 // report::ReportError naming the formats for an unknown one.
 std::string format_scaling_plan(const ScalingPlan& plan, std::string_view format,
                                 const std::optional<std::string>& svg = std::nullopt);
+
+// `model --list-networks`: the network presets as a Markdown table, with their sources.
+std::string network_presets_table();
+// `model --validate`: the model against the published scaling studies (validation.hpp), as a
+// Markdown table with a line on what the columns mean.
+std::string published_validation_table();
 
 }  // namespace scalebench::scaling

@@ -107,6 +107,29 @@ std::optional<std::string> closest_match(std::string_view word,
   return best;
 }
 
+std::string shell_join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& arg : words) {
+    if (!out.empty()) out += ' ';
+    const bool plain = !arg.empty() && arg.find_first_not_of(
+                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                           "0123456789_-./=:,+@%") == std::string::npos;
+    if (plain) {
+      out += arg;
+      continue;
+    }
+    out += '\'';
+    for (char c : arg) {
+      if (c == '\'')
+        out += "'\\''";
+      else
+        out += c;
+    }
+    out += '\'';
+  }
+  return out;
+}
+
 std::string count_of(long long count, std::string_view noun) {
   std::string out = std::to_string(count) + " ";
   out += noun;

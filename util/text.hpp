@@ -31,6 +31,10 @@ std::string repair_utf8(std::string_view text);
 // and bytes that are not UTF-8 as \xff. Everything else, backslashes included, is kept.
 std::string escape_controls(std::string_view text);
 
+// The words as one POSIX shell command line: each plain word (letters, digits, _-./=:,+@%) as
+// it is, any other single-quoted with a quote inside as '\''. For humans and for copy-paste.
+std::string shell_join(const std::vector<std::string>& words);
+
 // "1 cell", "2 cells", "0 cells": a count with its noun (a regular English plural, + "s").
 std::string count_of(long long count, std::string_view noun);
 

@@ -87,4 +87,19 @@ FactorReport factor_report_of(const RunSet& set, const std::string& factor,
   return report;
 }
 
+std::optional<std::string> base_without_factor(const std::optional<std::string>& base,
+                                               const std::string& factor) {
+  if (!base) return base;
+  std::string out;
+  std::size_t start = 0;
+  while (start < base->size()) {
+    auto end = base->find(' ', start);
+    if (end == std::string::npos) end = base->size();
+    const auto word = base->substr(start, end - start);
+    if (word.rfind(factor + "=", 0) != 0) out += (out.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace scalebench::report

@@ -21,4 +21,9 @@ FactorReport factor_report_of(const RunSet& set, const std::string& factor,
                               const std::optional<std::string>& base = std::nullopt,
                               const std::string& unit = std::string(kDefaultUnit));
 
+// The --by blocks' base: a row label without the factor's level ("hvd model=vgg16 np=1" ->
+// "hvd np=1"), so that one --base serves the table and its blocks.
+std::optional<std::string> base_without_factor(const std::optional<std::string>& base,
+                                               const std::string& factor);
+
 }  // namespace scalebench::report

@@ -5,7 +5,9 @@
 // scaling/); this file only lays them out (docs/paper.md).
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -87,5 +89,30 @@ std::vector<std::filesystem::path> paper_files(const std::filesystem::path& dire
 // files written.
 std::vector<std::filesystem::path> write_paper(const std::filesystem::path& directory,
                                                const PaperDocument& document);
+
+// ---- The bundle as one step (paper_bundle.cpp): every check before the first file ----
+
+// A file stem LaTeX's \includegraphics and \input take: letters, digits and '-' (an experiment
+// name may hold spaces, dots and '='), never starting with '-'; "experiment" when none is left.
+std::string paper_file_stem(std::string_view name);
+
+// A figure drawn only once every table is computed (nothing is written before then): its
+// section, file stem under figures/, caption, the files drawing it writes (relative to the
+// bundle's directory), and the drawing, which writes them under a prefix and returns the SVG.
+struct PaperFigureJob {
+  std::size_t section = 0;
+  std::string name;
+  std::string caption;
+  std::vector<std::string> files;
+  std::function<std::filesystem::path(const std::filesystem::path& prefix)> draw;
+};
+
+// Checks, then writes the bundle: refuses (nothing written) an `directory` that is not one, a
+// tables/ or figures/ that is a symbolic link, two parts with one file name, any file of the
+// bundle `paper` did not write (refuse_foreign_files) and any that is `database` itself
+// (refuse_database_output); then the manifest, the figures (each SVG inlined into its section)
+// and write_paper.
+void write_paper_bundle(const std::filesystem::path& directory, PaperDocument& document,
+                        const std::vector<PaperFigureJob>& figures, const std::string& database);
 
 }  // namespace scalebench::report

@@ -14,8 +14,9 @@ using namespace scalebench;
 namespace {
 
 report::Run training_run(std::int64_t id, int np, std::vector<double> epochs,
-                         const std::string& header = "scalebench-train model=m parameters=1000 "
-                                                     "batch_size=10 fusion_mb=2") {
+                         const std::string& header =
+                             "scalebench-train model=m parameters=1000 "
+                             "batch_size=10 fusion_mb=2") {
   report::Run run;
   run.id = id;
   run.experiment = "e";
@@ -54,7 +55,8 @@ TEST_CASE("load_training: a run's step is its mean epoch over its steps, sizes f
   set.allreduce_runs.clear();
 
   auto mixed = set;
-  mixed.runs[1].header = report::TrainerHeader::parse("scalebench-train parameters=1000 batch_size=20");
+  mixed.runs[1].header =
+      report::TrainerHeader::parse("scalebench-train parameters=1000 batch_size=20");
   CHECK_THROWS_WITH_AS(scaling::load_training(mixed, {}),
                        doctest::Contains("different batch sizes (10 and 20)"), report::ReportError);
   auto headless = set;
