@@ -26,7 +26,8 @@ std::string read_text(const fs::path& path) {
 std::vector<std::string> bundle_files(const fs::path& dir, const PaperDocument& document,
                                       const std::vector<PaperFigureJob>& figures) {
   std::vector<std::string> files{std::string(kPaperManifest)};
-  for (const auto& figure : figures) files.insert(files.end(), figure.files.begin(), figure.files.end());
+  for (const auto& figure : figures)
+    files.insert(files.end(), figure.files.begin(), figure.files.end());
   for (const auto& path : paper_files(dir, document))
     files.push_back(path.lexically_relative(dir).generic_string());
   return files;

@@ -35,7 +35,8 @@ AlignedTable::AlignedTable(const std::vector<std::string>& columns) {
 
 void AlignedTable::add(const std::vector<std::optional<std::string>>& row) {
   for (std::size_t i = 0; i < widths_.size(); ++i) {
-    std::string cell = i < row.size() && row[i] ? util::escape_controls(*row[i]) : std::string("NULL");
+    std::string cell =
+        i < row.size() && row[i] ? util::escape_controls(*row[i]) : std::string("NULL");
     if (cell.capacity() > cell.size() + 64) cell.shrink_to_fit();
     widths_[i] = std::max(widths_[i], display_width(cell));
     // The string itself in its deque block, the block's share of the deque's map, its heap.

@@ -1,0 +1,103 @@
+#include "cli/paper_sections.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <filesystem>
+#include <memory>
+#include <ostream>
+
+#include "report/analysis/report_assembly.hpp"
+#include "report/data/load_runs.hpp"
+#include "report/export/exporters.hpp"
+#include "scaling/plan_load.hpp"
+#include "scaling/plan_output.hpp"
+
+namespace scalebench::cli {
+
+namespace fs = std::filesystem;
+
+plotting::FigureStyle paper_figure_style(const PaperCommand& o) {
+  auto style = plotting::figure_style(o.size, o.font_size, false);
+  if (!o.size) style.width_in = 6.5;
+  return style;
+}
+
+namespace {
+
+// A figure of the bundle: its files as plotting/ names them, drawn later by `plot`.
+template <typename Plot>
+report::PaperFigureJob figure_job(std::size_t section, std::string name, std::string caption,
+                                  Plot plot) {
+  std::vector<std::string> files;
+  const auto planned = plotting::figure_files(fs::path("figures") / name);
+  for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
+    files.push_back(file.generic_string());
+  return {section, std::move(name), std::move(caption), std::move(files),
+          [plot](const fs::path& prefix) { return plot(prefix).svg; }};
+}
+
+}  // namespace
+
+report::PaperSection paper_section(const db::Database& database, const PaperCommand& o,
+                                const std::string& experiment, report::PaperDocument& document,
+                                std::vector<report::PaperFigureJob>& figures, std::ostream& out) {
+  const report::InstanceQuery query{experiment, {}, false, o.skip_epochs};
+  const auto stem = report::paper_file_stem(experiment);
+  const std::size_t index = document.sections.size();
+  report::PaperSection section{experiment, "sec:" + stem, {}, {}};
+  const report::LatexExporter latex(report::ExporterOptions{o.digits});
+  const report::HtmlExporter html;
+  const auto style = paper_figure_style(o);
+  const auto optional_part = [&](const char* what, const auto& add) {
+    try {
+      add();
+    } catch (const std::exception& error) {
+      if (o.experiments.size() < 2) throw;
+      fmt::print(out, "paper: {} left out of {}: {}\n", what, experiment, error.what());
+    }
+  };
+  const auto table = std::make_shared<const report::ReportTable>(
+      load_report(database, query, o.base, o.unit, o.labels));
+  section.tables.push_back({stem, latex.render(*table), html.render(*table)});
+  figures.push_back(figure_job(
+      index, stem, plotting::scaling_caption(*table),
+      [table, style](auto& prefix) { return plotting::plot_scaling(*table, prefix, style); }));
+  document.provenance.emplace_back(experiment, table->provenance);
+  if (o.by)
+    optional_part("--by", [&] {
+      const auto by = std::make_shared<const report::FactorReport>(load_factor_report(
+          database, query, report::base_without_factor(o.base, *o.by), *o.by, o.unit, o.labels));
+      const auto by_stem = stem + "-by-" + report::paper_file_stem(*o.by);
+      section.tables.push_back({by_stem, latex.render(*by), html.render(*by)});
+      figures.push_back(figure_job(
+          index, by_stem, plotting::factor_scaling_caption(*by),
+          [by, style](auto& prefix) { return plotting::plot_factor_scaling(*by, prefix, style); }));
+    });
+  if (o.model)
+    optional_part("--model", [&] {
+      scaling::ScalingPlanOptions plan_options;
+      plan_options.training = query;
+      plan_options.fit_max_np = o.fit_max_np;
+      plan_options.condition = o.model_condition;
+      plan_options.only = parse_only_filters(o.model_only);
+      plan_options.network_per_np = o.network_per_np;
+      plan_options.allreduce_window = o.allreduce_window;
+      const auto plan = std::make_shared<const scaling::ScalingPlan>(
+          scaling::build_scaling_plan(database, plan_options));
+      const auto model_stem = stem + "-model";
+      section.tables.push_back({model_stem, scaling::format_scaling_plan(*plan, "latex"),
+                                scaling::format_scaling_plan(*plan, "html")});
+      figures.push_back(figure_job(
+          index, model_stem,
+          fmt::format("The scaling model of {}: the prediction with its band and the measured "
+                      "points (held-out ones marked apart).",
+                      experiment),
+          [plan, style](auto& prefix) {
+            return plotting::plot_scaling_plan(*plan, prefix, style);
+          }));
+    });
+  return section;
+}
+
+}  // namespace scalebench::cli
