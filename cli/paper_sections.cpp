@@ -40,8 +40,9 @@ report::PaperFigureJob figure_job(std::size_t section, std::string name, std::st
 }  // namespace
 
 report::PaperSection paper_section(const db::Database& database, const PaperCommand& o,
-                                const std::string& experiment, report::PaperDocument& document,
-                                std::vector<report::PaperFigureJob>& figures, std::ostream& out) {
+                                   const std::string& experiment, report::PaperDocument& document,
+                                   std::vector<report::PaperFigureJob>& figures,
+                                   std::ostream& out) {
   const report::InstanceQuery query{experiment, {}, false, o.skip_epochs};
   const auto stem = report::paper_file_stem(experiment);
   const std::size_t index = document.sections.size();

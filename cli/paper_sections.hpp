@@ -23,7 +23,6 @@ plotting::FigureStyle paper_figure_style(const PaperCommand& options);
 // one experiment it is an error.
 report::PaperSection paper_section(const db::Database& database, const PaperCommand& options,
                                    const std::string& experiment, report::PaperDocument& document,
-                                   std::vector<report::PaperFigureJob>& figures,
-                                   std::ostream& out);
+                                   std::vector<report::PaperFigureJob>& figures, std::ostream& out);
 
 }  // namespace scalebench::cli

@@ -1,6 +1,7 @@
-// scalebench-tag, the torchrun launcher's per-worker wrapper (orchestrator/tag_wrapper.cpp, its main cli/tag_main.cpp), as a process: each
-// chunk of the worker's stdout and stderr on its own stdout with Open MPI's tag, the worker's exit
-// status (a signal as a signal), and a worker that cannot start said on a tagged stderr line.
+// scalebench-tag, the torchrun launcher's per-worker wrapper (orchestrator/tag_wrapper.cpp, its
+// main cli/tag_main.cpp), as a process: each chunk of the worker's stdout and stderr on its own
+// stdout with Open MPI's tag, the worker's exit status (a signal as a signal), and a worker that
+// cannot start said on a tagged stderr line.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
