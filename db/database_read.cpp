@@ -71,6 +71,19 @@ ExperimentRecord read_experiment(const Statement& st) {
   return e;
 }
 
+// Every row of `st` as a record of a run: run_id in result column 0, then `columns`.
+template <typename Record, std::size_t N>
+std::vector<Record> read_run_records(Statement& st, const Column<Record> (&columns)[N]) {
+  std::vector<Record> out;
+  while (st.step()) {
+    Record record;
+    record.run_id = st.int64(0);
+    read_columns(st, 1, record, columns);
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<ExperimentRecord> Database::experiments() const {
@@ -154,13 +167,7 @@ std::vector<EpochRecord> Database::epochs(std::int64_t run_id) const {
                            column_names({"run_id"}, kEpochColumns)),
                "read epochs");
   st.bind(1, run_id);
-  std::vector<EpochRecord> out;
-  while (st.step()) {
-    EpochRecord e;
-    e.run_id = st.int64(0);
-    read_columns(st, 1, e, kEpochColumns);
-    out.push_back(e);
-  }
+  auto out = read_run_records(st, kEpochColumns);
   // Per-rank ends (schema 7), so that a run read here can be written elsewhere whole (merge).
   Statement ends(
       handle_, path_,
@@ -219,14 +226,7 @@ std::vector<LineRecord> Database::lines(std::int64_t run_id) const {
                            column_names({"run_id"}, kLineColumns)),
                "read output lines");
   st.bind(1, run_id);
-  std::vector<LineRecord> out;
-  while (st.step()) {
-    LineRecord l;
-    l.run_id = st.int64(0);
-    read_columns(st, 1, l, kLineColumns);
-    out.push_back(std::move(l));
-  }
-  return out;
+  return read_run_records(st, kLineColumns);
 }
 
 std::vector<AllreduceRecord> Database::allreduce_results(std::int64_t run_id) const {
@@ -235,14 +235,7 @@ std::vector<AllreduceRecord> Database::allreduce_results(std::int64_t run_id) co
                            column_names({"run_id"}, kAllreduceColumns)),
                "read allreduce results");
   st.bind(1, run_id);
-  std::vector<AllreduceRecord> out;
-  while (st.step()) {
-    AllreduceRecord a;
-    a.run_id = st.int64(0);
-    read_columns(st, 1, a, kAllreduceColumns);
-    out.push_back(std::move(a));
-  }
-  return out;
+  return read_run_records(st, kAllreduceColumns);
 }
 
 std::optional<std::string> Database::trainer_header(std::int64_t run_id) const {
@@ -282,14 +275,7 @@ std::vector<AllreduceRecord> Database::allreduce_results_of_instances(
                            column_names({"run_id"}, kAllreduceColumns)),
                "read allreduce results");
   st.bind(1, placeholders_json(ids));
-  std::vector<AllreduceRecord> out;
-  while (st.step()) {
-    AllreduceRecord a;
-    a.run_id = st.int64(0);
-    read_columns(st, 1, a, kAllreduceColumns);
-    out.push_back(std::move(a));
-  }
-  return out;
+  return read_run_records(st, kAllreduceColumns);
 }
 
 std::vector<std::pair<std::int64_t, std::string>> Database::run_provenance_of_instances(

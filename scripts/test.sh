@@ -6,7 +6,8 @@
 #   fuzz) in the sanitizer job (scripts/test-sanitizers.sh: ASan + UBSan, ./build-asan), where a
 #   memory or undefined-behaviour error fails them too;
 # - the rest in ./build, without sanitizers: the trainer (MPI, oneDNN), CUDA (skipped without a
-#   GPU), timing comparisons, peak-memory bounds (tests/memory), the Slurm and script tests.
+#   GPU), timing comparisons, the golden outputs (byte for byte, of the -O2 binary users get),
+#   peak-memory bounds (tests/memory), the Slurm and script tests.
 # Each suite is built only in the tree that runs it (SCALEBENCH_TEST_SUITES). With
 # SCALEBENCH_TEST_SANITIZERS=0 there is no sanitizer job, and ./build builds and runs them all.
 # All always run; any failing fails this.
@@ -24,7 +25,7 @@ bash scripts/check-includes.sh || status=1
 phase checks
 sanitizers="${SCALEBENCH_TEST_SANITIZERS:-1}"
 if [ "$sanitizers" != 0 ]; then
-  export TEST_SUITES="trainer;cuda;timing;memory;scripts;slurm"
+  export TEST_SUITES="trainer;cuda;timing;golden;memory;scripts;slurm"
 else
   export TEST_SUITES=all
 fi

@@ -2,7 +2,7 @@
 # Regenerates the golden outputs (tests/data/golden/) from a build: runs every command of
 # tests/data/golden/commands.txt with BUILD/scalebench (default build/) on fresh copies of the
 # committed fixtures and writes what it printed and the data files it wrote, normalised as
-# commands.txt says. tests/cli/test_golden_outputs.cpp checks a build against these files.
+# commands.txt says. tests/golden/test_golden_outputs.cpp checks a build against these files.
 #
 # Regenerate ONLY for an intended output change, and say in the commit message what changed in
 # the output and why (the diff of tests/data/golden/ shows it; review it line by line). A refactor
