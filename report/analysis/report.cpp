@@ -32,17 +32,9 @@ struct Group {
   int np = 1;
   std::vector<double> durations;
   std::set<std::int64_t> run_ids;
-  struct RunTotals {
-    double seconds = 0;
-    std::size_t epochs = 0;
-    std::vector<double> durations;
-    long long images = 0;
-    bool all_images = true;
-    std::optional<double> test_accuracy;  // the run's final one
-  };
-  std::map<std::int64_t, RunTotals> per_run;
-  long long images = 0;      // sum of train_images over the epochs that report it
-  double timed_seconds = 0;  // sum of durations over those same epochs
+  std::map<std::int64_t, const Run*> per_run;  // by id: the runs in id order
+  long long images = 0;                        // sum of train_images over the epochs that report it
+  double timed_seconds = 0;                    // sum of durations over those same epochs
   std::size_t epochs_without_images = 0;
 };
 
@@ -87,8 +79,7 @@ std::vector<Group> group_runs(const std::string& experiment, const std::vector<R
     }
     Group& group = groups[it->second];
     group.run_ids.insert(run.id);
-    auto& totals = group.per_run[run.id];
-    totals.test_accuracy = run.test_accuracy;
+    group.per_run[run.id] = &run;
     for (const auto& epoch : run.epochs) {
       if (!std::isfinite(epoch.seconds) || epoch.seconds < 0) {
         throw ReportError(fmt::format(
@@ -96,15 +87,10 @@ std::vector<Group> group_runs(const std::string& experiment, const std::vector<R
             epoch.number, run.id, epoch.seconds));
       }
       group.durations.push_back(epoch.seconds);
-      totals.seconds += epoch.seconds;
-      ++totals.epochs;
-      totals.durations.push_back(epoch.seconds);
       if (run.train_images) {
-        totals.images += *run.train_images;
         group.images += *run.train_images;
         group.timed_seconds += epoch.seconds;
       } else {
-        totals.all_images = false;
         ++group.epochs_without_images;
       }
     }
@@ -368,15 +354,19 @@ ReportTable build_report(std::string experiment, const std::vector<Run>& runs,
       observations[i] = groups[i].durations;
       continue;
     }
-    for (const auto& [id, totals] : groups[i].per_run)
-      observations[i].push_back(totals.seconds / static_cast<double>(totals.epochs));
+    for (const auto& [id, run] : groups[i].per_run)
+      observations[i].push_back(run->mean_epoch_seconds());
   }
   std::optional<stats::NestedAnova> nested_fit;
   std::optional<std::string> nested_error;
   if (table.unit == "nested") {
     stats::NestedData nested(groups.size());
     for (std::size_t i = 0; i < groups.size(); ++i)
-      for (const auto& [id, totals] : groups[i].per_run) nested[i].push_back(totals.durations);
+      for (const auto& [id, run] : groups[i].per_run) {
+        std::vector<double> seconds;
+        for (const auto& epoch : run->epochs) seconds.push_back(epoch.seconds);
+        nested[i].push_back(std::move(seconds));
+      }
     try {
       nested_fit = stats::nested_anova(nested);
       if (nested_fit->singular)
@@ -403,17 +393,17 @@ ReportTable build_report(std::string experiment, const std::vector<Run>& runs,
     {
       std::vector<double> run_means, run_rates;
       bool rates = true;
-      for (const auto& [id, totals] : g.per_run) {
-        run_means.push_back(totals.seconds / static_cast<double>(totals.epochs));
-        if (totals.all_images && totals.seconds > 0)
-          run_rates.push_back(static_cast<double>(totals.images) / totals.seconds);
+      for (const auto& [id, run] : g.per_run) {
+        run_means.push_back(run->mean_epoch_seconds());
+        if (const auto rate = run->images_per_second())
+          run_rates.push_back(*rate);
         else
           rates = false;
       }
       row.sd_run_epoch_seconds = stats::sample_sd(run_means);
       std::vector<double> accuracies;
-      for (const auto& [id, totals] : g.per_run)
-        if (totals.test_accuracy) accuracies.push_back(*totals.test_accuracy);
+      for (const auto& [id, run] : g.per_run)
+        if (run->test_accuracy) accuracies.push_back(*run->test_accuracy);
       if (!accuracies.empty()) row.mean_test_accuracy = stats::mean(accuracies);
       if (rates) row.sd_run_images_per_second = stats::sample_sd(run_rates);
       row.run_epoch_seconds = run_means;
