@@ -110,12 +110,13 @@ void check_label_keys(const report::Labels& overrides, std::set<std::string> key
 
 report::ReportTable load_report(const db::Database& database, const report::InstanceQuery& query,
                                 const std::optional<std::string>& base, const std::string& unit,
-                                const std::vector<std::string>& labels) {
+                                const std::vector<std::string>& labels,
+                                const std::string& pairwise) {
   report::check_unit(unit);
   const auto overrides = parse_labels(labels);
   auto set = report::load_runs(database, query);
   for (const auto& [key, text] : overrides.text) set.labels.text[key] = text;
-  auto table = report::report_of(set, base, unit);
+  auto table = report::report_of(set, base, unit, pairwise);
   std::set<std::string> keys;
   add_row_keys(table.rows, keys);
   check_label_keys(overrides, keys);
@@ -126,12 +127,13 @@ report::FactorReport load_factor_report(const db::Database& database,
                                         const report::InstanceQuery& query,
                                         const std::optional<std::string>& base,
                                         const std::string& factor, const std::string& unit,
-                                        const std::vector<std::string>& labels) {
+                                        const std::vector<std::string>& labels,
+                                        const std::string& pairwise) {
   report::check_unit(unit);
   const auto overrides = parse_labels(labels);
   auto set = report::load_runs(database, query, {}, {.allreduce_runs = true});
   for (const auto& [key, text] : overrides.text) set.labels.text[key] = text;
-  auto report = report::factor_report_of(set, factor, base, unit);
+  auto report = report::factor_report_of(set, factor, base, unit, pairwise);
   std::set<std::string> keys = {factor};
   for (const auto& level : report.levels) {
     keys.insert(level);

@@ -55,11 +55,13 @@ void add_report_source_options(CLI::App& app, ReportSourceOptions& options);
 // --by), a label without the factor ("hvd np=1").
 report::ReportTable load_report(const db::Database& database, const report::InstanceQuery& query,
                                 const std::optional<std::string>& base, const std::string& unit,
-                                const std::vector<std::string>& labels = {});
+                                const std::vector<std::string>& labels = {},
+                                const std::string& pairwise = "auto");
 report::FactorReport load_factor_report(const db::Database& database,
                                         const report::InstanceQuery& query,
                                         const std::optional<std::string>& base,
                                         const std::string& factor, const std::string& unit,
-                                        const std::vector<std::string>& labels = {});
+                                        const std::vector<std::string>& labels = {},
+                                        const std::string& pairwise = "auto");
 
 }  // namespace scalebench::cli

@@ -32,6 +32,12 @@ void declare_report_options(CLI::App& app, ReportCommand& options) {
                  "efficiency (default: 3 for times and images/s, 2 decimals for speed-ups, 1 for "
                  "percentages)")
       ->check(CLI::Range(1, 15));
+  app.add_option("--pairwise", options.pairwise,
+                 "The test of the p-values and letters: auto (Tukey, or Games-Howell where the "
+                 "groups' variances differ more than 4-fold), tukey (pooled, as the reference "
+                 "papers) or games-howell")
+      ->check(CLI::IsMember({"auto", "tukey", "games-howell"}))
+      ->capture_default_str();
 }
 
 int report_command(const ReportCommand& options, std::ostream& out, std::ostream&) {
@@ -65,10 +71,11 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
       options.by
           ? exporter->render(with_figure(
                 load_factor_report(database, query, options.base, *options.by, options.unit,
-                                   options.labels),
+                                   options.labels, options.pairwise),
                 [](const auto& r, const auto& p) { return plotting::plot_factor_scaling(r, p); }))
           : exporter->render(with_figure(
-                load_report(database, query, options.base, options.unit, options.labels),
+                load_report(database, query, options.base, options.unit, options.labels,
+                            options.pairwise),
                 [](const auto& r, const auto& p) { return plotting::plot_scaling(r, p); }));
   if (!options.output) {
     out << text;

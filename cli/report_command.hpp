@@ -15,6 +15,7 @@ struct ReportCommand : ReportSourceOptions {
   std::optional<std::string> output;  // default: stdout
   std::optional<std::string> by;      // a factor: one column block per level (Table 2)
   std::optional<int> digits;          // latex: significant figures of the measured numbers
+  std::string pairwise = "auto";      // ReportOptions::pairwise
 };
 void declare_report_options(CLI::App& app, ReportCommand& options);
 int report_command(const ReportCommand& options, std::ostream& out, std::ostream& err);

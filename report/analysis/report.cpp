@@ -11,19 +11,25 @@
 #include <tuple>
 #include <utility>
 
+#include "report/analysis/pairwise.hpp"
+#include "report/analysis/report_support.hpp"
 #include "stats/anova.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/factorial_anova.hpp"
+#include "stats/games_howell.hpp"
 #include "stats/letters.hpp"
 #include "stats/nested_anova.hpp"
 #include "stats/ratio_interval.hpp"
 #include "stats/tukey.hpp"
+#include "stats/welch_anova.hpp"
 #include "util/text.hpp"
 
 namespace scalebench::report {
-namespace {
 
-constexpr std::string_view kSingleLauncher = "single";
+using detail::join;
+using detail::kSingleLauncher;
+using detail::rank_of;
+namespace {
 
 struct Group {
   std::string condition;
@@ -38,26 +44,12 @@ struct Group {
   std::size_t epochs_without_images = 0;
 };
 
-std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += separator;
-    out += item;
-  }
-  return out;
-}
-
 FactorLevels without(const FactorLevels& levels, const std::optional<std::string>& omit) {
   if (!omit) return levels;
   FactorLevels out;
   for (const auto& pair : levels)
     if (pair.first != *omit) out.push_back(pair);
   return out;
-}
-
-// Position of `value` in `order`, or order.size() when absent (after the known ones).
-std::size_t rank_of(const std::vector<std::string>& order, const std::string& value) {
-  return static_cast<std::size_t>(std::find(order.begin(), order.end(), value) - order.begin());
 }
 
 std::vector<Group> group_runs(const std::string& experiment, const std::vector<Run>& runs,
@@ -231,8 +223,10 @@ void add_rate_intervals(ReportTable& table, std::size_t i, std::size_t ref,
 // The compact letter display of the whole Tukey family (all pairs, which the k - 1 p-values
 // against the base do not need): rows sharing a letter do not differ at the table's confidence.
 // The letters are named in the table's order (stats/letters.hpp), as multcomp::cld names them.
+// `games_howell`: the family is Games-Howell's, these pairs (pairwise.hpp).
 void add_letters(ReportTable& table, const std::vector<std::vector<double>>& observations,
-                 const stats::NestedAnova* nested_fit) {
+                 const stats::NestedAnova* nested_fit,
+                 const std::vector<stats::GamesHowellPair>* games_howell = nullptr) {
   const std::size_t k = table.rows.size();
   if (k > kMaxLetterGroups) {
     table.notes.push_back(
@@ -241,12 +235,17 @@ void add_letters(ReportTable& table, const std::vector<std::vector<double>>& obs
     return;
   }
   try {
-    const auto pairs = nested_fit ? stats::nested_tukey(*nested_fit, table.confidence)
-                                  : stats::tukey_hsd(observations, table.confidence);
     std::vector<std::vector<bool>> significant(k, std::vector<bool>(k, false));
-    for (const auto& pair : pairs)
-      significant[pair.a][pair.b] = significant[pair.b][pair.a] =
-          pair.p_adjusted < 1 - table.confidence;
+    const auto mark = [&](const auto& pairs) {
+      for (const auto& pair : pairs)
+        significant[pair.a][pair.b] = significant[pair.b][pair.a] =
+            pair.p_adjusted < 1 - table.confidence;
+    };
+    if (games_howell)
+      mark(*games_howell);
+    else
+      mark(nested_fit ? stats::nested_tukey(*nested_fit, table.confidence)
+                      : stats::tukey_hsd(observations, table.confidence));
     std::vector<double> means;
     for (const auto& row : table.rows)
       means.push_back(row.mean_epoch_seconds - table.rows.front().mean_epoch_seconds);
@@ -327,6 +326,10 @@ std::optional<std::string> last_epoch_note(const std::string& experiment,
 
 ReportTable build_report(std::string experiment, const std::vector<Run>& runs,
                          const ReportOptions& options) {
+  if (std::find(std::begin(kPairwiseChoices), std::end(kPairwiseChoices), options.pairwise) ==
+      std::end(kPairwiseChoices))
+    throw ReportError(
+        fmt::format("--pairwise {}: expected auto, tukey or games-howell", options.pairwise));
   const std::vector<Group> groups = group_runs(experiment, runs, options);
   if (groups.empty()) {
     throw ReportError(fmt::format(
@@ -510,6 +513,28 @@ ReportTable build_report(std::string experiment, const std::vector<Run>& runs,
         table.unit));
     return table;
   }
+  // Pooled (Tukey, F) unless the variances differ too much to pool (pairwise.hpp); the mixed
+  // model has its own variance components.
+  std::optional<std::vector<stats::GamesHowellPair>> games_howell;
+  if (!nested_fit && options.pairwise != "tukey") {
+    auto choice = choose_pairwise(observations, table.unit, kMaxLetterGroups);
+    if (options.pairwise == "games-howell" && !choice.games_howell) {
+      choice.games_howell = true;
+      choice.note =
+          "The p-values and letters are Games-Howell's and the F test is Welch's "
+          "(--pairwise games-howell).";
+    }
+    if (choice.games_howell) {
+      try {
+        games_howell = stats::games_howell(observations, table.confidence);
+        table.pairwise = "Games-Howell";
+      } catch (const stats::StatsError& error) {
+        table.notes.push_back(fmt::format(
+            "No Games-Howell test ({}): Tukey's, on the pooled variance.", error.what()));
+      }
+    }
+    if (choice.note && (games_howell || !choice.games_howell)) table.notes.push_back(*choice.note);
+  }
   try {
     if (nested_fit) {
       if (nested_fit->f)
@@ -517,6 +542,13 @@ ReportTable build_report(std::string experiment, const std::vector<Run>& runs,
             AnovaSummary{*nested_fit->f, *nested_fit->df_num, *nested_fit->df_den, *nested_fit->p};
       for (const stats::TukeyPair& pair : stats::nested_tukey(*nested_fit, table.confidence, base))
         table.rows[pair.b].tukey_p_vs_base = pair.p_adjusted;
+    } else if (games_howell) {
+      const auto welch = stats::welch_anova(observations);
+      table.anova = AnovaSummary{welch.f, welch.df_between, welch.df_within, welch.p, true};
+      for (const auto& pair : *games_howell) {
+        if (pair.a == base) table.rows[pair.b].tukey_p_vs_base = pair.p_adjusted;
+        if (pair.b == base) table.rows[pair.a].tukey_p_vs_base = pair.p_adjusted;
+      }
     } else {
       const stats::OneWayAnova anova = stats::one_way_anova(observations);
       table.anova = AnovaSummary{anova.f, anova.df_between, anova.df_within, anova.p};
@@ -527,199 +559,12 @@ ReportTable build_report(std::string experiment, const std::vector<Run>& runs,
   } catch (const stats::StatsError& error) {
     table.anova.reset();
     for (auto& row : table.rows) row.tukey_p_vs_base.reset();
-    table.notes.push_back(fmt::format("No ANOVA or Tukey test: {}.", error.what()));
+    table.notes.push_back(fmt::format("No ANOVA or {} test: {}.", table.pairwise, error.what()));
     return table;
   }
-  add_letters(table, observations, nested_fit ? &*nested_fit : nullptr);
+  add_letters(table, observations, nested_fit ? &*nested_fit : nullptr,
+              games_howell ? &*games_howell : nullptr);
   return table;
-}
-
-}  // namespace scalebench::report
-
-namespace scalebench::report {
-namespace {
-
-std::optional<double> finite(double value) {
-  return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
-}
-
-std::string level_of(const Run& run, const std::string& factor) {
-  for (const auto& [name, level] : run.levels)
-    if (name == factor) return level;
-  return {};
-}
-
-// FACTOR x np on the epochs of one launched condition: with the interaction when every cell is
-// measured, else the additive model (and the notes say so).
-std::optional<TwoWayTable> two_way_of(const std::vector<Run>& runs, const std::string& factor,
-                                      const std::string& condition, const std::string& unit,
-                                      std::vector<std::string>& notes) {
-  std::vector<double> values;
-  std::vector<std::vector<std::string>> levels(2);
-  // One value per run (its mean epoch time) unless the unit is the epoch.
-  const auto add = [&](const Run& run, double value) {
-    values.push_back(value);
-    levels[0].push_back(level_of(run, factor));
-    levels[1].push_back(std::to_string(run.np));
-  };
-  for (const auto& run : runs) {
-    if (run.condition != condition || run.launcher == kSingleLauncher || run.epochs.empty())
-      continue;
-    if (unit != "epoch")
-      add(run, run.mean_epoch_seconds());
-    else
-      for (const auto& epoch : run.epochs) add(run, epoch.seconds);
-  }
-  const std::string scope = fmt::format("condition {}", condition);
-  const auto fit = [&](bool interaction) {
-    return stats::factorial_anova(values, levels, {factor, "np"}, stats::SsType::II, interaction);
-  };
-  stats::FactorialAnova anova;
-  bool interaction = true;
-  try {
-    try {
-      anova = fit(true);
-    } catch (const stats::EmptyCellError& error) {
-      interaction = false;
-      anova = fit(false);
-      notes.push_back(fmt::format(
-          "Two-way ANOVA of {}: {}; fitted without the interaction ({} + np), which assumes the "
-          "effect of np is the same for every {}.",
-          scope, error.what(), factor, factor));
-    }
-  } catch (const stats::StatsError& error) {
-    notes.push_back(fmt::format("No two-way ANOVA of {}: {}.", scope, error.what()));
-    return std::nullopt;
-  }
-  TwoWayTable table;
-  table.scope = scope;
-  table.model = interaction ? fmt::format("{} * np", factor) : fmt::format("{} + np", factor);
-  table.observations = values.size();
-  for (const auto& term : anova.terms) {
-    AnovaRow row{term.term, term.df, term.ss, term.ms};
-    if (term.term != "Residuals") {
-      row.f = finite(term.f);
-      row.p = finite(term.p);
-      row.partial_eta_sq = finite(term.partial_eta_sq);
-    }
-    table.terms.push_back(row);
-  }
-  return table;
-}
-
-}  // namespace
-
-FactorReport build_factor_report(std::string experiment, const std::vector<Run>& runs,
-                                 const std::string& factor, const ReportOptions& options) {
-  check_unit(options.unit);
-  FactorReport report;
-  report.experiment = experiment;
-  report.factor = factor;
-  report.unit = options.unit;
-  report.labels = options.labels;
-  std::vector<std::string> known;
-  std::vector<std::string> seen_levels;
-  for (const auto& run : runs) {
-    if (run.experiment != experiment || run.epochs.empty()) continue;
-    for (const auto& [name, level] : run.levels)
-      if (std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);
-    const auto level = level_of(run, factor);
-    if (!level.empty() &&
-        std::find(seen_levels.begin(), seen_levels.end(), level) == seen_levels.end())
-      seen_levels.push_back(level);
-  }
-  if (std::find(known.begin(), known.end(), factor) == known.end())
-    throw ReportError(
-        known.empty()
-            ? fmt::format("--by {}: experiment \"{}\" has no factors (its file has no \"factors\" "
-                          "object; docs/experiment-file.md, \"Factors\")",
-                          factor, experiment)
-            : fmt::format(
-                  "--by {}: experiment \"{}\" has no such factor{}; its factors: {}", factor,
-                  experiment,
-                  [&]() -> std::string {
-                    const auto close = util::closest_match(factor, known);
-                    return close ? fmt::format(" (did you mean {}?)", *close) : "";
-                  }(),
-                  fmt::join(known, ", ")));
-  // Blocks in the file's level order; levels not in it (pooled older instances) after.
-  for (const auto& [name, order] : options.level_order)
-    if (name == factor)
-      for (const auto& level : order)
-        if (std::find(seen_levels.begin(), seen_levels.end(), level) != seen_levels.end())
-          report.levels.push_back(level);
-  for (const auto& level : seen_levels)
-    if (std::find(report.levels.begin(), report.levels.end(), level) == report.levels.end())
-      report.levels.push_back(level);
-
-  ReportOptions block_options = options;
-  block_options.omit_factor = factor;
-  for (const auto& level : report.levels) {
-    std::vector<Run> subset;
-    for (const auto& run : runs)
-      if (run.experiment == experiment && level_of(run, factor) == level) subset.push_back(run);
-    auto block = build_report(experiment, subset, block_options);
-    for (const auto& row : block.rows)
-      if (std::find(report.row_keys.begin(), report.row_keys.end(), row.label) ==
-          report.row_keys.end())
-        report.row_keys.push_back(row.label);
-    report.blocks.push_back(std::move(block));
-  }
-  report.notes.push_back(describe_unit(report.unit));
-  if (report.unit == "nested")
-    report.notes.push_back(
-        "The two-way ANOVA is fitted on the runs' mean epoch times (the nested model is one-way "
-        "per block); for a balanced design the two agree.");
-
-  // One two-way ANOVA per launched condition: single has np = 1 only, so it cannot be crossed.
-  std::vector<std::string> launched, single;
-  std::size_t single_runs = 0;
-  std::set<std::int64_t> single_ids;
-  for (const auto& run : runs) {
-    if (run.experiment != experiment || run.epochs.empty()) continue;
-    auto& list = run.launcher == kSingleLauncher ? single : launched;
-    if (std::find(list.begin(), list.end(), run.condition) == list.end())
-      list.push_back(run.condition);
-    if (run.launcher == kSingleLauncher) single_ids.insert(run.id);
-  }
-  single_runs = single_ids.size();
-  std::stable_sort(launched.begin(), launched.end(), [&](const auto& a, const auto& b) {
-    return rank_of(options.condition_order, a) < rank_of(options.condition_order, b);
-  });
-  for (const auto& condition : launched)
-    if (auto table = two_way_of(runs, factor, condition, report.unit, report.notes))
-      report.two_way.push_back(std::move(*table));
-  if (!single.empty()) {
-    std::vector<std::string> shown;
-    for (const auto& condition : single) shown.push_back(options.labels.of(condition, condition));
-    report.notes.push_back(fmt::format(
-        "The {} rows ({} runs) are not in the two-way ANOVA: one plain process has no np to cross "
-        "with {}.",
-        fmt::join(shown, ", "), single_runs, options.labels.factor(factor)));
-  }
-  if (known.size() > 1)
-    report.notes.push_back(fmt::format(
-        "The two-way ANOVA pools the other factors ({}) within each {} x np cell.",
-        [&] {
-          std::vector<std::string> others;
-          for (const auto& name : known)
-            if (name != factor) others.push_back(name);
-          return fmt::format("{}", fmt::join(others, ", "));
-        }(),
-        factor));
-  return report;
-}
-
-std::string display_label(const ReportRow& row, const Labels& labels) {
-  if (labels.empty()) return row.label;
-  std::vector<std::string> parts = {labels.of(row.condition, row.condition)};
-  for (const auto& [factor, level] : row.levels)
-    parts.push_back(labels.level_with_factor(factor, level));
-  if (row.label.find(" [") != std::string::npos)
-    parts.push_back(labels.of(row.launcher, row.launcher));
-  if (row.launcher != kSingleLauncher)
-    parts.push_back(fmt::format("{} = {}", labels.of("np", "np"), row.np));
-  return join(parts);
 }
 
 }  // namespace scalebench::report

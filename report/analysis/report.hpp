@@ -69,6 +69,7 @@ struct AnovaSummary {
   double df_between = 0;
   double df_within = 0;
   double p = 1;
+  bool welch = false;  // Welch's F (unequal variances, report/analysis/pairwise.hpp)
 };
 
 // The unit of analysis (kDefaultUnit, unit_names, check_unit) is report/data/run_set.hpp's.
@@ -82,7 +83,10 @@ struct ReportTable {
   double confidence = 0.95;                      // of the intervals
   std::vector<ReportRow> rows;
   std::optional<AnovaSummary> anova;  // absent with fewer than two groups
-  std::vector<std::string> notes;     // caveats and why a statistic is absent, for readers
+  // The test behind tukey_p_vs_base and the letters: "Tukey", or "Games-Howell" where the
+  // groups' variances differ too much to pool (report/analysis/pairwise.hpp).
+  std::string pairwise = "Tukey";
+  std::vector<std::string> notes;  // caveats and why a statistic is absent, for readers
   // Where and with what the runs ran (db provenance, merged over the selected instances; the
   // runs' hosts under "hosts"), shown as the report's header block.
   Provenance provenance = {};
@@ -104,7 +108,12 @@ struct ReportOptions {
   std::optional<std::string> omit_factor = std::nullopt;
   // What readers see (the table's labels): the notes name rows by their display labels.
   Labels labels = {};
+  // The pairwise test behind the p-values and letters: "auto" (Tukey, or Games-Howell where the
+  // variances differ too much to pool: report/analysis/pairwise.hpp), "tukey" (pooled, as the
+  // reference papers did) or "games-howell". kPairwiseChoices lists them.
+  std::string pairwise = "auto";
 };
+inline constexpr const char* kPairwiseChoices[] = {"auto", "tukey", "games-howell"};
 
 struct TwoWayTable {
   std::string scope;  // what was analysed: "condition hvd"

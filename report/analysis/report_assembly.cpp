@@ -8,9 +8,10 @@ namespace scalebench::report {
 namespace {
 
 ReportOptions options_of(const RunSet& set, const std::optional<std::string>& base,
-                         const std::string& unit) {
+                         const std::string& unit, const std::string& pairwise) {
   ReportOptions options;
   options.unit = unit;
+  options.pairwise = pairwise;
   options.base_label = base;
   options.condition_order = set.condition_order;
   options.level_order = set.level_order;
@@ -69,8 +70,8 @@ void add_bandwidth(const std::vector<AllreduceRun>& allreduce_runs, const std::s
 }  // namespace
 
 ReportTable report_of(const RunSet& set, const std::optional<std::string>& base,
-                      const std::string& unit) {
-  auto table = build_report(set.experiment, set.runs, options_of(set, base, unit));
+                      const std::string& unit, const std::string& pairwise) {
+  auto table = build_report(set.experiment, set.runs, options_of(set, base, unit, pairwise));
   table.notes.insert(table.notes.begin(), set.notes.begin(), set.notes.end());
   table.notes.insert(table.notes.end(), set.failures.begin(), set.failures.end());
   table.provenance = set.provenance;
@@ -78,8 +79,10 @@ ReportTable report_of(const RunSet& set, const std::optional<std::string>& base,
 }
 
 FactorReport factor_report_of(const RunSet& set, const std::string& factor,
-                              const std::optional<std::string>& base, const std::string& unit) {
-  auto report = build_factor_report(set.experiment, set.runs, factor, options_of(set, base, unit));
+                              const std::optional<std::string>& base, const std::string& unit,
+                              const std::string& pairwise) {
+  auto report =
+      build_factor_report(set.experiment, set.runs, factor, options_of(set, base, unit, pairwise));
   add_bandwidth(set.allreduce_runs, factor, report);
   report.notes.insert(report.notes.begin(), set.notes.begin(), set.notes.end());
   report.notes.insert(report.notes.end(), set.failures.begin(), set.failures.end());

@@ -117,7 +117,8 @@ namespace {
 
 std::string anova_text(const AnovaSummary& a) {
   const auto f = std::isfinite(a.f) ? fmt::format("{:.2f}", a.f) : fmt::format("{}", a.f);
-  return fmt::format("F({:g}, {:g}) = {}, {}", a.df_between, a.df_within, f, format_p_value(a.p));
+  return fmt::format("{}F({:g}, {:.3g}) = {}, {}", a.welch ? "Welch " : "", a.df_between,
+                     a.df_within, f, format_p_value(a.p));
 }
 
 std::string header_cells(const TableColumns& columns) {

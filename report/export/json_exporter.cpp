@@ -66,7 +66,8 @@ Json table_json(const ReportTable& table) {
     anova = {{"f", table.anova->f},
              {"df_between", table.anova->df_between},
              {"df_within", table.anova->df_within},
-             {"p", table.anova->p}};
+             {"p", table.anova->p},
+             {"welch", table.anova->welch}};
   }
   return {
       {"format_version", kJsonFormatVersion},
@@ -76,6 +77,7 @@ Json table_json(const ReportTable& table) {
       {"base_label", table.base_label},
       {"rows", rows},
       {"anova", anova},
+      {"pairwise_test", table.pairwise},
       {"notes", table.notes},
       {"provenance", provenance_object(table.provenance)},
       {"labels", labels_object(table.labels)},

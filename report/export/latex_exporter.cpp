@@ -58,7 +58,8 @@ std::string unit_text(std::string_view unit) {
 
 std::string anova_math(const AnovaSummary& a) {
   const auto f = std::isfinite(a.f) ? fmt::format("{:.2f}", a.f) : std::string("\\infty");
-  return fmt::format("$F({:g}, {:g}) = {}$, {}", a.df_between, a.df_within, f, p_math(a.p));
+  return fmt::format("{}$F({:g}, {:.3g}) = {}$, {}", a.welch ? "Welch " : "", a.df_between,
+                     a.df_within, f, p_math(a.p));
 }
 
 // The notes: what a reader of the paper needs stays under the table, short; where and when the
@@ -240,10 +241,11 @@ latex::Block make_block(const std::vector<std::string>& keys,
   return block;
 }
 
-std::string letters_sentence(bool letters, double confidence, std::string_view where) {
+std::string letters_sentence(bool letters, double confidence, std::string_view where,
+                             std::string_view pairwise) {
   if (!letters) return "";
-  return fmt::format("; {}times that share a superscript letter do not differ (Tukey, {})", where,
-                     tex(percent_of(confidence)));
+  return fmt::format("; {}times that share a superscript letter do not differ ({}, {})", where,
+                     tex(pairwise), tex(percent_of(confidence)));
 }
 
 std::string np_tex(const Labels& labels) {
@@ -321,7 +323,8 @@ std::string LatexExporter::render(const ReportTable& table) const {
       "Epoch time by group, experiment {}. Unit of analysis: {} ({} runs, {} epochs); base: {}. "
       "Under each value its {} interval{}.",
       tex(table.experiment), unit_text(table.unit), runs, epochs, tex(base_display(table)),
-      tex(percent_of(table.confidence)), letters_sentence(letters, table.confidence, ""));
+      tex(percent_of(table.confidence)),
+      letters_sentence(letters, table.confidence, "", table.pairwise));
   if (table.anova) caption += " One-way ANOVA: " + anova_math(*table.anova) + ".";
   const auto notes = table_notes(table);
 
@@ -390,7 +393,14 @@ std::string LatexExporter::render(const FactorReport& report) const {
       "{} epochs); base of each block: {}. Under each value its {} interval{}.{}{}",
       factor, tex(report.experiment), unit_text(report.unit), runs, epochs,
       fmt::join(base_texts, ", "), tex(percent_of(confidence)),
-      letters_sentence(letters, confidence, "within a level, "),
+      letters_sentence(letters, confidence, "within a level, ",
+                       [&] {
+                         std::string name;
+                         for (const auto& block : report.blocks)
+                           name = name.empty() || name == block.pairwise ? block.pairwise
+                                                                         : "Tukey or Games-Howell";
+                         return name.empty() ? std::string("Tukey") : name;
+                       }()),
       footers ? " Last row: one-way ANOVA per level." : "",
       report.two_way.empty()
           ? ""

@@ -45,8 +45,8 @@ std::string provenance_block(const Provenance& provenance) {
 std::string format_anova(const AnovaSummary& anova) {
   const std::string f =
       std::isfinite(anova.f) ? fmt::format("{:.2f}", anova.f) : fmt::format("{}", anova.f);
-  return fmt::format("F={}, d.f.=({:g}, {:g}), {}", f, anova.df_between, anova.df_within,
-                     format_p_value(anova.p));
+  return fmt::format("{}F={}, d.f.=({:g}, {:.3g}), {}", anova.welch ? "Welch " : "", f,
+                     anova.df_between, anova.df_within, format_p_value(anova.p));
 }
 
 std::string format_anova_cell(const ReportTable& block) {

@@ -54,7 +54,8 @@ struct TableColumns {
 };
 
 inline TableColumns table_columns(std::string_view unit, double confidence, std::string_view base,
-                                  bool letters, bool accuracy, const Labels& labels) {
+                                  bool letters, bool accuracy, const Labels& labels,
+                                  std::string_view pairwise = "Tukey") {
   const auto ci = percent_of(confidence);
   TableColumns columns;
   const auto add = [&](std::string_view key, std::string header) {
@@ -63,7 +64,7 @@ inline TableColumns table_columns(std::string_view unit, double confidence, std:
   };
   add("epoch_time", fmt::format("Avg. epoch time (s) [{} CI]", ci));
   add("sd", sd_header(unit));
-  add("tukey", fmt::format("Tukey vs {}", base));
+  add("tukey", fmt::format("{} vs {}", pairwise, base));
   if (letters) add("letters", "Letters");
   add("images_per_second", fmt::format("Images/s [{} CI]", ci));
   add("speedup", fmt::format("Speed-up [{} CI]", ci));
@@ -78,12 +79,19 @@ inline TableColumns table_columns(const std::vector<const ReportTable*>& tables,
                                   std::string_view unit, double confidence, std::string_view base,
                                   const Labels& labels) {
   bool letters = false, accuracy = false;
-  for (const auto* table : tables)
+  std::string pairwise;  // the tables' test, or both names when blocks differ
+  for (const auto* table : tables) {
     for (const auto& row : table->rows) {
       letters = letters || row.letters.has_value();
       accuracy = accuracy || row.mean_test_accuracy.has_value();
     }
-  return table_columns(unit, confidence, base, letters, accuracy, labels);
+    if (pairwise.empty())
+      pairwise = table->pairwise;
+    else if (pairwise != table->pairwise)
+      pairwise = "Tukey or Games-Howell";
+  }
+  return table_columns(unit, confidence, base, letters, accuracy, labels,
+                       pairwise.empty() ? "Tukey" : pairwise);
 }
 
 // The text of `row`'s cell in column `key` (a TableColumns key).

@@ -105,7 +105,8 @@ TEST_CASE("report and stats --db give the same ANOVA and Tukey p-values for each
   fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
   for (const std::string unit : {"run", "nested", "epoch"}) {
     INFO(unit);
-    const auto report = test::invoke({"report", "--db", db, "--unit", unit, "--format", "json"});
+    const auto report = test::invoke(
+        {"report", "--db", db, "--unit", unit, "--format", "json", "--pairwise", "tukey"});
     const auto stats = test::invoke({"stats", "--db", db, "--unit", unit, "--json"});
     REQUIRE(report.status == 0);
     REQUIRE(stats.status == 0);
@@ -137,13 +138,46 @@ TEST_CASE("report and stats --db give the same ANOVA and Tukey p-values for each
   }
 }
 
+TEST_CASE("report's default: Games-Howell p-values equal stats' where the variances differ") {
+  test::TempDir dir;
+  const auto db = (dir / "t.db").string();
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
+  // The six groups' run-mean variances differ far more than 4-fold: report uses Games-Howell.
+  const auto report = test::invoke({"report", "--db", db, "--format", "json"});
+  const auto stats = test::invoke({"stats", "--db", db, "--json"});
+  REQUIRE(report.status == 0);
+  REQUIRE(stats.status == 0);
+  const auto table = nlohmann::json::parse(report.out);
+  const auto analysis = nlohmann::json::parse(stats.out);
+  CHECK(table["pairwise_test"] == "Games-Howell");
+  CHECK(table["anova"]["welch"] == true);
+  const std::string base = table["base_label"];
+  std::size_t compared = 0;
+  for (const auto& row : table["rows"]) {
+    if (row["is_base"].get<bool>()) continue;
+    const std::string label = row["label"];
+    for (const auto& pair : analysis["games_howell"])
+      if ((pair["a"] == label && pair["b"] == base) || (pair["a"] == base && pair["b"] == label)) {
+        INFO(label);
+        CHECK(row["tukey_p_vs_base"].get<double>() ==
+              doctest::Approx(pair["p_adj"].get<double>()).epsilon(1e-9));
+        ++compared;
+      }
+  }
+  CHECK(compared == table["rows"].size() - 1);
+  const auto refused = test::invoke({"report", "--db", db, "--pairwise", "scheffe"});
+  CHECK(refused.status != 0);
+  CHECK(refused.err.find("--pairwise") != std::string::npos);
+}
+
 TEST_CASE("report's letters split the groups as stats' letters do (stats' are multcomp's)") {
   test::TempDir dir;
   const auto db = (dir / "t.db").string();
   fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
   for (const std::string unit : {"run", "nested"}) {
     INFO(unit);
-    const auto report = test::invoke({"report", "--db", db, "--unit", unit, "--format", "json"});
+    const auto report = test::invoke(
+        {"report", "--db", db, "--unit", unit, "--format", "json", "--pairwise", "tukey"});
     const auto stats = test::invoke({"stats", "--db", db, "--unit", unit, "--json"});
     REQUIRE(report.status == 0);
     REQUIRE(stats.status == 0);

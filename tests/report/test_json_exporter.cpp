@@ -47,8 +47,10 @@ TEST_CASE("JSON: stable keys, numbers as numbers, absent values as null") {
     "f": 1119.95,
     "df_between": 3.0,
     "df_within": 18.0,
-    "p": 2.766e-258
+    "p": 2.766e-258,
+    "welch": false
   },
+  "pairwise_test": "Tukey",
   "notes": [
     "one note"
   ],
