@@ -21,9 +21,9 @@ inline constexpr double kMaxPooledVarianceRatio = 4;
 std::optional<double> variance_ratio(const std::vector<std::vector<double>>& groups);
 
 struct PairwiseChoice {
-  bool games_howell = false;          // p-values, letters and F unpooled
-  std::optional<double> ratio;        // variance_ratio
-  std::optional<std::string> note;    // what was chosen and why, when the variances differ
+  bool games_howell = false;        // p-values, letters and F unpooled
+  std::optional<double> ratio;      // variance_ratio
+  std::optional<std::string> note;  // what was chosen and why, when the variances differ
 };
 
 // Games-Howell when the ratio exceeds kMaxPooledVarianceRatio, every group has two observations

@@ -37,9 +37,18 @@ struct Grouping {
   std::vector<std::vector<double>> groups;
 };
 
-Grouping group_by(const std::vector<double>& values, const std::vector<std::string>& levels) {
+// Groups in `order` (the source's: the file's, np ascending, the report's rows for "group"; so
+// that stats names letters as report does), levels it lacks after them in order of appearance.
+Grouping group_by(const std::vector<double>& values, const std::vector<std::string>& levels,
+                  const std::vector<std::string>& order = {}) {
   Grouping grouping;
   std::map<std::string, std::size_t> index;
+  for (const auto& level : order)
+    if (std::find(levels.begin(), levels.end(), level) != levels.end() &&
+        index.try_emplace(level, grouping.levels.size()).second) {
+      grouping.levels.push_back(level);
+      grouping.groups.emplace_back();
+    }
   for (std::size_t i = 0; i < values.size(); ++i) {
     const auto [it, inserted] = index.try_emplace(levels[i], grouping.levels.size());
     if (inserted) {
@@ -49,6 +58,11 @@ Grouping group_by(const std::vector<double>& values, const std::vector<std::stri
     grouping.groups[it->second].push_back(values[i]);
   }
   return grouping;
+}
+
+const std::vector<std::string>& order_of(const Observations& data, std::size_t factor) {
+  static const std::vector<std::string> none;
+  return factor < data.level_order.size() ? data.level_order[factor] : none;
 }
 
 std::string ss_type_name(int type) {
@@ -171,6 +185,13 @@ StatsReport analyze_nested(const Observations& data, double confidence) {
   std::vector<std::string> levels;
   std::vector<std::map<std::int64_t, std::size_t>> run_index;
   stats::NestedData nested;
+  for (const auto& level : order_of(data, 0))  // the source's order first, as group_by
+    if (std::find(data.levels[0].begin(), data.levels[0].end(), level) != data.levels[0].end() &&
+        std::find(levels.begin(), levels.end(), level) == levels.end()) {
+      levels.push_back(level);
+      run_index.emplace_back();
+      nested.emplace_back();
+    }
   for (std::size_t i = 0; i < data.values.size(); ++i) {
     auto level = std::find(levels.begin(), levels.end(), data.levels[0][i]);
     if (level == levels.end()) {
@@ -276,7 +297,7 @@ StatsReport analyze_observations(const Observations& data, int ss_type, double c
 
   if (data.factor_names.size() == 1) {
     // One factor: the direct one-way sums (every SS type agrees) are a few ulps closer than QR.
-    const auto grouping = group_by(data.values, data.levels[0]);
+    const auto grouping = group_by(data.values, data.levels[0], order_of(data, 0));
     const auto anova = stats::one_way_anova(grouping.groups);
     const auto effect = stats::effect_sizes(anova);
     report.anova.push_back({data.factor_names[0], anova.df_between, anova.ss_between,
@@ -317,8 +338,8 @@ StatsReport analyze_observations(const Observations& data, int ss_type, double c
   // factor's observed level means then carry the other factor's effect, and Tukey pairs on them
   // would report a difference the ANOVA does not see. They are left out unless every cell holds
   // the same number of observations.
-  const Grouping by_factor[2] = {group_by(data.values, data.levels[0]),
-                                 group_by(data.values, data.levels[1])};
+  const Grouping by_factor[2] = {group_by(data.values, data.levels[0], order_of(data, 0)),
+                                 group_by(data.values, data.levels[1], order_of(data, 1))};
   const auto by_cell = group_by(data.values, cells);
   bool balanced = by_cell.levels.size() == by_factor[0].levels.size() * by_factor[1].levels.size();
   for (const auto& group : by_cell.groups)

@@ -135,7 +135,9 @@ struct RunSet {
   // appearance ("group" is not one).
   std::vector<std::string> factors() const;
   // The order of `factor`'s levels a reader expects: the file's for condition and the file's
-  // factors, np ascending; empty when unknown (then: order of appearance).
+  // factors, np ascending, and for group the report's row order (the file's conditions, then its
+  // levels, single before launched, np), so stats names letters as report does; empty when
+  // unknown (then: order of appearance).
   std::vector<std::string> level_order_of(std::string_view factor) const;
 };
 

@@ -200,6 +200,13 @@ TEST_CASE("report's letters split the groups as stats' letters do (stats' are mu
         INFO(a << " / " << b);
         CHECK(share(letters_a, letters_b) == share(theirs.at(a), theirs.at(b)));
       }
+    // stats orders the groups as report orders its rows, so the letters are the same names.
+    CHECK(ours == theirs);
+    std::vector<std::string> report_order, stats_order;
+    for (const auto& row : table["rows"]) report_order.push_back(row["label"]);
+    for (const auto& group : analysis["groups"])
+      if (group["factor"] == "group") stats_order.push_back(group["level"]);
+    CHECK(stats_order == report_order);
   }
 }
 

@@ -94,7 +94,7 @@ TEST_CASE("Table 2: no row's p-value contradicts its own interval") {
 }
 
 TEST_CASE("pooling is kept while the variances differ at most 4-fold, else Games-Howell") {
-  CHECK_FALSE(report::variance_ratio({{1, 2}}));     // one group with a variance
+  CHECK_FALSE(report::variance_ratio({{1, 2}}));    // one group with a variance
   CHECK_FALSE(report::variance_ratio({{1}, {2}}));  // none
   // Variances 0.5 and 2 (SDs 0.707 and 1.414): 4-fold, pooled still.
   CHECK(*report::variance_ratio({{1, 2}, {1, 3}, {5}}) == doctest::Approx(4.0));
