@@ -65,6 +65,7 @@ h1 { font-size: 1.4em; }
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { padding: 0.3em 0.8em; text-align: right; border-bottom: 1px solid #ddd; }
 td { white-space: nowrap; }
+div.scroll { overflow-x: auto; max-width: 100%; }
 tr.anova td + td, tr.block td { text-align: left; }
 th:first-child, td:first-child { text-align: left; }
 thead th { border-bottom: 2px solid #444; }
@@ -147,7 +148,7 @@ std::string HtmlExporter::render(const ReportTable& table) const {
   out += fmt::format("<li>Unit of analysis: {} ({} epochs from {} runs in {} groups)</li>\n",
                      html(table.unit), epochs, runs, table.rows.size());
   out += fmt::format("<li>Base group: {}</li>\n</ul>\n", html(table.base_label));
-  out += "<table class=\"report\">\n";
+  out += "<div class=\"scroll\"><table class=\"report\">\n";
   out += fmt::format("<caption>Epoch time by group ({} confidence intervals)</caption>\n",
                      html(percent_of(table.confidence)));
   out += "<thead>\n" + header_cells(columns) + "</thead>\n<tbody>\n";
@@ -155,7 +156,7 @@ std::string HtmlExporter::render(const ReportTable& table) const {
   if (table.anova)
     out += fmt::format("<tr class=\"anova\"><td>ANOVA</td><td colspan=\"{}\">{}</td></tr>\n",
                        headers.size(), html(anova_text(*table.anova)));
-  out += "</tbody>\n</table>\n";
+  out += "</tbody>\n</table></div>\n";
   out += figure_block(table.figure_svg,
                       fmt::format("Scaling of {}: mean epoch time (error bars: {} CI, unit {}) "
                                   "and images/s with linear scaling.",
@@ -176,7 +177,7 @@ std::string HtmlExporter::render(const FactorReport& report) const {
   out += fmt::format("<li>Unit of analysis: {}</li>\n", html(report.unit));
   out += fmt::format("<li>Column blocks: {} = {}</li>\n</ul>\n", html(report.factor),
                      html(fmt::format("{}", fmt::join(report.levels, ", "))));
-  out += "<table class=\"report\">\n";
+  out += "<div class=\"scroll\"><table class=\"report\">\n";
   out += fmt::format("<caption>Epoch time by {} and group ({} confidence intervals)</caption>\n",
                      html(report.factor), html(percent_of(confidence)));
   out += "<thead>\n" + header_cells(columns) + "</thead>\n<tbody>\n";
@@ -189,10 +190,11 @@ std::string HtmlExporter::render(const FactorReport& report) const {
                        block.anova ? html("; ANOVA " + anova_text(*block.anova)) : "");
     for (const auto& row : block.rows) out += row_html(row, columns, report.labels);
   }
-  out += "</tbody>\n</table>\n";
+  out += "</tbody>\n</table></div>\n";
   for (const auto& anova : report.two_way) {
     out += fmt::format(
-        "<table class=\"two-way\">\n<caption>Two-way ANOVA of {}: {} ({} observations, type {} "
+        "<div class=\"scroll\"><table class=\"two-way\">\n<caption>Two-way ANOVA of {}: {} ({} "
+        "observations, type {} "
         "sums of squares)</caption>\n",
         html(anova.scope), html(anova.model), anova.observations, html(anova.ss_type));
     out +=
@@ -205,7 +207,7 @@ std::string HtmlExporter::render(const FactorReport& report) const {
           html(term.term), term.df, format_measure(term.ss), format_measure(term.ms),
           term.f ? fmt::format("{:.2f}", *term.f) : "", term.p ? format_p_value(*term.p) : "",
           term.partial_eta_sq ? fmt::format("{:.3f}", *term.partial_eta_sq) : "");
-    out += "</tbody>\n</table>\n";
+    out += "</tbody>\n</table></div>\n";
   }
   out += figure_block(report.figure_svg, fmt::format("{} by {}: one curve per level.",
                                                      report.experiment, report.factor));

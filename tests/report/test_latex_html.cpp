@@ -338,3 +338,15 @@ TEST_CASE("Markdown: names and notes from a crafted database reach the terminal 
   CHECK(text.find("one\\x1b[2J\\u202etxt") != std::string::npos);
   CHECK(text.find("- note \\x1b[31mred\\u009b") != std::string::npos);
 }
+
+TEST_CASE(
+    "HTML: every table scrolls inside its own box, so a wide --by table never widens the page") {
+  const auto by =
+      report::build_factor_report("t2", test::table2_samples(), "model", test::table2_file_order());
+  const auto html = report::make_exporter("html")->render(by);
+  CHECK(html.find("div.scroll { overflow-x: auto; max-width: 100%; }") != std::string::npos);
+  const auto tables = count(html, "<table");
+  CHECK(tables >= 2);  // the blocks and the two-way ANOVA
+  CHECK(count(html, "<div class=\"scroll\"><table") == tables);
+  CHECK(count(html, "</table></div>") == tables);
+}
