@@ -30,6 +30,11 @@ void declare_paper_options(CLI::App& app, PaperCommand& options) {
   add_unit_option(app, options.unit);
   app.add_option("--base", options.base, "Base condition label for Tukey and speed-up");
   add_skip_epochs_option(app, options.skip_epochs);
+  app.add_option(
+         "--pairwise", options.pairwise,
+         "The tables' p-values and letters: auto, tukey or games-howell (report --pairwise)")
+      ->check(CLI::IsMember({"auto", "tukey", "games-howell"}))
+      ->capture_default_str();
   add_label_option(app, options.labels);
   app.add_flag("--model", options.model,
                "The scaling model's tables and figure too (scalebench model; one series per "
@@ -74,6 +79,7 @@ std::string command_line(const PaperCommand& o, const std::vector<std::string>& 
   add("--unit", o.unit);
   if (o.base) add("--base", *o.base);
   if (o.skip_epochs) add("--skip-epochs", std::to_string(*o.skip_epochs));
+  if (o.pairwise != "auto") add("--pairwise", o.pairwise);
   for (const auto& label : o.labels) add("--label", label);
   if (o.model) words.push_back("--model");
   if (o.fit_max_np) add("--fit-max-np", std::to_string(*o.fit_max_np));

@@ -23,6 +23,7 @@ struct PaperCommand {
   std::string unit = std::string(report::kDefaultUnit);
   std::optional<std::string> base;
   std::optional<int> skip_epochs;
+  std::string pairwise = "auto";    // report --pairwise
   std::vector<std::string> labels;  // --label KEY=TEXT
   bool model = false;               // the scaling model's tables and figure
   std::optional<int> fit_max_np;    // with --model: the hold-out

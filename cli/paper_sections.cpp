@@ -59,7 +59,7 @@ report::PaperSection paper_section(const db::Database& database, const PaperComm
     }
   };
   const auto table = std::make_shared<const report::ReportTable>(
-      load_report(database, query, o.base, o.unit, o.labels));
+      load_report(database, query, o.base, o.unit, o.labels, o.pairwise));
   section.tables.push_back({stem, latex.render(*table), html.render(*table)});
   figures.push_back(figure_job(
       index, stem, plotting::scaling_caption(*table),
@@ -67,8 +67,9 @@ report::PaperSection paper_section(const db::Database& database, const PaperComm
   document.provenance.emplace_back(experiment, table->provenance);
   if (o.by)
     optional_part("--by", [&] {
-      const auto by = std::make_shared<const report::FactorReport>(load_factor_report(
-          database, query, report::base_without_factor(o.base, *o.by), *o.by, o.unit, o.labels));
+      const auto by = std::make_shared<const report::FactorReport>(
+          load_factor_report(database, query, report::base_without_factor(o.base, *o.by), *o.by,
+                             o.unit, o.labels, o.pairwise));
       const auto by_stem = stem + "-by-" + report::paper_file_stem(*o.by);
       section.tables.push_back({by_stem, latex.render(*by), html.render(*by)});
       figures.push_back(figure_job(

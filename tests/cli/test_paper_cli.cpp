@@ -117,6 +117,8 @@ TEST_CASE("paper: Table 2 with --by and --label: both models' blocks side by sid
   CHECK(first.find("\\cmidrule") != std::string::npos);
   CHECK(by.find("Horovod, np = 2") != std::string::npos);
   CHECK(by.find("hvd np=2") == std::string::npos);
+  // vgg16's variances differ 757-fold: its block is Games-Howell's (report --pairwise auto).
+  CHECK(by.find("(Tukey or Games-Howell, 95\\%)") != std::string::npos);
   CHECK(fs::exists(out / "figures" / (stem + "-by-model.pdf")));
   const auto main = read(out / "main.tex");
   CHECK(main.find("\\input{tables/" + stem + "-by-model}") != std::string::npos);
@@ -131,6 +133,25 @@ TEST_CASE("paper: Table 2 with --by and --label: both models' blocks side by sid
   SCALEBENCH_SKIP_IF(no_lualatex());
   const auto log = compile(out);
   CHECK(log.find("Overfull \\hbox") == std::string::npos);
+}
+
+TEST_CASE("paper --pairwise tukey: the pooled tables of a replication, and the command says it") {
+  SCALEBENCH_SKIP_IF(missing_tools());
+  test::TempDir dir;
+  const auto db = (dir / "t.db").string();
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
+  const auto out = dir / "paper";
+  const auto result =
+      test::invoke({"paper", "--db", db, "-o", out.string(), "--pairwise", "tukey"});
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  const auto table = read(out / "tables" / "horovodrunner-table2-quick.tex");
+  CHECK(table.find("(Tukey, 95\\%)") != std::string::npos);
+  CHECK(table.find("Welch") == std::string::npos);
+  CHECK(read(out / "main.tex").find("--pairwise tukey") != std::string::npos);
+  CHECK(
+      test::invoke({"paper", "--db", db, "-o", (dir / "p2").string(), "--pairwise", "x"}).status !=
+      0);
 }
 
 TEST_CASE("paper: a bad --label or unknown experiment fails with one line and writes nothing") {
@@ -386,7 +407,9 @@ TEST_CASE("a label that is not UTF-8 is refused up front, with its byte offset")
     CHECK_FALSE(fs::exists(dir / "out"));
   }
   // The title too (it went into main.tex, which then failed to compile), a lone surrogate also.
-  for (const char* title : {"Ti\xc3(tle", "a\xed\xa0\x80b"}) {
+  for (const char* title : {"Ti\xc3(tle",
+                            "a\xed\xa0\x80"
+                            "b"}) {
     const auto bad =
         test::invoke({"paper", "--db", db, "-o", (dir / "out").string(), "--title", title});
     CHECK(bad.status != 0);
