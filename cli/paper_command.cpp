@@ -33,7 +33,7 @@ void declare_paper_options(CLI::App& app, PaperCommand& options) {
   app.add_option(
          "--pairwise", options.pairwise,
          "The tables' p-values and letters: auto, tukey or games-howell (report --pairwise)")
-      ->check(CLI::IsMember({"auto", "tukey", "games-howell"}))
+      ->check(CLI::IsMember(report::pairwise_choices()))
       ->capture_default_str();
   add_label_option(app, options.labels);
   app.add_flag("--model", options.model,

@@ -36,7 +36,7 @@ void declare_report_options(CLI::App& app, ReportCommand& options) {
                  "The test of the p-values and letters: auto (Tukey, or Games-Howell where the "
                  "groups' variances differ more than 4-fold), tukey (pooled, as the reference "
                  "papers) or games-howell")
-      ->check(CLI::IsMember({"auto", "tukey", "games-howell"}))
+      ->check(CLI::IsMember(report::pairwise_choices()))
       ->capture_default_str();
 }
 

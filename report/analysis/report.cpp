@@ -28,7 +28,6 @@ namespace scalebench::report {
 
 using detail::join;
 using detail::kSingleLauncher;
-using detail::rank_of;
 namespace {
 
 struct Group {
@@ -89,15 +88,8 @@ std::vector<Group> group_runs(const std::string& experiment, const std::vector<R
   }
   // The file's order (conditions, then levels, then np), not the order the runs happened in.
   const auto sort_key = [&](const Group& g) {
-    std::vector<std::size_t> key = {rank_of(options.condition_order, g.condition)};
-    for (const auto& [factor, level] : g.levels) {
-      const auto known = std::find_if(options.level_order.begin(), options.level_order.end(),
-                                      [&](const auto& entry) { return entry.first == factor; });
-      key.push_back(known == options.level_order.end() ? 0 : rank_of(known->second, level));
-    }
-    key.push_back(g.launcher == kSingleLauncher ? 0 : 1);
-    key.push_back(static_cast<std::size_t>(g.np));
-    return key;
+    return group_order_key(options.condition_order, options.level_order, g.condition, g.levels,
+                           g.launcher, g.np);
   };
   std::stable_sort(groups.begin(), groups.end(),
                    [&](const Group& a, const Group& b) { return sort_key(a) < sort_key(b); });
@@ -528,12 +520,14 @@ ReportTable build_report(std::string experiment, const std::vector<Run>& runs,
       try {
         games_howell = stats::games_howell(observations, table.confidence);
         table.pairwise = "Games-Howell";
+        table.notes.push_back(*choice.note);
       } catch (const stats::StatsError& error) {
         table.notes.push_back(fmt::format(
             "No Games-Howell test ({}): Tukey's, on the pooled variance.", error.what()));
       }
+    } else if (choice.note) {
+      table.notes.push_back(*choice.note);
     }
-    if (choice.note && (games_howell || !choice.games_howell)) table.notes.push_back(*choice.note);
   }
   try {
     if (nested_fit) {

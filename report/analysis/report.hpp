@@ -114,6 +114,9 @@ struct ReportOptions {
   std::string pairwise = "auto";
 };
 inline constexpr const char* kPairwiseChoices[] = {"auto", "tukey", "games-howell"};
+inline std::vector<std::string> pairwise_choices() {
+  return {std::begin(kPairwiseChoices), std::end(kPairwiseChoices)};
+}
 
 struct TwoWayTable {
   std::string scope;  // what was analysed: "condition hvd"

@@ -28,6 +28,24 @@ std::string group_label(std::string_view condition, std::string_view launcher, i
   return label;
 }
 
+std::vector<std::size_t> group_order_key(
+    const std::vector<std::string>& condition_order,
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& level_order,
+    std::string_view condition, const FactorLevels& levels, std::string_view launcher, int np) {
+  const auto rank = [](const std::vector<std::string>& order, std::string_view value) {
+    return static_cast<std::size_t>(std::find(order.begin(), order.end(), value) - order.begin());
+  };
+  std::vector<std::size_t> key = {rank(condition_order, condition)};
+  for (const auto& [factor, level] : levels) {
+    const auto known = std::find_if(level_order.begin(), level_order.end(),
+                                    [&](const auto& entry) { return entry.first == factor; });
+    key.push_back(known == level_order.end() ? 0 : rank(known->second, level));
+  }
+  key.push_back(launcher == "single" ? 0 : 1);
+  key.push_back(static_cast<std::size_t>(np));
+  return key;
+}
+
 TrainerHeader TrainerHeader::parse(std::string_view line) {
   TrainerHeader header;
   std::size_t at = 0;
@@ -97,26 +115,16 @@ std::vector<std::string> RunSet::factors() const {
 
 std::vector<std::string> RunSet::level_order_of(std::string_view factor) const {
   if (factor == "condition") return condition_order;
-  if (factor == "group") {
-    // The report's row order: the file's conditions, then its levels, single before launched, np.
-    const auto rank = [](const std::vector<std::string>& order, const std::string& value) {
-      return static_cast<std::size_t>(std::find(order.begin(), order.end(), value) - order.begin());
-    };
+  if (factor == "group") {  // the report's row order
     std::vector<std::pair<std::vector<std::size_t>, std::string>> groups;
     for (const auto& run : runs) {
       const auto label = run.group();
       if (std::any_of(groups.begin(), groups.end(),
                       [&](const auto& group) { return group.second == label; }))
         continue;
-      std::vector<std::size_t> key = {rank(condition_order, run.condition)};
-      for (const auto& [name, level] : run.levels) {
-        const auto known = std::find_if(level_order.begin(), level_order.end(),
-                                        [&](const auto& entry) { return entry.first == name; });
-        key.push_back(known == level_order.end() ? 0 : rank(known->second, level));
-      }
-      key.push_back(run.launcher == "single" ? 0 : 1);
-      key.push_back(static_cast<std::size_t>(run.np));
-      groups.emplace_back(std::move(key), label);
+      groups.emplace_back(group_order_key(condition_order, level_order, run.condition, run.levels,
+                                          run.launcher, run.np),
+                          label);
     }
     std::stable_sort(groups.begin(), groups.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });

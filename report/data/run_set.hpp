@@ -35,6 +35,14 @@ using Provenance = std::vector<std::pair<std::string, std::string>>;
 std::string group_label(std::string_view condition, std::string_view launcher, int np,
                         const FactorLevels& levels = {});
 
+// Where a group goes in a table: the file's conditions (`condition_order`), then its levels
+// (`level_order`), a plain process before a launched one, then np; names the file does not know
+// go after the known ones. Sorting by it gives the report's rows and stats' groups one order.
+std::vector<std::size_t> group_order_key(
+    const std::vector<std::string>& condition_order,
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& level_order,
+    std::string_view condition, const FactorLevels& levels, std::string_view launcher, int np);
+
 struct Epoch {
   Epoch() = default;
   Epoch(int number, double seconds) : number(number), seconds(seconds) {}
