@@ -49,6 +49,20 @@ void add_report_source_options(CLI::App& app, ReportSourceOptions& options) {
   add_unit_option(app, options.unit);
   add_skip_epochs_option(app, options.skip_epochs);
   add_label_option(app, options.labels);
+  add_subset_options(app, options.only, options.condition);
+}
+
+void add_subset_options(CLI::App& app, std::vector<std::string>& only,
+                        std::optional<std::string>& condition) {
+  app.add_option("--only", only,
+                 "FACTOR=LEVEL: only the runs at this level (repeatable; a factor of the "
+                 "experiment file, or condition, launcher, np)");
+  app.add_option("--condition", condition, "Only the runs of this condition");
+}
+
+report::RunFilter subset_of(const std::vector<std::string>& only,
+                            const std::optional<std::string>& condition) {
+  return report::RunFilter::parse(only, condition);
 }
 
 void add_label_option(CLI::App& app, std::vector<std::string>& labels) {
@@ -110,11 +124,11 @@ void check_label_keys(const report::Labels& overrides, std::set<std::string> key
 
 report::ReportTable load_report(const db::Database& database, const report::InstanceQuery& query,
                                 const std::optional<std::string>& base, const std::string& unit,
-                                const std::vector<std::string>& labels,
-                                const std::string& pairwise) {
+                                const std::vector<std::string>& labels, const std::string& pairwise,
+                                const report::RunFilter& filter) {
   report::check_unit(unit);
   const auto overrides = parse_labels(labels);
-  auto set = report::load_runs(database, query);
+  auto set = report::load_runs(database, query, filter);
   for (const auto& [key, text] : overrides.text) set.labels.text[key] = text;
   auto table = report::report_of(set, base, unit, pairwise);
   std::set<std::string> keys;
@@ -128,10 +142,11 @@ report::FactorReport load_factor_report(const db::Database& database,
                                         const std::optional<std::string>& base,
                                         const std::string& factor, const std::string& unit,
                                         const std::vector<std::string>& labels,
-                                        const std::string& pairwise) {
+                                        const std::string& pairwise,
+                                        const report::RunFilter& filter) {
   report::check_unit(unit);
   const auto overrides = parse_labels(labels);
-  auto set = report::load_runs(database, query, {}, {.allreduce_runs = true});
+  auto set = report::load_runs(database, query, filter, {.allreduce_runs = true});
   for (const auto& [key, text] : overrides.text) set.labels.text[key] = text;
   auto report = report::factor_report_of(set, factor, base, unit, pairwise);
   std::set<std::string> keys = {factor};

@@ -30,6 +30,8 @@ struct ReportSourceOptions {
   std::optional<std::string> base;
   std::string unit = std::string(report::kDefaultUnit);
   std::vector<std::string> labels;  // --label KEY=TEXT, over the file's "labels"
+  std::vector<std::string> only;    // --only FACTOR=LEVEL: a subset of the runs
+  std::optional<std::string> condition;
 };
 
 // The options several subcommands declare, with one help text each.
@@ -49,6 +51,12 @@ std::vector<std::pair<std::string, std::string>> parse_only_filters(
     const std::vector<std::string>& filters);
 // What report and plot share: the database, the instances, the base group, the unit, the warm-up.
 void add_report_source_options(CLI::App& app, ReportSourceOptions& options);
+// --only FACTOR=LEVEL (repeatable) and --condition: the part of a study a table or figure shows.
+void add_subset_options(CLI::App& app, std::vector<std::string>& only,
+                        std::optional<std::string>& condition);
+// The filter of --only and --condition, and the note a table carries for it.
+report::RunFilter subset_of(const std::vector<std::string>& only,
+                            const std::optional<std::string>& condition);
 
 // The report of the instances `query` selects: report/data loads, report/analysis builds. The
 // unit is checked before the database is read. `base` is a row label; with a factor (report
@@ -56,12 +64,14 @@ void add_report_source_options(CLI::App& app, ReportSourceOptions& options);
 report::ReportTable load_report(const db::Database& database, const report::InstanceQuery& query,
                                 const std::optional<std::string>& base, const std::string& unit,
                                 const std::vector<std::string>& labels = {},
-                                const std::string& pairwise = "auto");
+                                const std::string& pairwise = "auto",
+                                const report::RunFilter& filter = {});
 report::FactorReport load_factor_report(const db::Database& database,
                                         const report::InstanceQuery& query,
                                         const std::optional<std::string>& base,
                                         const std::string& factor, const std::string& unit,
                                         const std::vector<std::string>& labels = {},
-                                        const std::string& pairwise = "auto");
+                                        const std::string& pairwise = "auto",
+                                        const report::RunFilter& filter = {});
 
 }  // namespace scalebench::cli

@@ -42,10 +42,7 @@ void declare_paper_options(CLI::App& app, PaperCommand& options) {
   app.add_option("--fit-max-np", options.fit_max_np,
                  "With --model: fit on np <= N, show larger measured np as held out")
       ->transform(integer_in(1, 1 << 20));
-  app.add_option("--condition", options.model_condition,
-                 "With --model: the training runs of this condition");
-  app.add_option("--only", options.model_only,
-                 "With --model: the training runs with FACTOR=LEVEL (repeatable)");
+  add_subset_options(app, options.only, options.condition);
   app.add_flag("--network-per-np", options.network_per_np,
                "With --model: latency and bandwidth at each measured np (scalebench model)");
   app.add_option("--allreduce-window", options.allreduce_window,
@@ -54,12 +51,19 @@ void declare_paper_options(CLI::App& app, PaperCommand& options) {
   app.add_option("--digits", options.digits,
                  "Significant figures of the LaTeX tables' measured numbers (default: per column)")
       ->transform(integer_in(1, 15));
-  app.add_option("--size", options.size,
-                 "The figures' size WIDTHxHEIGHT in inches (default: 6.5 wide, main.tex's text "
-                 "width, so that their text keeps --font-size)");
-  app.add_option("--font-size", options.font_size, "The figures' text size in points")
-      ->check(CLI::Range(plotting::kMinFontPt, plotting::kMaxFontPt))
+  app.add_option("--columns", options.columns,
+                 "main.tex's layout: 1 (an article, 6.5 in of text) or 2 (two columns of 3.4 in)")
+      ->check(CLI::IsMember({1, 2}))
       ->capture_default_str();
+  app.add_option("--figure-width", options.figure_width,
+                 "The figures' width, drawn and included at it: column (3.4 in), page (the text "
+                 "width) or inches (default: page in one column, column in two)");
+  app.add_option("--size", options.size,
+                 "The figures' size WIDTHxHEIGHT in inches instead (included at that size)");
+  app.add_option("--font-size", options.font_size,
+                 "The figures' text size in points (default: 9; 8 at a column's width)")
+      ->check(CLI::Range(plotting::kMinFontPt, plotting::kMaxFontPt));
+  app.add_flag("--log-y", options.log_y, "The figures' epoch time and throughput on log axes");
   app.add_option("--title", options.title, "The document's title");
   app.add_option("--output,-o", options.output,
                  "The directory to write (default: paper-<experiment> next to the database)");
@@ -83,13 +87,16 @@ std::string command_line(const PaperCommand& o, const std::vector<std::string>& 
   for (const auto& label : o.labels) add("--label", label);
   if (o.model) words.push_back("--model");
   if (o.fit_max_np) add("--fit-max-np", std::to_string(*o.fit_max_np));
-  if (o.model_condition) add("--condition", *o.model_condition);
-  for (const auto& only : o.model_only) add("--only", only);
+  if (o.condition) add("--condition", *o.condition);
+  for (const auto& only : o.only) add("--only", only);
   if (o.network_per_np) words.push_back("--network-per-np");
   if (o.allreduce_window > 0) add("--allreduce-window", fmt::format("{:g}", o.allreduce_window));
   if (o.digits) add("--digits", std::to_string(*o.digits));
+  if (o.columns != 1) add("--columns", std::to_string(o.columns));
+  if (o.figure_width) add("--figure-width", *o.figure_width);
   if (o.size) add("--size", *o.size);
-  add("--font-size", fmt::format("{:g}", o.font_size));
+  if (o.font_size) add("--font-size", fmt::format("{:g}", *o.font_size));
+  if (o.log_y) words.push_back("--log-y");
   if (o.title) add("--title", *o.title);
   return util::shell_join(words);
 }
@@ -105,13 +112,13 @@ int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&)
   if (options.output && options.output->empty())
     throw report::ReportError("-o '': an empty directory name (give the directory to write)");
   report::check_unit(options.unit);
-  paper_figure_style(options);  // a malformed --size fails before any work
+  paper_figure_style(options);  // a malformed --size or --figure-width fails before any work
+  subset_of(options.only, options.condition);
   if (!options.model &&
-      (options.fit_max_np || options.model_condition || !options.model_only.empty() ||
-       options.network_per_np || options.allreduce_window > 0))
+      (options.fit_max_np || options.network_per_np || options.allreduce_window > 0))
     throw report::ReportError(
-        "--fit-max-np, --condition, --only, --network-per-np and --allreduce-window set up the "
-        "scaling model: add --model");
+        "--fit-max-np, --network-per-np and --allreduce-window set up the scaling model: add "
+        "--model");
   parse_labels(options.labels);  // --label is checked before the database is read
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   std::vector<std::string> experiments = options.experiments;
@@ -127,6 +134,7 @@ int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&)
                            : fs::path(options.database).parent_path() /
                                  ("paper-" + report::paper_file_stem(experiments.front()));
   report::PaperDocument document;
+  document.columns = options.columns;
   document.title = options.title.value_or(
       experiments.size() == 1 ? fmt::format("Scaling of {}", experiments.front())
                               : fmt::format("Scaling of {}", fmt::join(experiments, ", ")));

@@ -27,14 +27,20 @@ struct PaperCommand {
   std::vector<std::string> labels;  // --label KEY=TEXT
   bool model = false;               // the scaling model's tables and figure
   std::optional<int> fit_max_np;    // with --model: the hold-out
-  // With --model: which series and how the network is fitted (scalebench model's options).
-  std::optional<std::string> model_condition;
-  std::vector<std::string> model_only;  // FACTOR=LEVEL
+  // The part of the study every table, figure and the model show (report --only, --condition).
+  std::optional<std::string> condition;
+  std::vector<std::string> only;  // FACTOR=LEVEL
+  // With --model: how the network is fitted (scalebench model's options).
   bool network_per_np = false;
   double allreduce_window = 0;
-  std::optional<int> digits;        // significant figures of the LaTeX tables
-  std::optional<std::string> size;  // the figures' WxH in inches; default: the text width
-  double font_size = 9;             // the figures' text, in points
+  std::optional<int> digits;  // significant figures of the LaTeX tables
+  int columns = 1;            // main.tex's layout: one column or two
+  // The figures' width: column, page (the text width) or inches; default: page in one column,
+  // column in two. Their height follows from the panels and the legend.
+  std::optional<std::string> figure_width;
+  std::optional<std::string> size;  // the figures' WxH in inches instead
+  std::optional<double> font_size;  // the figures' text, in points; default: 9, 8 at a column
+  bool log_y = false;               // epoch time and throughput on log axes
   std::optional<std::string> title;
   std::optional<std::string> output;  // the directory; default: results/paper-<experiment>
 };

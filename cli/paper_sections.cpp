@@ -18,8 +18,16 @@ namespace scalebench::cli {
 namespace fs = std::filesystem;
 
 plotting::FigureStyle paper_figure_style(const PaperCommand& o) {
-  auto style = plotting::figure_style(o.size, o.font_size, false);
-  if (!o.size) style.width_in = 6.5;
+  if (o.size && o.figure_width)
+    throw report::ReportError("--size and --figure-width both set the figures' width: give one");
+  const double page = o.columns == 2 ? report::kTwoColumnTextInches : report::kOneColumnTextInches;
+  double width = o.columns == 2 ? plotting::kColumnInches : page;
+  if (o.figure_width) width = plotting::parse_figure_width(*o.figure_width, page);
+  auto style = plotting::figure_style(o.size, 9, false);
+  if (!o.size) style.width_in = width;
+  // Text in print is 7 to 9 pt: a column's figure at 8, a page's at 9, unless told.
+  style.font_pt = o.font_size.value_or(*style.width_in < 4.5 ? 8 : 9);
+  style.log_y = o.log_y;
   return style;
 }
 
@@ -28,13 +36,17 @@ namespace {
 // A figure of the bundle: its files as plotting/ names them, drawn later by `plot`.
 template <typename Plot>
 report::PaperFigureJob figure_job(std::size_t section, std::string name, std::string caption,
-                                  Plot plot) {
+                                  double width_in, Plot plot) {
   std::vector<std::string> files;
   const auto planned = plotting::figure_files(fs::path("figures") / name);
   for (const auto& file : {planned.svg, planned.png, planned.pdf, planned.data, planned.script})
     files.push_back(file.generic_string());
-  return {section, std::move(name), std::move(caption), std::move(files),
-          [plot](const fs::path& prefix) { return plot(prefix).svg; }};
+  return {section,
+          std::move(name),
+          std::move(caption),
+          std::move(files),
+          [plot](const fs::path& prefix) { return plot(prefix).svg; },
+          width_in};
 }
 
 }  // namespace
@@ -50,6 +62,7 @@ report::PaperSection paper_section(const db::Database& database, const PaperComm
   const report::LatexExporter latex(report::ExporterOptions{o.digits});
   const report::HtmlExporter html;
   const auto style = paper_figure_style(o);
+  const auto subset = subset_of(o.only, o.condition);
   const auto optional_part = [&](const char* what, const auto& add) {
     try {
       add();
@@ -59,21 +72,21 @@ report::PaperSection paper_section(const db::Database& database, const PaperComm
     }
   };
   const auto table = std::make_shared<const report::ReportTable>(
-      load_report(database, query, o.base, o.unit, o.labels, o.pairwise));
+      load_report(database, query, o.base, o.unit, o.labels, o.pairwise, subset));
   section.tables.push_back({stem, latex.render(*table), html.render(*table)});
   figures.push_back(figure_job(
-      index, stem, plotting::scaling_caption(*table),
+      index, stem, plotting::scaling_caption(*table, style), *style.width_in,
       [table, style](auto& prefix) { return plotting::plot_scaling(*table, prefix, style); }));
   document.provenance.emplace_back(experiment, table->provenance);
   if (o.by)
     optional_part("--by", [&] {
       const auto by = std::make_shared<const report::FactorReport>(
           load_factor_report(database, query, report::base_without_factor(o.base, *o.by), *o.by,
-                             o.unit, o.labels, o.pairwise));
+                             o.unit, o.labels, o.pairwise, subset));
       const auto by_stem = stem + "-by-" + report::paper_file_stem(*o.by);
       section.tables.push_back({by_stem, latex.render(*by), html.render(*by)});
       figures.push_back(figure_job(
-          index, by_stem, plotting::factor_scaling_caption(*by),
+          index, by_stem, plotting::factor_scaling_caption(*by, style), *style.width_in,
           [by, style](auto& prefix) { return plotting::plot_factor_scaling(*by, prefix, style); }));
     });
   if (o.model)
@@ -81,8 +94,8 @@ report::PaperSection paper_section(const db::Database& database, const PaperComm
       scaling::ScalingPlanOptions plan_options;
       plan_options.training = query;
       plan_options.fit_max_np = o.fit_max_np;
-      plan_options.condition = o.model_condition;
-      plan_options.only = parse_only_filters(o.model_only);
+      plan_options.condition = o.condition;
+      plan_options.only = parse_only_filters(o.only);
       plan_options.network_per_np = o.network_per_np;
       plan_options.allreduce_window = o.allreduce_window;
       const auto plan = std::make_shared<const scaling::ScalingPlan>(
@@ -95,7 +108,7 @@ report::PaperSection paper_section(const db::Database& database, const PaperComm
           fmt::format("The scaling model of {}: the prediction with its band and the measured "
                       "points (held-out ones marked apart).",
                       experiment),
-          [plan, style](auto& prefix) {
+          *style.width_in, [plan, style](auto& prefix) {
             return plotting::plot_scaling_plan(*plan, prefix, style);
           }));
     });

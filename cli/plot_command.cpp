@@ -32,6 +32,10 @@ void declare_plot_options(CLI::App& app, PlotCommand& options) {
   app.add_option("--max-np", options.max_np, "With --model: the largest np drawn")
       ->transform(integer_in(1, 1 << 20))
       ->capture_default_str();
+  app.add_option("--figure-width", options.figure_width,
+                 "The figure's width: column (3.4 in, a two-column paper's column), page (7 in) "
+                 "or inches; its height follows from the panels and the legend");
+  app.add_flag("--log-y", options.log_y, "Epoch time and throughput on log axes");
   app.add_option("--size", options.size,
                  "The figure's size WIDTHxHEIGHT in inches: 3.5x2.6 for a column, 7x2.8 for a "
                  "page (default: 7 wide, 2.8 high plus the legend's extra rows; PNG at 150 dpi, "
@@ -44,7 +48,13 @@ void declare_plot_options(CLI::App& app, PlotCommand& options) {
 }
 
 plotting::FigureStyle figure_style_of(const PlotCommand& options) {
-  return plotting::figure_style(options.size, options.font_size, !options.no_title);
+  if (options.size && options.figure_width)
+    throw report::ReportError("--size and --figure-width both set the width: give one");
+  auto style = plotting::figure_style(options.size, options.font_size, !options.no_title);
+  if (options.figure_width)
+    style.width_in = plotting::parse_figure_width(*options.figure_width, plotting::kPageInches);
+  style.log_y = options.log_y;
+  return style;
 }
 
 int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
@@ -57,6 +67,8 @@ int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
     plan.training = query;
     plan.fit_max_np = options.fit_max_np;
     plan.max_np = options.max_np;
+    plan.condition = options.condition;
+    plan.only = parse_only_filters(options.only);
     const auto experiment = report::select_instances(database, query).experiment;
     const auto prefix =
         plotting::figure_prefix(options.database, experiment + "-model", options.output_prefix);
@@ -72,11 +84,13 @@ int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   // Only what the chosen figure needs is loaded: --by fails early on an unknown factor.
   std::optional<report::ReportTable> table;
   std::optional<report::FactorReport> by_factor;
+  const auto subset = subset_of(options.only, options.condition);
   if (options.by)
     by_factor = load_factor_report(database, query, options.base, *options.by, options.unit,
-                                   options.labels);
+                                   options.labels, "auto", subset);
   else
-    table = load_report(database, query, options.base, options.unit, options.labels);
+    table =
+        load_report(database, query, options.base, options.unit, options.labels, "auto", subset);
   const auto& experiment = by_factor ? by_factor->experiment : table->experiment;
   const auto prefix = plotting::figure_prefix(
       options.database, by_factor ? experiment + "-by-" + *options.by : experiment,

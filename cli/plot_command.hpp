@@ -18,8 +18,10 @@ struct PlotCommand : ReportSourceOptions {
   bool model = false;
   std::optional<int> fit_max_np;
   int max_np = 1024;
-  // For print: --size WxH (inches), --font-size PT, --no-title (every figure).
+  // For print: --size WxH (inches) or --figure-width, --font-size PT, --no-title, --log-y.
   std::optional<std::string> size;
+  std::optional<std::string> figure_width;  // column, page or inches (the height follows)
+  bool log_y = false;
   double font_size = plotting::FigureStyle{}.font_pt;
   bool no_title = false;
 };

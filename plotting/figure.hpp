@@ -30,7 +30,8 @@ struct FigureStyle {
   std::optional<double> width_in = std::nullopt;
   std::optional<double> height_in = std::nullopt;
   double font_pt = 9;
-  bool title = true;  // false: no figure title and no panel titles (the paper's caption says it)
+  bool title = true;   // false: no figure title and no panel titles (the paper's caption says it)
+  bool log_y = false;  // epoch time and throughput on log axes (plot --log-y)
 };
 inline constexpr int kPngDpi = 150;
 inline constexpr int kSvgDpi = 96;
@@ -40,6 +41,10 @@ inline constexpr double kMinFontPt = 4, kMaxFontPt = 36;
 // "WxH" in inches ("3.5x2.6"): {width, height}. Throws ReportError naming the text when it is not
 // two positive numbers within the limits joined by 'x'.
 std::pair<double, double> parse_figure_size(std::string_view text);
+// --figure-width: "column" (kColumnInches, a two-column paper's column), "page" (`page_in`, the
+// text width) or a width in inches within the figure limits. Throws ReportError naming the text.
+inline constexpr double kColumnInches = 3.4, kPageInches = 7.0;
+double parse_figure_width(std::string_view text, double page_in);
 // The style of --size (parsed as parse_figure_size; absent: the figure's default), --font-size and
 // the title flag.
 FigureStyle figure_style(const std::optional<std::string>& size, double font_pt, bool title);
@@ -55,7 +60,7 @@ std::string scaling_data(const report::ReportTable& table);
 std::string scaling_script(const report::ReportTable& table, const FigureFiles& files,
                            const FigureStyle& style = {});
 // One sentence for a caption: what is drawn, what the bars and circles are.
-std::string scaling_caption(const report::ReportTable& table);
+std::string scaling_caption(const report::ReportTable& table, const FigureStyle& style = {});
 
 // Writes the data file and script (creating the prefix's directory), runs gnuplot on the script and
 // returns the five paths. Everything is made in a private directory beside the targets and renamed
@@ -73,7 +78,8 @@ FigureFiles plot_scaling(const report::ReportTable& table,
 std::string factor_scaling_data(const report::FactorReport& report);
 std::string factor_scaling_script(const report::FactorReport& report, const FigureFiles& files,
                                   const FigureStyle& style = {});
-std::string factor_scaling_caption(const report::FactorReport& report);
+std::string factor_scaling_caption(const report::FactorReport& report,
+                                   const FigureStyle& style = {});
 FigureFiles plot_factor_scaling(const report::FactorReport& report,
                                 const std::filesystem::path& output_prefix,
                                 const FigureStyle& style = {});

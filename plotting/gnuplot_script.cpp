@@ -40,6 +40,26 @@ std::pair<double, double> parse_figure_size(std::string_view text) {
   return {number(text.substr(0, x)), number(text.substr(x + 1))};
 }
 
+double parse_figure_width(std::string_view text, double page_in) {
+  if (text == "column") return kColumnInches;
+  if (text == "page") return page_in;
+  const std::string s(text);
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (s.empty() || used != s.size() || s.find_first_not_of("0123456789.") != std::string::npos ||
+      !(value >= kMinFigureInches && value <= kMaxFigureInches))
+    throw ReportError(fmt::format(
+        "--figure-width '{}': expected column ({:g} in), page ({:g} in) or a width in inches from "
+        "{:g} to {:g}",
+        text, kColumnInches, page_in, kMinFigureInches, kMaxFigureInches));
+  return value;
+}
+
 FigureStyle figure_style(const std::optional<std::string>& size, double font_pt, bool title) {
   FigureStyle style;
   if (size) std::tie(style.width_in, style.height_in) = parse_figure_size(*size);
@@ -127,6 +147,34 @@ Canvas canvas_of(const FigureStyle& style, int legend_rows) {
   return canvas;
 }
 
+PanelGrid panel_grid(double width_in, std::size_t panels) {
+  const int count = static_cast<int>(std::max<std::size_t>(panels, 1));
+  const int fit = static_cast<int>(std::floor(width_in / kMinPanelInches));
+  PanelGrid grid;
+  grid.columns = std::clamp(fit, 1, count);
+  grid.rows = (count + grid.columns - 1) / grid.columns;
+  return grid;
+}
+
+Canvas grid_canvas(const FigureStyle& style, int legend_rows, const PanelGrid& grid) {
+  Canvas canvas = canvas_of(style, legend_rows);
+  if (style.height_in) return canvas;
+  const double em = canvas.em();
+  const double plot_in = std::clamp(0.45 * canvas.width_in / grid.columns, 1.2, 1.8);
+  const double above_panel = (canvas.title ? kPanelTitleLines : kTopPadLines) * em;
+  const double legend =
+      legend_rows > 0 ? (legend_rows * kLegendRowLines + kLegendPadLines) * em : 0;
+  canvas.height_in = (canvas.title ? kTitleLines * em : 0) + legend +
+                     grid.rows * (above_panel + plot_in + kXAxisLines * em);
+  return canvas;
+}
+
+Marker series_marker(std::size_t index) {
+  constexpr Marker kMarkers[] = {{7, 6},   {5, 4}, {9, 8}, {11, 10},
+                                 {15, 14}, {1, 1}, {2, 2}, {3, 3}};
+  return kMarkers[index % std::size(kMarkers)];
+}
+
 std::string terminals(const Canvas& c) {
   // gnuplot's cairo terminals print a font size as 4/3 of its points (96 dpi against 72):
   // pdfcairo's fontscale 0.75 makes "sans,9" 9 pt on the page, pngcairo's dpi/96 makes it 9 pt at
@@ -167,14 +215,19 @@ std::string script_preamble(const FigureFiles& files) {
                      files.script.filename().string());
   out += "set encoding utf8\n";
   out += fmt::format("data = {}\n", gnuplot_string(files.data.filename().string()));
-  // Tableau 10: distinguishable, print- and colour-blind-friendly enough for a handful of series.
-  constexpr std::string_view kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                           "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  // Okabe and Ito's palette (Color Universal Design, 2008), told apart with every common colour
+  // vision deficiency; its yellow, too pale on white, is left out. Each series has a marker of its
+  // own as well (series_marker), so that no series is told by colour alone.
+  constexpr std::string_view kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                           "#E69F00", "#56B4E9", "#000000"};
   for (std::size_t i = 0; i < std::size(kColours); ++i)
     out += fmt::format("set linetype {} lc rgb '{}' lw 1.6 pt 7 ps 0.7\n", i + 1, kColours[i]);
   out += fmt::format("set linetype cycle {}\n", std::size(kColours));
   // A bar only where both ends are known: gnuplot would draw a NaN end at the panel's edge.
   out += "bar(y, low, high) = (low == low && high == high) ? y : NaN\n";
+  // A bar's lower end no lower than the axis' start (0, or a log axis' floor): an interval of a
+  // quantity that cannot be negative is cut there, never at the far side of the panel.
+  out += "floor_at(low, start) = (low == low && low < start) ? start : low\n";
   return out;
 }
 
@@ -225,31 +278,49 @@ int legend_rows(const std::vector<LegendEntry>& legend, const FigureStyle& style
 std::string multiplot(const FigureFiles& files, const FigureStyle& style, const std::string& title,
                       const NpAxis& axis, const std::vector<Panel>& panels,
                       const std::vector<LegendEntry>& legend) {
-  const int rows = legend_rows(legend, style);
-  const Canvas c = canvas_of(style, rows);
+  const PanelGrid grid = panel_grid(style.width_in.value_or(7.0), panels.size());
+  // A grid with a slot to spare (three panels on two columns) holds the legend there when it fits
+  // the slot's height; otherwise the legend goes under the panels.
+  FigureStyle slot_style = style;
+  slot_style.width_in = style.width_in.value_or(7.0) / grid.columns;
+  const bool spare_slot = !legend.empty() && grid.columns * grid.rows > int(panels.size());
+  const int slot_rows = spare_slot ? legend_rows(legend, slot_style) : 0;
+  const Canvas slot_canvas = grid_canvas(style, 0, grid);
+  const bool in_slot = spare_slot &&
+                       legend_column_em(legend) * slot_canvas.em() <= *slot_style.width_in &&
+                       (slot_rows * kLegendRowLines + kTopPadLines) * slot_canvas.em() <=
+                           slot_canvas.height_in / grid.rows;
+  const int rows = in_slot ? 0 : legend_rows(legend, style);
+  const Canvas c = in_slot ? slot_canvas : grid_canvas(style, rows, grid);
   const double em = c.em() / c.height_in;  // a text line as a fraction of the height
   const double legend_top = (rows * kLegendRowLines + (rows > 0 ? kLegendPadLines : 0)) * em;
-  const double bottom = legend_top + kXAxisLines * em;
-  const double top = 1 - (c.title ? kTitleLines + kPanelTitleLines : kTopPadLines) * em;
-  if (top - bottom < 0.25)
+  const double panels_top = 1 - (c.title ? kTitleLines : 0) * em;
+  const double row_height = (panels_top - legend_top) / grid.rows;
+  const double above_panel = (c.title ? kPanelTitleLines : kTopPadLines) * em;
+  const double plot_height = row_height - above_panel - kXAxisLines * em;
+  if (plot_height * c.height_in < 0.6)
     throw ReportError(fmt::format(
         "the figure is too small: at {:g}x{:g} in with {:g} pt text, its {} legend row(s), titles "
         "and axes leave the panels {:.2g} in; give a larger --size, a smaller --font-size or "
         "--no-title",
-        c.width_in, c.height_in, c.font_pt, rows, std::max(0.0, (top - bottom) * c.height_in)));
+        c.width_in, c.height_in, c.font_pt, rows, std::max(0.0, plot_height * c.height_in)));
 
   std::string out = terminals(c);
   out += fmt::format("  set output {}.'.'.format\n", gnuplot_string(files.script.stem().string()));
   out += "  set multiplot\n";
-  const double width = 1.0 / static_cast<double>(panels.size());
+  const double width = 1.0 / static_cast<double>(grid.columns);
   for (std::size_t k = 0; k < panels.size(); ++k) {
+    const int column = static_cast<int>(k) % grid.columns;
+    const int row = static_cast<int>(k) / grid.columns;  // 0: the top row
+    const double top = panels_top - row * row_height - above_panel;
+    const double bottom = top - plot_height;
     const Panel& panel = panels[k];
     out += fmt::format("  # Panel {}: {}\n", k + 1, one_line(panel.title));
     out += "  reset\n";
     // Each panel starts afresh (the legend below unsets what panels set, and the loop comes back).
     std::istringstream commands(axis.commands);
     for (std::string line; std::getline(commands, line);) out += "  " + line + "\n";
-    out += fmt::format("  set origin {:.4g}, 0\n  set size {:.4g}, 1\n", k * width, width);
+    out += fmt::format("  set origin {:.4g}, 0\n  set size {:.4g}, 1\n", column * width, width);
     out += fmt::format("  set bmargin at screen {:.4g}\n  set tmargin at screen {:.4g}\n", bottom,
                        top);
     out += "  unset key\n";
@@ -275,11 +346,15 @@ std::string multiplot(const FigureFiles& files, const FigureStyle& style, const 
     out += "  set xrange [0:1]\n  set yrange [0:1]\n";
     // Filled column by column (the series first, then what the marks mean), `rows` high: gnuplot
     // adds the columns. It takes a text for wider than sans prints it: width -4 closes the gaps.
+    // In a spare slot: the last row's, from its top, one column of the slot's width.
+    const double key_x = in_slot ? (grid.columns - 0.5) * width : 0.5;
+    const double key_top =
+        in_slot ? panels_top - (grid.rows - 1) * row_height - kTopPadLines * em : legend_top;
     out += fmt::format(
-        "  set key at screen 0.5, screen {:.4g} - key_drop * {:.4g} center top vertical Left "
+        "  set key at screen {:.4g}, screen {:.4g} - key_drop * {:.4g} center top vertical Left "
         "reverse "
         "maxrows {} samplen 2 spacing key_spacing width -4 noenhanced\n",
-        legend_top, em, rows);
+        key_x, key_top, em, in_slot ? slot_rows : rows);
     std::vector<std::string> entries = {"-1 notitle"};  // keyentry alone draws nothing to key
     for (const auto& entry : legend)
       entries.push_back(

@@ -39,6 +39,29 @@ struct Canvas {
 // `legend_rows` lengthens the default height (a line per row past two).
 Canvas canvas_of(const FigureStyle& style, int legend_rows = 0);
 
+// The layout of a figure's panels: as many side by side as are at least kMinPanelInches wide,
+// the rest in rows below (a column-wide figure of three panels: two rows).
+inline constexpr double kMinPanelInches = 1.6;
+struct PanelGrid {
+  int columns = 1;
+  int rows = 1;
+};
+PanelGrid panel_grid(double width_in, std::size_t panels);
+// The canvas of a figure of panels on `grid` with a legend of `legend_rows` rows: the style's
+// height, or by default one that gives each panel's plot area a height near half its width
+// (1.2 to 1.8 in) and the legend, titles and axes their own room.
+Canvas grid_canvas(const FigureStyle& style, int legend_rows, const PanelGrid& grid);
+
+// A series' marker: filled at its means, open (the same shape) at its runs. Launched series take
+// circle, square, triangle, inverted triangle, pentagon, then +, x and *; the diamond is the
+// single-process series'.
+struct Marker {
+  int filled = 7;
+  int open = 6;
+};
+Marker series_marker(std::size_t index);
+inline constexpr Marker kSingleMarker{13, 12};
+
 // The loop header that renders the same plot as SVG, PNG and PDF at the canvas's size: the PDF in
 // inches with text in points, the PNG at kPngDpi, the SVG at kSvgDpi. Closed by "}\n".
 std::string terminals(const Canvas& canvas);
@@ -78,6 +101,7 @@ int legend_rows(const std::vector<LegendEntry>& legend, const FigureStyle& style
 // The whole multiplot after the preamble and axis commands: the terminals loop, the figure's title
 // (when titled), the panels side by side over the same height (each with the axis' commands), and
 // one legend under them all.
+// Panels are laid out by panel_grid at the style's width.
 // Throws ReportError when the canvas is too small for the legend and the axes.
 std::string multiplot(const FigureFiles& files, const FigureStyle& style, const std::string& title,
                       const NpAxis& axis, const std::vector<Panel>& panels,

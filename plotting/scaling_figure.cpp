@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
@@ -29,9 +30,11 @@ constexpr std::string_view kNeutral = "#606060";
 
 // The rows of one series by np: a line (or, for "single", one marker) of one colour.
 struct Series {
-  std::string key;         // the stored names, for the data file ("hvd model=vgg16", "vgg16")
-  std::string title;       // what the legend shows ("hvd, model = vgg16", "VGG-16")
-  std::size_t colour = 1;  // gnuplot linetype
+  std::string key;           // the stored names, for the data file ("hvd model=vgg16", "vgg16")
+  std::string title;         // what the legend shows ("hvd, model = vgg16", "VGG-16")
+  std::size_t colour = 1;    // gnuplot linetype
+  Marker marker = {};        // with the colour, what tells the series apart
+  std::string within_level;  // plot --by: what tells it from the other series of its level
   bool single = false;
   std::vector<const ReportRow*> rows;
   double offset = 0;  // where its means sit, in steps of the np axis from np (series apart)
@@ -107,6 +110,7 @@ std::vector<Series> table_series(const ReportTable& table) {
   std::stable_partition(series.begin(), series.end(), [](const Series& s) { return !s.single; });
   for (std::size_t i = 0; i < series.size(); ++i) {
     series[i].colour = i + 1;
+    series[i].marker = series[i].single ? kSingleMarker : series_marker(i);
     sort_by_np(series[i]);
   }
   place(series);
@@ -136,6 +140,7 @@ std::vector<Series> factor_series(const FactorReport& report) {
       if (inserted) {
         Series s;
         s.colour = b + 1;
+        s.within_level = row.condition + key_rest + " (" + row.launcher + ")";
         s.single = row.launcher == kSingleLauncher;
         s.key = report.levels[b];
         s.title = labels.level_with_factor(report.factor, report.levels[b]);
@@ -154,6 +159,14 @@ std::vector<Series> factor_series(const FactorReport& report) {
       (s.single ? single : launched).push_back(std::move(s));
     }
   }
+  // Colour is the level; the marker is the level too, unless a level holds several launched
+  // series (conditions, other factors' levels): then the marker tells those apart.
+  std::map<std::string, std::size_t> within_level;
+  for (const auto& s : launched) within_level.try_emplace(s.within_level, within_level.size());
+  const bool several = within_level.size() > 1;
+  for (auto& s : launched)
+    s.marker = series_marker(several ? within_level[s.within_level] : s.colour - 1);
+  for (auto& s : single) s.marker = kSingleMarker;
   launched.insert(launched.end(), single.begin(), single.end());
   place(launched);
   return launched;
@@ -263,19 +276,131 @@ std::string series_data(std::string heading, const std::vector<Series>& series,
   return out;
 }
 
-// The plot elements of one quantity for one series, back to front: its runs, its bars, its means.
-// Columns of the series block: value, CI lower, CI upper; of the runs block: value.
+// The quantities a figure draws, one panel each.
+enum class Quantity { efficiency, time, throughput };
+
+// The data file's columns of a quantity: the series block's value and CI ends, the runs block's
+// value.
+struct QuantityColumns {
+  int value, lower, upper, run;
+};
+QuantityColumns columns_of(Quantity q) {
+  switch (q) {
+    case Quantity::efficiency:
+      return {10, 11, 12, 5};
+    case Quantity::time:
+      return {2, 6, 7, 3};
+    case Quantity::throughput:
+      return {4, 8, 9, 4};
+  }
+  return {2, 6, 7, 3};
+}
+
+bool drawn(const Series& s, Quantity q) {
+  switch (q) {
+    case Quantity::efficiency:
+      return !s.single && s.any(&ReportRow::scaling_efficiency);
+    case Quantity::time:
+      return true;
+    case Quantity::throughput:
+      return s.any(&ReportRow::images_per_second);
+  }
+  return false;
+}
+
+// What a row puts in a quantity's panel, in the panel's units (efficiency in percent): the mean,
+// its interval's ends and the runs.
+std::vector<double> drawn_values(const ReportRow& row, Quantity q, std::optional<double>* lower) {
+  std::vector<double> values;
+  const auto add = [&](const std::optional<double>& v, double scale) {
+    if (v) values.push_back(*v * scale);
+  };
+  switch (q) {
+    case Quantity::time:
+      values.push_back(row.mean_epoch_seconds);
+      add(row.mean_ci_upper, 1);
+      values.insert(values.end(), row.run_epoch_seconds.begin(), row.run_epoch_seconds.end());
+      *lower = row.mean_ci_lower;
+      break;
+    case Quantity::throughput:
+      add(row.images_per_second, 1);
+      add(row.images_ci_upper, 1);
+      values.insert(values.end(), row.run_images_per_second.begin(),
+                    row.run_images_per_second.end());
+      *lower = row.images_ci_lower;
+      break;
+    case Quantity::efficiency:
+      add(row.scaling_efficiency, 100);
+      add(row.efficiency_ci_upper, 100);
+      if (row.efficiency_ci_lower) *lower = *row.efficiency_ci_lower * 100;
+      break;
+  }
+  if (*lower && **lower > 0) values.push_back(**lower);
+  return values;
+}
+
+// How a panel's y axis is drawn: the divisor of its numbers (images/s in thousands past 10^4),
+// where it starts (0; on a log axis half the smallest value drawn) and whether an interval reaches
+// below that start (its bar ends there, and the caption says so).
+struct YAxis {
+  double scale = 1;
+  bool log = false;
+  double floor = 0;
+  bool cut = false;
+};
+
+YAxis y_axis_of(const std::vector<Series>& series, Quantity q, bool log_y) {
+  YAxis y;
+  y.log = log_y && q != Quantity::efficiency;
+  double largest = 0, smallest = std::numeric_limits<double>::infinity();
+  std::vector<double> lowers;
+  for (const auto& s : series) {
+    if (!drawn(s, q)) continue;
+    for (const ReportRow* row : s.rows) {
+      std::optional<double> lower;
+      for (const double v : drawn_values(*row, q, &lower)) {
+        largest = std::max(largest, v);
+        if (v > 0) smallest = std::min(smallest, v);
+      }
+      if (lower) lowers.push_back(*lower);
+    }
+  }
+  if (q == Quantity::throughput) y.scale = largest >= 1e7 ? 1e6 : largest >= 1e4 ? 1e3 : 1;
+  if (y.log) y.floor = std::isfinite(smallest) ? smallest / 2 : 1;
+  y.cut = std::any_of(lowers.begin(), lowers.end(), [&](double v) { return v < y.floor; });
+  return y;
+}
+
+std::string ylabel_of(std::string label, const YAxis& y) {
+  std::vector<std::string> notes;
+  if (y.scale == 1e3) notes.emplace_back("×1000");
+  if (y.scale == 1e6) notes.emplace_back("×10⁶");
+  if (y.log) notes.emplace_back("log");
+  if (!notes.empty()) label += fmt::format(" ({})", fmt::join(notes, ", "));
+  return label;
+}
+
+// A column of the data file in the panel's units.
+std::string scaled(int column, const YAxis& y) {
+  return y.scale == 1 ? fmt::format("{}", column) : fmt::format("(${}/{:g})", column, y.scale);
+}
+
+// The plot elements of one quantity for one series, back to front: its runs, its bars (the lower
+// end no lower than the axis' start), its means.
 std::vector<std::string> series_plots(const Series& s, std::size_t index, std::size_t run_index,
-                                      int value, int lower, int upper, int run_value) {
-  const std::string point = s.single ? "pt 13 ps 1.3" : "pt 7";
+                                      Quantity q, const YAxis& y) {
+  const auto c = columns_of(q);
+  const std::string point = s.single ? fmt::format("pt {} ps 1.3", s.marker.filled)
+                                     : fmt::format("pt {}", s.marker.filled);
   return {
-      fmt::format("data index {} using 2:{} with points lt {} pt 6 ps 0.55 lw 1 notitle", run_index,
-                  run_value, s.colour),
-      fmt::format(
-          "data index {0} using 14:(bar(${1}, ${2}, ${3})):{2}:{3} with yerrorbars lt {4} {5} "
-          "notitle",
-          index, value, lower, upper, s.colour, point),
-      fmt::format("data index {} using 14:{} with {} lt {} {} notitle", index, value,
+      fmt::format("data index {} using 2:{} with points lt {} pt {} ps 0.55 lw 1 notitle",
+                  run_index, scaled(c.run, y), s.colour, s.marker.open),
+      fmt::format("data index {} using 14:(bar({}, ${}, ${})):(floor_at(${}, {:.6g}){}):{} with "
+                  "yerrorbars lt {} {} notitle",
+                  index, y.scale == 1 ? fmt::format("${}", c.value) : scaled(c.value, y), c.lower,
+                  c.upper, c.lower, y.floor, y.scale == 1 ? "" : fmt::format("/{:g}", y.scale),
+                  scaled(c.upper, y), s.colour, point),
+      fmt::format("data index {} using 14:{} with {} lt {} {} notitle", index, scaled(c.value, y),
                   s.single ? "points" : "linespoints", s.colour, point),
   };
 }
@@ -286,16 +411,18 @@ std::vector<LegendEntry> series_legend(const std::vector<Series>& series, double
                                        std::string_view unit, bool level_lines) {
   std::vector<LegendEntry> legend;
   for (const auto& s : series) {
-    std::string sample = fmt::format("with linespoints lt {} pt 7", s.colour);
+    std::string sample = fmt::format("with linespoints lt {} pt {}", s.colour, s.marker.filled);
     if (s.single)
       sample = level_lines && s.rows.size() == 1
-                   ? fmt::format("with linespoints lt {} dt 3 lw 1 pt 13 ps 1.3", s.colour)
-                   : fmt::format("with points lt {} pt 13 ps 1.3", s.colour);
+                   ? fmt::format("with linespoints lt {} dt 3 lw 1 pt {} ps 1.3", s.colour,
+                                 s.marker.filled)
+                   : fmt::format("with points lt {} pt {} ps 1.3", s.colour, s.marker.filled);
     legend.push_back({sample, s.title});
   }
   legend.push_back({fmt::format("with points lc rgb '{}' pt 6 ps 0.55 lw 1", kNeutral), "runs"});
+  // The unit is the caption's: the entry stays narrow enough for a column's spare slot.
   legend.push_back({fmt::format("with yerrorbars lc rgb '{}' pt 7", kNeutral),
-                    fmt::format("mean ± {:g}% CI (unit {})", confidence * 100, unit)});
+                    fmt::format("mean ± {:g}% CI", confidence * 100)});
   return legend;
 }
 
@@ -315,111 +442,8 @@ std::string runs_per_point(const std::vector<Series>& series) {
   return fmt::format("{} per point", runs_text(series));
 }
 
-}  // namespace
-
-std::string scaling_data(const ReportTable& table) {
-  return series_data(
-      fmt::format("# scalebench scaling data, experiment {}\n", one_line(table.experiment)),
-      table_series(table), table.unit, table.confidence);
-}
-
-std::string scaling_script(const ReportTable& table, const FigureFiles& files,
-                           const FigureStyle& style) {
-  const std::vector<Series> series = table_series(table);
-  const std::size_t n = series.size();
-  const NpAxis axis = np_axis(nps_of(series), xlabel_of(table.labels));
-  const bool throughput = std::any_of(series.begin(), series.end(), [](const Series& s) {
-    return s.any(&ReportRow::images_per_second);
-  });
-
-  std::string out;
-  out += fmt::format("# scalebench scaling figure, experiment {}\n", one_line(table.experiment));
-  out += fmt::format("# Caption: {}\n", one_line(scaling_caption(table)));
-  out += script_preamble(files);
-  // A single-process group's level, read from the data so edits there carry over: a dotted line
-  // across the panel.
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!series[i].single || series[i].rows.size() != 1) continue;
-    out += fmt::format("stats data index {} using 2 nooutput name 'single{}_time'\n", i, i);
-    if (series[i].rows[0]->images_per_second)
-      out += fmt::format("stats data index {} using 4 nooutput name 'single{}_rate'\n", i, i);
-  }
-
-  std::vector<Panel> panels;
-  Panel time{"Mean epoch time",
-             table.labels.of("epoch_time", "epoch time (s)"),
-             "  set yrange [0:*]\n",
-             {}};
-  for (std::size_t i = 0; i < n; ++i)
-    if (series[i].single && series[i].rows.size() == 1)
-      time.plots.push_back(fmt::format("single{}_time_mean with lines lt {} dt 3 lw 1 notitle", i,
-                                       series[i].colour));
-  for (std::size_t i = 0; i < n; ++i)
-    for (auto& plot : series_plots(series[i], i, n + i, 2, 6, 7, 3))
-      time.plots.push_back(std::move(plot));
-  panels.push_back(std::move(time));
-
-  bool ideal_lines = false;
-  if (throughput) {
-    Panel rate{
-        "Throughput", table.labels.of("images_per_second", "images/s"), "  set yrange [0:*]\n", {}};
-    for (std::size_t i = 0; i < n; ++i) {
-      const Series& s = series[i];
-      if (s.single && s.rows.size() == 1 && s.rows[0]->images_per_second)
-        rate.plots.push_back(
-            fmt::format("single{}_rate_mean with lines lt {} dt 3 lw 1 notitle", i, s.colour));
-      if (!s.single && s.has_ideal_line()) {
-        ideal_lines = true;
-        rate.plots.push_back(fmt::format(
-            "data index {} using 14:5 with lines lt {} dt 2 lw 1 notitle", i, s.colour));
-      }
-    }
-    for (std::size_t i = 0; i < n; ++i)
-      if (series[i].any(&ReportRow::images_per_second))
-        for (auto& plot : series_plots(series[i], i, n + i, 4, 8, 9, 4))
-          rate.plots.push_back(std::move(plot));
-    panels.push_back(std::move(rate));
-  }
-
-  auto legend = series_legend(series, table.confidence, table.unit, true);
-  if (ideal_lines)
-    legend.push_back({fmt::format("with lines lc rgb '{}' dt 2 lw 1", kNeutral), "linear scaling"});
-  out += multiplot(files, style,
-                   fmt::format("{}: scaling with the number of processes, {}", table.experiment,
-                               runs_per_point(series)),
-                   axis, panels, legend);
-  return out;
-}
-
-std::string scaling_caption(const ReportTable& table) {
-  const auto series = table_series(table);
-  const bool throughput =
-      any_series(series, [](const Series& s) { return s.any(&ReportRow::images_per_second); });
-  return fmt::format(
-      "{}: mean epoch time{} against the number of processes ({}). Bars: the {} ({}{}); small "
-      "circles: the individual runs{}{}.",
-      table.experiment, throughput ? " (left) and throughput (right)" : "", runs_per_point(series),
-      bars_text(table.confidence, table.unit), bars_method(table.unit),
-      throughput ? "; for images/s the delta method" : "",
-      any_series(series, [](const Series& s) { return !s.single && s.has_ideal_line(); })
-          ? "; dashed: linear scaling from the reference group"
-          : "",
-      any_series(series, [](const Series& s) { return s.single; })
-          ? "; diamonds and dotted lines: single-process runs"
-          : "");
-}
-
-std::string factor_scaling_data(const FactorReport& report) {
-  const double confidence = report.blocks.empty() ? 0.95 : report.blocks.front().confidence;
-  return series_data(fmt::format("# scalebench scaling data, experiment {} by {}\n",
-                                 one_line(report.experiment), one_line(report.factor)),
-                     factor_series(report), report.unit, confidence);
-}
-
-namespace {
-
-// Whether the factor figure has an efficiency panel: only a study with more than one launched np
-// has an efficiency that is not 100% by definition.
+// Whether a figure has an efficiency panel: only a study with more than one launched np has an
+// efficiency that is not 100% by definition.
 bool has_efficiency_panel(const std::vector<Series>& series) {
   std::set<int> launched_nps;
   bool any = false;
@@ -431,100 +455,202 @@ bool has_efficiency_panel(const std::vector<Series>& series) {
   return any && launched_nps.size() > 1;
 }
 
+bool has_throughput_panel(const std::vector<Series>& series) {
+  return any_series(series, [](const Series& s) { return drawn(s, Quantity::throughput); });
+}
+
+// The panels of both figures, left to right: scaling efficiency (an np study's), mean epoch time,
+// throughput (where a series has images/s). `level_lines`: a single-process group's level drawn
+// across the time and throughput panels (its `stats` commands go in `stats`).
+struct Panels {
+  std::vector<Panel> panels;
+  std::string stats;
+  bool ideal_lines = false;
+  bool cut = false;  // an interval reaches below its axis' start
+};
+
+Panels quantity_panels(const std::vector<Series>& series, const Labels& labels, bool weak,
+                       bool log_y, bool level_lines) {
+  const std::size_t n = series.size();
+  Panels out;
+  const auto single_level = [&](std::size_t i) {
+    return level_lines && series[i].single && series[i].rows.size() == 1;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!single_level(i)) continue;
+    out.stats += fmt::format("stats data index {} using 2 nooutput name 'single{}_time'\n", i, i);
+    if (series[i].rows[0]->images_per_second)
+      out.stats += fmt::format("stats data index {} using 4 nooutput name 'single{}_rate'\n", i, i);
+  }
+  std::vector<Quantity> quantities;
+  if (has_efficiency_panel(series)) quantities.push_back(Quantity::efficiency);
+  quantities.push_back(Quantity::time);
+  if (has_throughput_panel(series)) quantities.push_back(Quantity::throughput);
+  for (const Quantity q : quantities) {
+    const YAxis y = y_axis_of(series, q, log_y);
+    out.cut = out.cut || y.cut;
+    Panel panel;
+    panel.setup =
+        y.log ? fmt::format("  set logscale y 10\n  set yrange [{:.6g}:*]\n", y.floor / y.scale)
+              : std::string("  set yrange [0:*]\n");
+    if (q == Quantity::efficiency) {
+      panel.title = weak ? "Scaled efficiency" : "Scaling efficiency";
+      panel.ylabel = labels.of("efficiency", weak ? "scaled efficiency (%)" : "efficiency (%)");
+      panel.plots.push_back(fmt::format("100 with lines lc rgb '{}' dt 2 lw 1 notitle", kNeutral));
+      out.ideal_lines = true;
+    } else if (q == Quantity::time) {
+      panel.title = "Mean epoch time";
+      panel.ylabel = ylabel_of(labels.of("epoch_time", "epoch time (s)"), y);
+    } else {
+      panel.title = "Throughput";
+      panel.ylabel = ylabel_of(labels.of("images_per_second", "images/s"), y);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const Series& s = series[i];
+      if (q == Quantity::time && single_level(i))
+        panel.plots.push_back(
+            fmt::format("single{}_time_mean with lines lt {} dt 3 lw 1 notitle", i, s.colour));
+      if (q == Quantity::throughput && single_level(i) && s.rows[0]->images_per_second)
+        panel.plots.push_back(fmt::format(
+            "single{}_rate_mean/{:g} with lines lt {} dt 3 lw 1 notitle", i, y.scale, s.colour));
+      if (q == Quantity::throughput && !s.single && s.has_ideal_line()) {
+        out.ideal_lines = true;
+        panel.plots.push_back(
+            fmt::format("data index {} using 14:{} with lines lt {} dt 2 lw 1 "
+                        "notitle",
+                        i, scaled(5, y), s.colour));
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i)
+      if (drawn(series[i], q))
+        for (auto& plot : series_plots(series[i], i, n + i, q, y))
+          panel.plots.push_back(std::move(plot));
+    out.panels.push_back(std::move(panel));
+  }
+  return out;
+}
+
+// The caption's account of the axes: where a bar is cut, a log axis.
+std::string axes_text(const Panels& panels, bool log_y) {
+  std::string out;
+  if (panels.cut)
+    out += log_y ? "; a bar reaching 0 or below ends at the panel's bottom"
+                 : "; a bar reaching below 0 is cut at 0, below which these quantities cannot be";
+  if (log_y) out += "; epoch time and throughput on log scales";
+  return out;
+}
+
+std::string weak_text(bool weak) {
+  return weak ? " Weak scaling: every process trains the same images per epoch, so the work grows "
+                "with np; efficiency is the scaled efficiency (docs/metrics.md)."
+              : "";
+}
+
 }  // namespace
+
+std::string scaling_data(const ReportTable& table) {
+  return series_data(
+      fmt::format("# scalebench scaling data, experiment {}\n", one_line(table.experiment)),
+      table_series(table), table.unit, table.confidence);
+}
+
+std::string scaling_script(const ReportTable& table, const FigureFiles& files,
+                           const FigureStyle& style) {
+  const std::vector<Series> series = table_series(table);
+  const NpAxis axis = np_axis(nps_of(series), xlabel_of(table.labels));
+  const Panels panels =
+      quantity_panels(series, table.labels, table.weak_scaling, style.log_y, true);
+  std::string out;
+  out += fmt::format("# scalebench scaling figure, experiment {}\n", one_line(table.experiment));
+  out += fmt::format("# Caption: {}\n", one_line(scaling_caption(table, style)));
+  out += script_preamble(files);
+  out += panels.stats;
+  auto legend = series_legend(series, table.confidence, table.unit, true);
+  if (panels.ideal_lines)
+    legend.push_back({fmt::format("with lines lc rgb '{}' dt 2 lw 1", kNeutral), "linear scaling"});
+  out += multiplot(
+      files, style,
+      fmt::format("{}: {}with the number of processes, {}",
+                  table.labels.of(table.experiment, table.experiment),
+                  table.weak_scaling ? "weak scaling " : "scaling ", runs_per_point(series)),
+      axis, panels.panels, legend);
+  return out;
+}
+
+namespace {
+
+// The caption of either figure: what is drawn against np, the bars, the runs, the lines.
+std::string caption_of(const std::string& subject, const std::vector<Series>& series,
+                       const std::string& colours, double confidence, std::string_view unit,
+                       bool weak, bool log_y) {
+  const Panels panels = quantity_panels(series, Labels{}, weak, log_y, true);
+  const bool efficiency = has_efficiency_panel(series);
+  const bool throughput = has_throughput_panel(series);
+  std::vector<std::string> drawn_list;
+  if (efficiency) drawn_list.push_back(weak ? "scaled efficiency" : "scaling efficiency");
+  drawn_list.push_back("mean epoch time");
+  if (throughput) drawn_list.push_back("throughput");
+  const std::string rates = throughput && efficiency ? "images/s and efficiency"
+                            : throughput             ? "images/s"
+                                                     : "";
+  return fmt::format(
+      "{}: {} against the number of processes{} ({}). Bars: the {} ({}{}{}); open markers: the "
+      "individual runs{}{}{}.{}",
+      subject, and_list(drawn_list), colours, runs_per_point(series), bars_text(confidence, unit),
+      bars_method(unit), rates.empty() ? "" : "; for " + rates + " the delta method",
+      efficiency ? "; none at the reference np, whose efficiency is 100% by definition" : "",
+      panels.ideal_lines ? "; dashed: linear scaling" : "",
+      any_series(series, [](const Series& s) { return s.single; })
+          ? "; diamonds: single-process runs"
+          : "",
+      axes_text(panels, log_y), weak_text(weak));
+}
+
+}  // namespace
+
+std::string scaling_caption(const ReportTable& table, const FigureStyle& style) {
+  return caption_of(table.labels.of(table.experiment, table.experiment), table_series(table),
+                    ", one colour and marker per series", table.confidence, table.unit,
+                    table.weak_scaling, style.log_y);
+}
+
+std::string factor_scaling_data(const FactorReport& report) {
+  const double confidence = report.blocks.empty() ? 0.95 : report.blocks.front().confidence;
+  return series_data(fmt::format("# scalebench scaling data, experiment {} by {}\n",
+                                 one_line(report.experiment), one_line(report.factor)),
+                     factor_series(report), report.unit, confidence);
+}
 
 std::string factor_scaling_script(const FactorReport& report, const FigureFiles& files,
                                   const FigureStyle& style) {
   const auto series = factor_series(report);
-  const std::size_t n = series.size();
   const Labels& labels = report.labels;
   const double confidence = report.blocks.empty() ? 0.95 : report.blocks.front().confidence;
   const NpAxis axis = np_axis(nps_of(series), xlabel_of(labels));
-
+  const Panels panels = quantity_panels(series, labels, report.weak_scaling, style.log_y, false);
   std::string out;
   out += fmt::format("# scalebench scaling figure, experiment {} by {}\n",
                      one_line(report.experiment), one_line(report.factor));
-  out += fmt::format("# Caption: {}\n", one_line(factor_scaling_caption(report)));
+  out += fmt::format("# Caption: {}\n", one_line(factor_scaling_caption(report, style)));
   out += script_preamble(files);
-
-  std::vector<Panel> panels;
-  bool ideal_lines = false;
-  if (has_efficiency_panel(series)) {
-    // The figure of the study. The reference's efficiency is 100% by definition: no bar there.
-    Panel efficiency{"Scaling efficiency",
-                     labels.of("efficiency", "efficiency (%)"),
-                     "  set yrange [0:*]\n",
-                     {}};
-    efficiency.plots.push_back(
-        fmt::format("100 with lines lc rgb '{}' dt 2 lw 1 notitle", kNeutral));
-    ideal_lines = true;
-    for (std::size_t i = 0; i < n; ++i)
-      if (!series[i].single && series[i].any(&ReportRow::scaling_efficiency))
-        for (auto& plot : series_plots(series[i], i, n + i, 10, 11, 12, 5))
-          efficiency.plots.push_back(std::move(plot));
-    panels.push_back(std::move(efficiency));
-  }
-  Panel time{
-      "Mean epoch time", labels.of("epoch_time", "epoch time (s)"), "  set yrange [0:*]\n", {}};
-  for (std::size_t i = 0; i < n; ++i)
-    for (auto& plot : series_plots(series[i], i, n + i, 2, 6, 7, 3))
-      time.plots.push_back(std::move(plot));
-  panels.push_back(std::move(time));
-  if (std::any_of(series.begin(), series.end(),
-                  [](const Series& s) { return s.any(&ReportRow::images_per_second); })) {
-    Panel rate{
-        "Throughput", labels.of("images_per_second", "images/s"), "  set yrange [0:*]\n", {}};
-    for (std::size_t i = 0; i < n; ++i)
-      if (!series[i].single && series[i].has_ideal_line()) {
-        ideal_lines = true;
-        rate.plots.push_back(fmt::format(
-            "data index {} using 14:5 with lines lt {} dt 2 lw 1 notitle", i, series[i].colour));
-      }
-    for (std::size_t i = 0; i < n; ++i)
-      if (series[i].any(&ReportRow::images_per_second))
-        for (auto& plot : series_plots(series[i], i, n + i, 4, 8, 9, 4))
-          rate.plots.push_back(std::move(plot));
-    panels.push_back(std::move(rate));
-  }
-
   auto legend = series_legend(series, confidence, report.unit, false);
-  if (ideal_lines)
+  if (panels.ideal_lines)
     legend.push_back({fmt::format("with lines lc rgb '{}' dt 2 lw 1", kNeutral), "linear scaling"});
   out += multiplot(files, style,
-                   fmt::format("{} by {}, {}", report.experiment, labels.factor(report.factor),
-                               runs_per_point(series)),
-                   axis, panels, legend);
+                   fmt::format("{} by {}, {}", labels.of(report.experiment, report.experiment),
+                               labels.factor(report.factor), runs_per_point(series)),
+                   axis, panels.panels, legend);
   return out;
 }
 
-std::string factor_scaling_caption(const FactorReport& report) {
-  const auto series = factor_series(report);
+std::string factor_scaling_caption(const FactorReport& report, const FigureStyle& style) {
   const double confidence = report.blocks.empty() ? 0.95 : report.blocks.front().confidence;
-  const bool efficiency = has_efficiency_panel(series);
-  const bool throughput =
-      any_series(series, [](const Series& s) { return s.any(&ReportRow::images_per_second); });
-  std::vector<std::string> panels;
-  if (efficiency) panels.push_back("scaling efficiency");
-  panels.push_back("mean epoch time");
-  if (throughput) panels.push_back("throughput");
-  std::string rates = throughput && efficiency ? "images/s and efficiency"
-                      : throughput             ? "images/s"
-                                               : "";
-  return fmt::format(
-      "{} by {}: {} against the number of processes, one colour per level of {} ({}). Bars: the {} "
-      "({}{}{}); small circles: the individual runs{}{}.",
-      report.experiment, report.labels.factor(report.factor), and_list(panels),
-      report.labels.factor(report.factor), runs_per_point(series),
-      bars_text(confidence, report.unit), bars_method(report.unit),
-      rates.empty() ? "" : "; for " + rates + " the delta method",
-      efficiency ? "; none at the reference np, whose efficiency is 100% by definition" : "",
-      efficiency ||
-              any_series(series, [](const Series& s) { return !s.single && s.has_ideal_line(); })
-          ? "; dashed: linear scaling"
-          : "",
-      any_series(series, [](const Series& s) { return s.single; })
-          ? "; diamonds: single-process runs"
-          : "");
+  const auto& labels = report.labels;
+  return caption_of(fmt::format("{} by {}", labels.of(report.experiment, report.experiment),
+                                labels.factor(report.factor)),
+                    factor_series(report),
+                    fmt::format(", one colour per level of {}", labels.factor(report.factor)),
+                    confidence, report.unit, report.weak_scaling, style.log_y);
 }
 
 FigureFiles plot_scaling(const ReportTable& table, const std::filesystem::path& output_prefix,

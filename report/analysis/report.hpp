@@ -93,6 +93,10 @@ struct ReportTable {
   // The scaling figure as SVG text, for the formats that embed it (html); empty: none.
   std::string figure_svg = {};
   Labels labels = {};  // what readers see instead of stored names (report/data/labels.hpp)
+  // Every process trains the same images per epoch at every np (train_images_per_rank): the work
+  // grows with np, so the speed-up is the scaled speed-up (images/s against the base's) and the
+  // efficiency the scaled efficiency (docs/metrics.md, "Weak scaling").
+  bool weak_scaling = false;
 };
 
 struct ReportOptions {
@@ -154,6 +158,7 @@ struct FactorReport {
   std::vector<std::string> notes;
   std::string figure_svg = {};  // as ReportTable::figure_svg
   Labels labels = {};           // as ReportTable::labels
+  bool weak_scaling = false;    // as ReportTable::weak_scaling, of every block
 };
 
 // The row's label as readers see it. Without labels: row.label ("hvd model=vgg16 np=2"). With

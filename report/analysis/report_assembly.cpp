@@ -1,8 +1,12 @@
 #include "report/analysis/report_assembly.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <tuple>
+
+#include "util/text.hpp"
 
 namespace scalebench::report {
 namespace {
@@ -69,10 +73,21 @@ void add_bandwidth(const std::vector<AllreduceRun>& allreduce_runs, const std::s
 
 }  // namespace
 
+namespace {
+
+// A table of part of a study says which part.
+std::string subset_note(const RunSet& set) {
+  return fmt::format("A subset: only the runs with {} ({} left out).", set.filter.describe(),
+                     util::count_of(static_cast<long long>(set.filtered_out), "run"));
+}
+
+}  // namespace
+
 ReportTable report_of(const RunSet& set, const std::optional<std::string>& base,
                       const std::string& unit, const std::string& pairwise) {
   auto table = build_report(set.experiment, set.runs, options_of(set, base, unit, pairwise));
   table.notes.insert(table.notes.begin(), set.notes.begin(), set.notes.end());
+  if (!set.filter.empty()) table.notes.insert(table.notes.begin(), subset_note(set));
   table.notes.insert(table.notes.end(), set.failures.begin(), set.failures.end());
   table.provenance = set.provenance;
   return table;
@@ -85,6 +100,7 @@ FactorReport factor_report_of(const RunSet& set, const std::string& factor,
       build_factor_report(set.experiment, set.runs, factor, options_of(set, base, unit, pairwise));
   add_bandwidth(set.allreduce_runs, factor, report);
   report.notes.insert(report.notes.begin(), set.notes.begin(), set.notes.end());
+  if (!set.filter.empty()) report.notes.insert(report.notes.begin(), subset_note(set));
   report.notes.insert(report.notes.end(), set.failures.begin(), set.failures.end());
   report.provenance = set.provenance;
   return report;

@@ -26,11 +26,42 @@ std::string breakable_tex(std::string_view text) {
   return out;
 }
 
-std::string figure_tex(const PaperFigure& figure) {
+// A figure at the size it was drawn (its text keeps its points): in two columns, one wider than a
+// column spans both (figure*, at the top of a page); in one column, placed where it stands.
+std::string figure_tex(const PaperFigure& figure, int columns) {
+  const bool wide =
+      columns == 2 && figure.width_in > (kTwoColumnTextInches - kColumnSepInches) / 2 + 1e-9;
+  const std::string environment = wide ? "figure*" : "figure";
   return fmt::format(
-      "\\begin{{figure}}[htbp]\n\\centering\n\\includegraphics[width=\\linewidth]{{figures/{}}}\n"
-      "\\caption{{{}}}\n\\label{{fig:{}}}\n\\end{{figure}}\n\n",
-      figure.name, tex(figure.caption), figure.name);
+      "\\begin{{{0}}}[{1}]\n\\centering\n\\includegraphics{{figures/{2}}}\n"
+      "\\caption{{{3}}}\n\\label{{fig:{2}}}\n\\end{{{0}}}\n\n",
+      environment,
+      columns == 1 ? "H"
+      : wide       ? "tp"
+                   : "htbp",
+      figure.name, tex(figure.caption));
+}
+
+// A section's tables and figures in reading order: each figure right after the table of its name
+// (the report's figure after its table, the --by figure after Table 2), the rest at the end.
+struct Part {
+  const PaperTable* table = nullptr;
+  const PaperFigure* figure = nullptr;
+};
+std::vector<Part> reading_order(const PaperSection& section) {
+  std::vector<Part> parts;
+  std::vector<bool> placed(section.figures.size(), false);
+  for (const auto& table : section.tables) {
+    parts.push_back({&table, nullptr});
+    for (std::size_t f = 0; f < section.figures.size(); ++f)
+      if (!placed[f] && section.figures[f].name == table.name) {
+        parts.push_back({nullptr, &section.figures[f]});
+        placed[f] = true;
+      }
+  }
+  for (std::size_t f = 0; f < section.figures.size(); ++f)
+    if (!placed[f]) parts.push_back({nullptr, &section.figures[f]});
+  return parts;
 }
 
 // The inside of an HTML page's <body> (the exporters write whole pages); a fragment as it is.
@@ -67,21 +98,41 @@ std::string paper_main_tex(const PaperDocument& document) {
                               : document.made_by[i]);
     if (i == 0) out += "% !TEX program = lualatex\n";
   }
-  out += "\\documentclass[10pt]{article}\n";
+  const bool two = document.columns == 2;
+  out += two ? "\\documentclass[10pt,twocolumn]{article}\n" : "\\documentclass[10pt]{article}\n";
   out += kLuaLatexFonts;
+  out += two ? fmt::format(
+                   "\\usepackage[textwidth={:g}in,columnsep={:g}in,vmargin=2.2cm]{{geometry}}\n",
+                   kTwoColumnTextInches, kColumnSepInches)
+             : fmt::format("\\usepackage[textwidth={:g}in,vmargin=2.2cm]{{geometry}}\n",
+                           kOneColumnTextInches);
   out +=
-      "\\usepackage[textwidth=6.5in,vmargin=2.2cm]{geometry}\n"
-      "\\usepackage{booktabs,dcolumn,array,graphicx,longtable}\n"
+      "\\usepackage{booktabs,dcolumn,array,graphicx,longtable,float}\n"
       "\\begin{document}\n";
   out += fmt::format("\\title{{{}}}\n\\date{{}}\n\\maketitle\n\n", tex(document.title));
   for (const auto& section : document.sections) {
     out += fmt::format("\\section{{{}}}\n\\label{{{}}}\n\n", tex(section.heading), section.label);
-    for (const auto& table : section.tables)
-      out += fmt::format("\\input{{tables/{}}}\n\n", table.name);
-    for (const auto& figure : section.figures) out += figure_tex(figure);
-    out += "\\clearpage\n\n";
+    for (const auto& part : reading_order(section))
+      out += part.table ? fmt::format("\\input{{tables/{}}}\n\n", part.table->name)
+                        : figure_tex(*part.figure, document.columns);
   }
+  out += "\\clearpage\n\n";
   out += "\\appendix\n\\section{Provenance}\n\\input{provenance}\n\n\\end{document}\n";
+  return out;
+}
+
+std::string placed_table(const std::string& latex, int columns) {
+  if (columns != 1) return latex;
+  std::string out = latex;
+  const auto replace_all = [&](std::string_view from, std::string_view to) {
+    for (auto at = out.find(from); at != std::string::npos; at = out.find(from, at + to.size()))
+      out.replace(at, from.size(), to);
+  };
+  for (const auto* placement : {"[tbp]", "[htbp]", "[t]", "[tp]"}) {
+    replace_all(fmt::format("\\begin{{table*}}{}", placement), "\\begin{table}[H]");
+    replace_all(fmt::format("\\begin{{table}}{}", placement), "\\begin{table}[H]");
+  }
+  replace_all("\\end{table*}", "\\end{table}");
   return out;
 }
 
@@ -118,8 +169,12 @@ std::string paper_html(const PaperDocument& document) {
   for (const auto& section : document.sections) {
     out += fmt::format("<section id=\"{}\">\n<h1>{}</h1>\n", html(section.label),
                        html(section.heading));
-    for (const auto& table : section.tables) out += body_of(table.html);
-    for (const auto& figure : section.figures) {
+    for (const auto& part : reading_order(section)) {
+      if (part.table) {
+        out += body_of(part.table->html);
+        continue;
+      }
+      const auto& figure = *part.figure;
       const auto block = figure_block(figure.svg, figure.caption);
       out += !block.empty() ? block
                             : fmt::format(
@@ -158,7 +213,8 @@ std::vector<std::filesystem::path> write_paper(const std::filesystem::path& dire
   const auto files = paper_files(directory, document);
   std::vector<std::string> texts;
   for (const auto& section : document.sections)
-    for (const auto& table : section.tables) texts.push_back(table.latex);
+    for (const auto& table : section.tables)
+      texts.push_back(placed_table(table.latex, document.columns));
   texts.push_back(paper_provenance_tex(document));
   texts.push_back(paper_main_tex(document));
   texts.push_back(paper_html(document));

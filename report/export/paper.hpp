@@ -27,6 +27,7 @@ struct PaperFigure {
   std::string name;     // the file stem under figures/ (NAME.pdf for LaTeX, NAME.svg for HTML)
   std::string caption;  // plain text: what is drawn and what the bars are
   std::string svg;      // the rendered SVG, inlined into index.html; empty: a link to NAME.png
+  double width_in = 0;  // drawn at this width and included at it (wider than a column: figure*)
 };
 
 struct PaperSection {
@@ -36,8 +37,15 @@ struct PaperSection {
   std::vector<PaperFigure> figures;
 };
 
+// The page main.tex sets: an article of one column 6.5 in wide, or of two columns of 3.4 in (7 in
+// of text, 0.2 in between), the width of IEEE's and ACM's columns.
+inline constexpr double kOneColumnTextInches = 6.5;
+inline constexpr double kTwoColumnTextInches = 7.0;
+inline constexpr double kColumnSepInches = 0.2;
+
 struct PaperDocument {
   std::string title;
+  int columns = 1;  // 1 or 2: the article's layout
   std::vector<PaperSection> sections;
   // One provenance block per experiment (the appendix).
   std::vector<std::pair<std::string, Provenance>> provenance;
@@ -51,12 +59,18 @@ struct PaperDocument {
 inline constexpr std::string_view kPaperTexMark = "% scalebench ";
 inline constexpr std::string_view kPaperHtmlMark = "<!-- written by scalebench paper -->";
 
-// main.tex, for LuaLaTeX (its first line says so): fontspec with Latin Modern and, for glyphs it
-// lacks, DejaVu Sans and WenQuanYi Micro Hei where installed, so any UTF-8 in names and labels
-// typesets (pdflatex stops at the first character outside its input encoding); the article around
-// the tables (\input{tables/NAME}) and figures (figures/NAME.pdf), with the provenance appendix
-// (\input{provenance}).
+// main.tex, for LuaLaTeX (its first line says so), on the page of `document.columns`: fontspec with
+// Latin Modern and, for glyphs it lacks, DejaVu Sans and WenQuanYi Micro Hei where installed, so
+// any UTF-8 in names and labels typesets (pdflatex stops at the first character outside its input
+// encoding); the article around the tables (\input{tables/NAME}) and figures (figures/NAME.pdf),
+// with the provenance appendix
+// (\input{provenance}). Every table and figure stays inside its section, after its heading: in one
+// column each is placed where it stands ([H], float.sty); in two, a page-wide one (table*,
+// figure*) goes to the top of the next page, which LaTeX never places above its heading.
 std::string paper_main_tex(const PaperDocument& document);
+// A table's LaTeX placed as main.tex places it: in one column, a table* becomes a table and every
+// table is placed here ([H]); in two columns as it is.
+std::string placed_table(const std::string& latex, int columns);
 // provenance.tex: the appendix's body, each experiment's provenance as a longtable.
 std::string paper_provenance_tex(const PaperDocument& document);
 // index.html: the same document as one self-contained page.
@@ -105,6 +119,7 @@ struct PaperFigureJob {
   std::string caption;
   std::vector<std::string> files;
   std::function<std::filesystem::path(const std::filesystem::path& prefix)> draw;
+  double width_in = 0;  // the width it is drawn at (PaperFigure::width_in)
 };
 
 // Checks, then writes the bundle: refuses (nothing written) an `directory` that is not one, a

@@ -78,7 +78,7 @@ void write_paper_bundle(const fs::path& dir, PaperDocument& document,
   for (const auto& figure : figures) {
     const auto svg = figure.draw(dir / "figures" / figure.name);
     document.sections[figure.section].figures.push_back(
-        {figure.name, figure.caption, read_text(svg)});
+        {figure.name, figure.caption, read_text(svg), figure.width_in});
   }
   write_paper(dir, document);
 }

@@ -42,6 +42,15 @@ std::optional<std::string> no_lualatex() {
   return std::nullopt;
 }
 
+// The width of a one-page PDF as pdfcairo writes it (its MediaBox), in points.
+std::optional<double> pdf_width_pt(const fs::path& pdf) {
+  const auto text = read(pdf);
+  std::smatch box;
+  if (!std::regex_search(text, box, std::regex("/MediaBox \\[ *0 +0 +([0-9.]+) +[0-9.]+ *\\]")))
+    return std::nullopt;
+  return std::stod(box[1]);
+}
+
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -80,7 +89,11 @@ TEST_CASE("paper: the quickstart, labelled in its experiment file, compiles with
   CHECK(table.find("mpirun np=2") == std::string::npos);
   const auto main = read(out / "main.tex");
   CHECK(main.find("\\input{tables/quickstart}") != std::string::npos);
-  CHECK(main.find("\\includegraphics[width=\\linewidth]{figures/quickstart}") != std::string::npos);
+  // At the size it was drawn (6.5 in, the text width), placed where it stands, after its table.
+  CHECK(main.find("\\begin{figure}[H]\n\\centering\n\\includegraphics{figures/quickstart}") !=
+        std::string::npos);
+  CHECK(main.find("\\input{tables/quickstart}") < main.find("figures/quickstart}"));
+  CHECK(main.find("\\documentclass[10pt]{article}") != std::string::npos);
   CHECK(main.find("\\input{provenance}") != std::string::npos);
   const auto page = read(out / "index.html");
   CHECK(page.find("Open MPI, np = 2") != std::string::npos);
@@ -415,5 +428,66 @@ TEST_CASE("a label that is not UTF-8 is refused up front, with its byte offset")
     CHECK(bad.status != 0);
     CHECK(bad.err.find("--title: not valid UTF-8 at byte") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "out"));
+  }
+}
+
+TEST_CASE("paper --columns 2: figures drawn at a column's 3.4 in with 8 pt text, included at it") {
+  SCALEBENCH_SKIP_IF(missing_tools());
+  test::TempDir dir;
+  const auto db = (dir / "t.db").string();
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
+  const auto stem = std::string("horovodrunner-table2-quick");
+  const auto two = dir / "two";
+  const auto result =
+      test::invoke({"paper", "--db", db, "-o", two.string(), "--by", "model", "--columns", "2"});
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  const auto main = read(two / "main.tex");
+  CHECK(main.find("\\documentclass[10pt,twocolumn]{article}") != std::string::npos);
+  CHECK(main.find("textwidth=7in,columnsep=0.2in") != std::string::npos);
+  // A column's figure is a figure (not figure*), included without scaling.
+  CHECK(main.find("\\begin{figure}[htbp]\n\\centering\n\\includegraphics{figures/" + stem + "}") !=
+        std::string::npos);
+  CHECK(main.find("\\includegraphics[") == std::string::npos);
+  for (const auto& name : {stem, stem + "-by-model"}) {
+    const auto width = pdf_width_pt(two / "figures" / (name + ".pdf"));
+    REQUIRE(width);
+    CHECK(*width == doctest::Approx(3.4 * 72).epsilon(0.005));  // pdfcairo rounds to a point
+    const auto script = read(two / "figures" / (name + ".gp"));
+    CHECK(script.find("pdfcairo size 3.4in,") != std::string::npos);
+    CHECK(script.find("font 'sans,8' fontscale 0.75") != std::string::npos);  // 8 pt on paper
+  }
+  // The tables stay floats for two columns: the page-wide table* goes to the top of a page.
+  CHECK(read(two / "tables" / (stem + ".tex")).find("\\begin{table*}") != std::string::npos);
+
+  // One column, a page-wide figure: 6.5 in with 9 pt text; --figure-width column there too.
+  const auto one = dir / "one";
+  REQUIRE(
+      test::invoke({"paper", "--db", db, "-o", one.string(), "--figure-width", "column"}).status ==
+      0);
+  const auto width = pdf_width_pt(one / "figures" / (stem + ".pdf"));
+  REQUIRE(width);
+  CHECK(*width == doctest::Approx(3.4 * 72).epsilon(0.005));
+  const auto page = dir / "page";
+  REQUIRE(test::invoke({"paper", "--db", db, "-o", page.string()}).status == 0);
+  const auto page_width = pdf_width_pt(page / "figures" / (stem + ".pdf"));
+  REQUIRE(page_width);
+  CHECK(*page_width == doctest::Approx(6.5 * 72).epsilon(0.005));
+  CHECK(read(page / "figures" / (stem + ".gp")).find("font 'sans,9' fontscale 0.75") !=
+        std::string::npos);
+  // One column: tables and figures where they stand, inside their section.
+  CHECK(read(page / "tables" / (stem + ".tex")).find("\\begin{table}[H]") != std::string::npos);
+
+  const auto bad =
+      test::invoke({"paper", "--db", db, "-o", (dir / "bad").string(), "--figure-width", "narrow"});
+  CHECK(bad.status != 0);
+  CHECK(bad.err.find("--figure-width 'narrow': expected column (3.4 in), page (6.5 in)") !=
+        std::string::npos);
+  CHECK(!fs::exists(dir / "bad"));
+  SCALEBENCH_SKIP_IF(no_lualatex());
+  for (const auto& bundle : {two, page}) {
+    const auto log = compile(bundle);
+    CHECK(log.find("Overfull \\hbox") == std::string::npos);
+    CHECK(log.find("Float too large") == std::string::npos);
   }
 }

@@ -75,10 +75,10 @@ TEST_CASE("the factor figure's script: three panels, the ideal lines, one colour
         std::string::npos);
   CHECK(script.find("plot 100 with lines lc rgb '#606060' dt 2 lw 1 notitle") != std::string::npos);
   // vgg16 is linetype 1 in every panel, its single marker too; inception_v3 is 2.
-  CHECK(script.find(
-            "data index 0 using 14:(bar($10, $11, $12)):11:12 with yerrorbars lt 1 pt 7 notitle") !=
-        std::string::npos);
-  CHECK(script.find("data index 3 using 14:(bar($2, $6, $7)):6:7 with yerrorbars lt 2 pt 13 ps 1.3 "
+  CHECK(script.find("data index 0 using 14:(bar($10, $11, $12)):(floor_at($11, 0)):12 with "
+                    "yerrorbars lt 1 pt 7 notitle") != std::string::npos);
+  CHECK(script.find("data index 3 using 14:(bar($2, $6, $7)):(floor_at($6, 0)):7 with yerrorbars "
+                    "lt 2 pt 13 ps 1.3 "
                     "notitle") != std::string::npos);
   CHECK(script.find("data index 1 using 14:5 with lines lt 2 dt 2 lw 1 notitle") !=
         std::string::npos);

@@ -108,37 +108,46 @@ TEST_CASE("the data file puts single-process groups last, in their own block") {
   CHECK(data.find("# index 3: runs of single\nNaN NaN NaN NaN NaN 0\n") != std::string::npos);
 }
 
-TEST_CASE("the script: the terminals at the default size, two panels, relative file names") {
+TEST_CASE("the script: the terminals at the default size, three panels, relative file names") {
   const auto files = plotting::figure_files("some/dir/tiny");
   const std::string script = plotting::scaling_script(tiny_table(), files);
-  CHECK(script.find("# scalebench scaling figure, experiment tiny\n# Caption: tiny: mean epoch "
-                    "time (left) and throughput (right) against the number of processes (1-2 "
-                    "runs per point). Bars: the 95% CI of the mean, unit run (the t interval on "
-                    "the runs' means; for images/s the delta method); small circles: the "
-                    "individual runs; dashed: linear scaling from the reference group.\n") == 0);
+  CHECK(script.find("# scalebench scaling figure, experiment tiny\n# Caption: tiny: scaling "
+                    "efficiency, mean epoch time and throughput against the number of processes, "
+                    "one colour and marker per series (1-2 runs per point). Bars: the 95% CI of "
+                    "the mean, unit run (the t interval on the runs' means; for images/s and "
+                    "efficiency the delta method; none at the reference np, whose efficiency is "
+                    "100% by definition); open markers: the individual runs; dashed: linear "
+                    "scaling.\n") == 0);
   CHECK(script.find("data = 'tiny.dat'\n") != std::string::npos);
   CHECK(script.find("some/dir") == std::string::npos);
   CHECK(script.find("do for [format in 'svg png pdf'] {\n") != std::string::npos);
-  CHECK(script.find("set terminal svg size 672,269 dynamic enhanced font 'sans,12'") !=
+  // 7 in wide; high enough for a 1.2 in plot area under the titles and above the axis and legend.
+  CHECK(script.find("set terminal svg size 672,232 dynamic enhanced font 'sans,12'") !=
         std::string::npos);
-  CHECK(script.find("set terminal pngcairo size 1050,420 enhanced font 'sans,9' fontscale 1.562") !=
+  CHECK(script.find("set terminal pngcairo size 1050,362 enhanced font 'sans,9' fontscale 1.562") !=
         std::string::npos);
-  CHECK(script.find("set terminal pdfcairo size 7in,2.8in enhanced font 'sans,9' fontscale 0.75") !=
-        std::string::npos);
+  CHECK(
+      script.find("set terminal pdfcairo size 7in,2.41in enhanced font 'sans,9' fontscale 0.75") !=
+      std::string::npos);
   CHECK(script.find("  set output 'tiny'.'.'.format\n") != std::string::npos);
-  CHECK(script.find("  # Panel 1: Mean epoch time\n") != std::string::npos);
-  CHECK(script.find("  # Panel 2: Throughput\n") != std::string::npos);
+  // An np study has an efficiency panel; three panels side by side, a third of the width each.
+  CHECK(script.find("  # Panel 1: Scaling efficiency\n") != std::string::npos);
+  CHECK(script.find("  # Panel 2: Mean epoch time\n") != std::string::npos);
+  CHECK(script.find("  # Panel 3: Throughput\n") != std::string::npos);
+  CHECK(script.find("  set origin 0.6667, 0\n  set size 0.3333, 1\n") != std::string::npos);
   CHECK(script.find("  set label 1 'tiny: scaling with the number of processes, 1-2 runs per "
                     "point' at screen 0.5") != std::string::npos);
   // Back to front: the runs, the bars (the CI columns), the means.
   CHECK(script.find("  plot data index 1 using 2:3 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \\\n"
-                    "       data index 0 using 14:(bar($2, $6, $7)):6:7 with yerrorbars lt 1 pt 7 "
+                    "       data index 0 using 14:(bar($2, $6, $7)):(floor_at($6, 0)):7 with "
+                    "yerrorbars lt 1 pt 7 "
                     "notitle, \\\n"
                     "       data index 0 using 14:2 with linespoints lt 1 pt 7 notitle\n") !=
         std::string::npos);
   CHECK(script.find("  plot data index 0 using 14:5 with lines lt 1 dt 2 lw 1 notitle, \\\n"
                     "       data index 1 using 2:4 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \\\n"
-                    "       data index 0 using 14:(bar($4, $8, $9)):8:9 with yerrorbars lt 1 pt 7 "
+                    "       data index 0 using 14:(bar($4, $8, $9)):(floor_at($8, 0)):9 with "
+                    "yerrorbars lt 1 pt 7 "
                     "notitle, \\\n"
                     "       data index 0 using 14:4 with linespoints lt 1 pt 7 notitle\n") !=
         std::string::npos);
@@ -146,8 +155,8 @@ TEST_CASE("the script: the terminals at the default size, two panels, relative f
   CHECK(script.find("keyentry with linespoints lt 1 pt 7 title 'mpirun', \\\n"
                     "       keyentry with points lc rgb '#606060' pt 6 ps 0.55 lw 1 title 'runs', "
                     "\\\n"
-                    "       keyentry with yerrorbars lc rgb '#606060' pt 7 title 'mean ± 95% CI "
-                    "(unit run)', \\\n"
+                    "       keyentry with yerrorbars lc rgb '#606060' pt 7 title 'mean ± 95% CI', "
+                    "\\\n"
                     "       keyentry with lines lc rgb '#606060' dt 2 lw 1 title 'linear "
                     "scaling'\n") != std::string::npos);
   CHECK(script.find("  unset multiplot\n  unset output\n}\n") != std::string::npos);
@@ -181,7 +190,7 @@ TEST_CASE("the script quotes user text for gnuplot and turns off enhanced text f
 
 TEST_CASE("one panel when no group has a throughput") {
   auto table = tiny_table();
-  for (auto& row : table.rows) row.images_per_second.reset();
+  for (auto& row : table.rows) row.images_per_second.reset(), row.scaling_efficiency.reset();
   const std::string script = plotting::scaling_script(table, plotting::figure_files("x"));
   CHECK(script.find("# Panel 1: Mean epoch time") != std::string::npos);
   CHECK(script.find("# Panel 2") == std::string::npos);

@@ -164,18 +164,23 @@ TEST_CASE("the figures' error bars are the report's confidence intervals, one de
   // The script draws those columns as the bars, nothing else: no SD, no fallback to the mean.
   const auto script =
       plotting::factor_scaling_script(report, plotting::figure_files("out/t2-by-model"));
-  CHECK(script.find("data index 0 using 14:(bar($10, $11, $12)):11:12 with yerrorbars") !=
+  CHECK(script.find(
+            "data index 0 using 14:(bar($10, $11, $12)):(floor_at($11, 0)):12 with yerrorbars") !=
         std::string::npos);
-  CHECK(script.find("data index 0 using 14:(bar($2, $6, $7)):6:7 with yerrorbars") !=
-        std::string::npos);
-  CHECK(script.find("data index 0 using 14:(bar($4, $8, $9)):8:9 with yerrorbars") !=
-        std::string::npos);
+  CHECK(
+      script.find("data index 0 using 14:(bar($2, $6, $7)):(floor_at($6, 0)):7 with yerrorbars") !=
+      std::string::npos);
+  CHECK(
+      script.find("data index 0 using 14:(bar($4, $8, $9)):(floor_at($8, 0)):9 with yerrorbars") !=
+      std::string::npos);
   CHECK(script.find("valid(") == std::string::npos);
   CHECK(script.find("bar(y, low, high) = (low == low && high == high) ? y : NaN\n") !=
         std::string::npos);  // an unknown end (NaN) draws no bar at all
   CHECK(script.find("SD") == std::string::npos);
   // Named in the key and in the data file's comments.
-  CHECK(script.find("title 'mean ± 95% CI (unit run)'") != std::string::npos);
+  CHECK(script.find("title 'mean ± 95% CI'") != std::string::npos);
+  CHECK(plotting::factor_scaling_caption(report).find("95% CI of the mean, unit run") !=
+        std::string::npos);
   CHECK(plotting::factor_scaling_data(report).find(
             "# Error bars, one definition everywhere: the 95% CI of the mean, unit run") !=
         std::string::npos);
@@ -214,7 +219,10 @@ TEST_CASE("plot --by draws the unit's intervals: run, nested and epoch differ") 
   CHECK(nested.find("unit nested") != std::string::npos);
   const auto script =
       plotting::factor_scaling_script(fixture.by_model("epoch"), plotting::figure_files("out/t2"));
-  CHECK(script.find("title 'mean ± 95% CI (unit epoch)'") != std::string::npos);
+  CHECK(script.find("# Caption: horovodrunner-table2-quick by model: scaling efficiency, mean "
+                    "epoch time and throughput against the number of processes, one colour per "
+                    "level of model (2 runs per point). Bars: the 95% CI of the mean, unit "
+                    "epoch") != std::string::npos);
 }
 
 TEST_CASE("the main figure: runs, the intervals of epoch time and images/s, and its caption") {
@@ -232,9 +240,10 @@ TEST_CASE("the main figure: runs, the intervals of epoch time and images/s, and 
   CHECK(blocks[0].rows[0][8] == doctest::Approx(*base.images_ci_upper));
   const auto script = plotting::scaling_script(table, plotting::figure_files("out/t2"));
   CHECK(script.find("data index 4 using 2:3 with points lt 1 pt 6") != std::string::npos);
-  CHECK(script.find("data index 0 using 14:(bar($4, $8, $9)):8:9 with yerrorbars lt 1") !=
+  CHECK(script.find(
+            "data index 0 using 14:(bar($4, $8, $9)):(floor_at($8, 0)):9 with yerrorbars lt 1") !=
         std::string::npos);
-  CHECK(plotting::scaling_caption(table).find("small circles: the individual runs") !=
+  CHECK(plotting::scaling_caption(table).find("open markers: the individual runs") !=
         std::string::npos);
 }
 
@@ -333,21 +342,24 @@ TEST_CASE("--size, --font-size and --no-title reach the script, the defaults wit
 
   plotting::FigureStyle column;
   column.width_in = 3.5;
-  column.height_in = 3.2;
+  column.height_in = 4.2;
   column.font_pt = 8;
   column.title = false;
   const auto small = plotting::factor_scaling_script(report, files, column);
-  CHECK(small.find("set terminal pdfcairo size 3.5in,3.2in enhanced font 'sans,8' fontscale "
+  CHECK(small.find("set terminal pdfcairo size 3.5in,4.2in enhanced font 'sans,8' fontscale "
                    "0.75") != std::string::npos);
-  CHECK(small.find("set terminal pngcairo size 525,480 enhanced font 'sans,8'") !=
+  CHECK(small.find("set terminal pngcairo size 525,630 enhanced font 'sans,8'") !=
         std::string::npos);
-  CHECK(small.find("set terminal svg size 336,307 dynamic enhanced font 'sans,10.67'") !=
+  CHECK(small.find("set terminal svg size 336,403 dynamic enhanced font 'sans,10.67'") !=
         std::string::npos);
+  // Three panels on a column: two rows of two (the legend too wide for the spare slot, under).
+  CHECK(small.find("  # Panel 3: Throughput\n  reset\n") != std::string::npos);
+  CHECK(small.find("  set origin 0.5, 0\n  set size 0.5, 1\n") != std::string::npos);
   CHECK(small.find("set title") == std::string::npos);
   CHECK(small.find("set label 1") == std::string::npos);
   // The same options on the main figure and the model's.
   const auto table = plotting::scaling_script(fixture.table("run"), files, column);
-  CHECK(table.find("size 3.5in,3.2in") != std::string::npos);
+  CHECK(table.find("size 3.5in,4.2in") != std::string::npos);
   CHECK(table.find("set title") == std::string::npos);
 
   // Too small for its legend and axes: an error that says what to change.
@@ -377,11 +389,11 @@ TEST_CASE("scalebench plot passes --size, --font-size and --no-title to the figu
   test::TempDir out;
   // Without gnuplot the command fails but leaves the script: it is read either way.
   const std::string command = binary.string() + " plot --db '" + fixture.path().string() +
-                              "' --by model --size 3.5x3.2 --font-size 8 --no-title -o '" +
+                              "' --by model --size 3.5x4.2 --font-size 8 --no-title -o '" +
                               (out / "fig").string() + "' >/dev/null 2>&1";
   (void)std::system(command.c_str());
   const auto script = read_file(out / "fig.gp");
-  CHECK(script.find("set terminal pdfcairo size 3.5in,3.2in enhanced font 'sans,8'") !=
+  CHECK(script.find("set terminal pdfcairo size 3.5in,4.2in enhanced font 'sans,8'") !=
         std::string::npos);
   CHECK(script.find("set title") == std::string::npos);
   const std::string refused = binary.string() + " plot --db '" + fixture.path().string() +
@@ -408,6 +420,7 @@ TEST_CASE("gnuplot draws no bar at the efficiency's reference and a bar at np 2"
   };
   std::ofstream(dir / "check.gp") << "data = 'fig.dat'\n"
                                   << text_of("bar(y, low, high)", "\n")
+                                  << text_of("floor_at(low, start)", "\n")
                                   << "set table 'table.txt'\nplot "
                                   << text_of("data index 0 using 14:(bar($10", "notitle")
                                   << "\nunset table\n";

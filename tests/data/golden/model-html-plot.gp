@@ -2,18 +2,16 @@
 # Re-render after editing: cd <this directory> && gnuplot model-html-plot.gp
 set encoding utf8
 data = 'model-html-plot.dat'
-set linetype 1 lc rgb '#1f77b4' lw 1.6 pt 7 ps 0.7
-set linetype 2 lc rgb '#ff7f0e' lw 1.6 pt 7 ps 0.7
-set linetype 3 lc rgb '#2ca02c' lw 1.6 pt 7 ps 0.7
-set linetype 4 lc rgb '#d62728' lw 1.6 pt 7 ps 0.7
-set linetype 5 lc rgb '#9467bd' lw 1.6 pt 7 ps 0.7
-set linetype 6 lc rgb '#8c564b' lw 1.6 pt 7 ps 0.7
-set linetype 7 lc rgb '#e377c2' lw 1.6 pt 7 ps 0.7
-set linetype 8 lc rgb '#7f7f7f' lw 1.6 pt 7 ps 0.7
-set linetype 9 lc rgb '#bcbd22' lw 1.6 pt 7 ps 0.7
-set linetype 10 lc rgb '#17becf' lw 1.6 pt 7 ps 0.7
-set linetype cycle 10
+set linetype 1 lc rgb '#0072B2' lw 1.6 pt 7 ps 0.7
+set linetype 2 lc rgb '#D55E00' lw 1.6 pt 7 ps 0.7
+set linetype 3 lc rgb '#009E73' lw 1.6 pt 7 ps 0.7
+set linetype 4 lc rgb '#CC79A7' lw 1.6 pt 7 ps 0.7
+set linetype 5 lc rgb '#E69F00' lw 1.6 pt 7 ps 0.7
+set linetype 6 lc rgb '#56B4E9' lw 1.6 pt 7 ps 0.7
+set linetype 7 lc rgb '#000000' lw 1.6 pt 7 ps 0.7
+set linetype cycle 7
 bar(y, low, high) = (low == low && high == high) ? y : NaN
+floor_at(low, start) = (low == low && low < start) ? start : low
 set style line 100 lc rgb '#e0e0e0' lw 1 dt 1
 set grid ls 100
 set logscale x 2

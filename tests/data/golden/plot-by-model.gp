@@ -1,33 +1,31 @@
 # scalebench scaling figure, experiment horovodrunner-table2-quick by model
-# Caption: horovodrunner-table2-quick by model: scaling efficiency, mean epoch time and throughput against the number of processes, one colour per level of model (2 runs per point). Bars: the 95% CI of the mean, unit run (the t interval on the runs' means; for images/s and efficiency the delta method; none at the reference np, whose efficiency is 100% by definition); small circles: the individual runs; dashed: linear scaling; diamonds: single-process runs.
+# Caption: horovodrunner-table2-quick by model: scaling efficiency, mean epoch time and throughput against the number of processes, one colour per level of model (2 runs per point). Bars: the 95% CI of the mean, unit run (the t interval on the runs' means; for images/s and efficiency the delta method; none at the reference np, whose efficiency is 100% by definition); open markers: the individual runs; dashed: linear scaling; diamonds: single-process runs.
 # Re-render after editing: cd <this directory> && gnuplot plot-by-model.gp
 set encoding utf8
 data = 'plot-by-model.dat'
-set linetype 1 lc rgb '#1f77b4' lw 1.6 pt 7 ps 0.7
-set linetype 2 lc rgb '#ff7f0e' lw 1.6 pt 7 ps 0.7
-set linetype 3 lc rgb '#2ca02c' lw 1.6 pt 7 ps 0.7
-set linetype 4 lc rgb '#d62728' lw 1.6 pt 7 ps 0.7
-set linetype 5 lc rgb '#9467bd' lw 1.6 pt 7 ps 0.7
-set linetype 6 lc rgb '#8c564b' lw 1.6 pt 7 ps 0.7
-set linetype 7 lc rgb '#e377c2' lw 1.6 pt 7 ps 0.7
-set linetype 8 lc rgb '#7f7f7f' lw 1.6 pt 7 ps 0.7
-set linetype 9 lc rgb '#bcbd22' lw 1.6 pt 7 ps 0.7
-set linetype 10 lc rgb '#17becf' lw 1.6 pt 7 ps 0.7
-set linetype cycle 10
+set linetype 1 lc rgb '#0072B2' lw 1.6 pt 7 ps 0.7
+set linetype 2 lc rgb '#D55E00' lw 1.6 pt 7 ps 0.7
+set linetype 3 lc rgb '#009E73' lw 1.6 pt 7 ps 0.7
+set linetype 4 lc rgb '#CC79A7' lw 1.6 pt 7 ps 0.7
+set linetype 5 lc rgb '#E69F00' lw 1.6 pt 7 ps 0.7
+set linetype 6 lc rgb '#56B4E9' lw 1.6 pt 7 ps 0.7
+set linetype 7 lc rgb '#000000' lw 1.6 pt 7 ps 0.7
+set linetype cycle 7
 bar(y, low, high) = (low == low && high == high) ? y : NaN
+floor_at(low, start) = (low == low && low < start) ? start : low
 do for [format in 'svg png pdf'] {
   if (format eq 'svg') {
-    set terminal svg size 672,300 dynamic enhanced font 'sans,12' linewidth 0.6667 background rgb 'white'
+    set terminal svg size 672,278 dynamic enhanced font 'sans,12' linewidth 0.6667 background rgb 'white'
     key_spacing = 0.85
     key_drop = 0.5
   } else { if (format eq 'png') {
     key_spacing = 1.1
     key_drop = 0
-    set terminal pngcairo size 1050,469 enhanced font 'sans,9' fontscale 1.562 linewidth 1.042 pointscale 2.083 background rgb 'white'
+    set terminal pngcairo size 1050,435 enhanced font 'sans,9' fontscale 1.562 linewidth 1.042 pointscale 2.083 background rgb 'white'
   } else {
     key_spacing = 1.1
     key_drop = 0
-    set terminal pdfcairo size 7in,3.12in enhanced font 'sans,9' fontscale 0.75 linewidth 1 pointscale 1 background rgb 'white'
+    set terminal pdfcairo size 7in,2.9in enhanced font 'sans,9' fontscale 0.75 linewidth 1 pointscale 1 background rgb 'white'
   } }
   set output 'plot-by-model'.'.'.format
   set multiplot
@@ -46,20 +44,20 @@ do for [format in 'svg png pdf'] {
   set offsets 0, 0, graph 0.06, 0
   set origin 0, 0
   set size 0.3333, 1
-  set bmargin at screen 0.376
-  set tmargin at screen 0.832
+  set bmargin at screen 0.4052
+  set tmargin at screen 0.819
   unset key
-  set label 1 'horovodrunner-table2-quick by model, 2 runs per point' at screen 0.5, screen 0.96 center noenhanced
+  set label 1 'horovodrunner-table2-quick by model, 2 runs per point' at screen 0.5, screen 0.9569 center noenhanced
   set title 'Scaling efficiency' offset 0,-0.4 noenhanced
   set ylabel 'efficiency (%)' noenhanced
   set yrange [0:*]
   plot 100 with lines lc rgb '#606060' dt 2 lw 1 notitle, \
        data index 4 using 2:5 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \
-       data index 0 using 14:(bar($10, $11, $12)):11:12 with yerrorbars lt 1 pt 7 notitle, \
+       data index 0 using 14:(bar($10, $11, $12)):(floor_at($11, 0)):12 with yerrorbars lt 1 pt 7 notitle, \
        data index 0 using 14:10 with linespoints lt 1 pt 7 notitle, \
-       data index 5 using 2:5 with points lt 2 pt 6 ps 0.55 lw 1 notitle, \
-       data index 1 using 14:(bar($10, $11, $12)):11:12 with yerrorbars lt 2 pt 7 notitle, \
-       data index 1 using 14:10 with linespoints lt 2 pt 7 notitle
+       data index 5 using 2:5 with points lt 2 pt 4 ps 0.55 lw 1 notitle, \
+       data index 1 using 14:(bar($10, $11, $12)):(floor_at($11, 0)):12 with yerrorbars lt 2 pt 5 notitle, \
+       data index 1 using 14:10 with linespoints lt 2 pt 5 notitle
   # Panel 2: Mean epoch time
   reset
   set style line 100 lc rgb '#e0e0e0' lw 1 dt 1
@@ -75,23 +73,23 @@ do for [format in 'svg png pdf'] {
   set offsets 0, 0, graph 0.06, 0
   set origin 0.3333, 0
   set size 0.3333, 1
-  set bmargin at screen 0.376
-  set tmargin at screen 0.832
+  set bmargin at screen 0.4052
+  set tmargin at screen 0.819
   unset key
   set title 'Mean epoch time' offset 0,-0.4 noenhanced
   set ylabel 'epoch time (s)' noenhanced
   set yrange [0:*]
   plot data index 4 using 2:3 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \
-       data index 0 using 14:(bar($2, $6, $7)):6:7 with yerrorbars lt 1 pt 7 notitle, \
+       data index 0 using 14:(bar($2, $6, $7)):(floor_at($6, 0)):7 with yerrorbars lt 1 pt 7 notitle, \
        data index 0 using 14:2 with linespoints lt 1 pt 7 notitle, \
-       data index 5 using 2:3 with points lt 2 pt 6 ps 0.55 lw 1 notitle, \
-       data index 1 using 14:(bar($2, $6, $7)):6:7 with yerrorbars lt 2 pt 7 notitle, \
-       data index 1 using 14:2 with linespoints lt 2 pt 7 notitle, \
-       data index 6 using 2:3 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \
-       data index 2 using 14:(bar($2, $6, $7)):6:7 with yerrorbars lt 1 pt 13 ps 1.3 notitle, \
+       data index 5 using 2:3 with points lt 2 pt 4 ps 0.55 lw 1 notitle, \
+       data index 1 using 14:(bar($2, $6, $7)):(floor_at($6, 0)):7 with yerrorbars lt 2 pt 5 notitle, \
+       data index 1 using 14:2 with linespoints lt 2 pt 5 notitle, \
+       data index 6 using 2:3 with points lt 1 pt 12 ps 0.55 lw 1 notitle, \
+       data index 2 using 14:(bar($2, $6, $7)):(floor_at($6, 0)):7 with yerrorbars lt 1 pt 13 ps 1.3 notitle, \
        data index 2 using 14:2 with points lt 1 pt 13 ps 1.3 notitle, \
-       data index 7 using 2:3 with points lt 2 pt 6 ps 0.55 lw 1 notitle, \
-       data index 3 using 14:(bar($2, $6, $7)):6:7 with yerrorbars lt 2 pt 13 ps 1.3 notitle, \
+       data index 7 using 2:3 with points lt 2 pt 12 ps 0.55 lw 1 notitle, \
+       data index 3 using 14:(bar($2, $6, $7)):(floor_at($6, 0)):7 with yerrorbars lt 2 pt 13 ps 1.3 notitle, \
        data index 3 using 14:2 with points lt 2 pt 13 ps 1.3 notitle
   # Panel 3: Throughput
   reset
@@ -108,8 +106,8 @@ do for [format in 'svg png pdf'] {
   set offsets 0, 0, graph 0.06, 0
   set origin 0.6667, 0
   set size 0.3333, 1
-  set bmargin at screen 0.376
-  set tmargin at screen 0.832
+  set bmargin at screen 0.4052
+  set tmargin at screen 0.819
   unset key
   set title 'Throughput' offset 0,-0.4 noenhanced
   set ylabel 'images/s' noenhanced
@@ -117,16 +115,16 @@ do for [format in 'svg png pdf'] {
   plot data index 0 using 14:5 with lines lt 1 dt 2 lw 1 notitle, \
        data index 1 using 14:5 with lines lt 2 dt 2 lw 1 notitle, \
        data index 4 using 2:4 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \
-       data index 0 using 14:(bar($4, $8, $9)):8:9 with yerrorbars lt 1 pt 7 notitle, \
+       data index 0 using 14:(bar($4, $8, $9)):(floor_at($8, 0)):9 with yerrorbars lt 1 pt 7 notitle, \
        data index 0 using 14:4 with linespoints lt 1 pt 7 notitle, \
-       data index 5 using 2:4 with points lt 2 pt 6 ps 0.55 lw 1 notitle, \
-       data index 1 using 14:(bar($4, $8, $9)):8:9 with yerrorbars lt 2 pt 7 notitle, \
-       data index 1 using 14:4 with linespoints lt 2 pt 7 notitle, \
-       data index 6 using 2:4 with points lt 1 pt 6 ps 0.55 lw 1 notitle, \
-       data index 2 using 14:(bar($4, $8, $9)):8:9 with yerrorbars lt 1 pt 13 ps 1.3 notitle, \
+       data index 5 using 2:4 with points lt 2 pt 4 ps 0.55 lw 1 notitle, \
+       data index 1 using 14:(bar($4, $8, $9)):(floor_at($8, 0)):9 with yerrorbars lt 2 pt 5 notitle, \
+       data index 1 using 14:4 with linespoints lt 2 pt 5 notitle, \
+       data index 6 using 2:4 with points lt 1 pt 12 ps 0.55 lw 1 notitle, \
+       data index 2 using 14:(bar($4, $8, $9)):(floor_at($8, 0)):9 with yerrorbars lt 1 pt 13 ps 1.3 notitle, \
        data index 2 using 14:4 with points lt 1 pt 13 ps 1.3 notitle, \
-       data index 7 using 2:4 with points lt 2 pt 6 ps 0.55 lw 1 notitle, \
-       data index 3 using 14:(bar($4, $8, $9)):8:9 with yerrorbars lt 2 pt 13 ps 1.3 notitle, \
+       data index 7 using 2:4 with points lt 2 pt 12 ps 0.55 lw 1 notitle, \
+       data index 3 using 14:(bar($4, $8, $9)):(floor_at($8, 0)):9 with yerrorbars lt 2 pt 13 ps 1.3 notitle, \
        data index 3 using 14:4 with points lt 2 pt 13 ps 1.3 notitle
   # The legend, shared by the panels
   reset
@@ -142,14 +140,14 @@ do for [format in 'svg png pdf'] {
   set tmargin at screen 1
   set xrange [0:1]
   set yrange [0:1]
-  set key at screen 0.5, screen 0.228 - key_drop * 0.04 center top vertical Left reverse maxrows 4 samplen 2 spacing key_spacing width -4 noenhanced
+  set key at screen 0.5, screen 0.2457 - key_drop * 0.0431 center top vertical Left reverse maxrows 4 samplen 2 spacing key_spacing width -4 noenhanced
   plot -1 notitle, \
        keyentry with linespoints lt 1 pt 7 title 'model = vgg16', \
-       keyentry with linespoints lt 2 pt 7 title 'model = inception_v3', \
+       keyentry with linespoints lt 2 pt 5 title 'model = inception_v3', \
        keyentry with points lt 1 pt 13 ps 1.3 title 'model = vgg16, single', \
        keyentry with points lt 2 pt 13 ps 1.3 title 'model = inception_v3, single', \
        keyentry with points lc rgb '#606060' pt 6 ps 0.55 lw 1 title 'runs', \
-       keyentry with yerrorbars lc rgb '#606060' pt 7 title 'mean ± 95% CI (unit run)', \
+       keyentry with yerrorbars lc rgb '#606060' pt 7 title 'mean ± 95% CI', \
        keyentry with lines lc rgb '#606060' dt 2 lw 1 title 'linear scaling'
   unset multiplot
   unset output
