@@ -28,8 +28,9 @@ struct ColumnRule {
 };
 
 constexpr ColumnRule kRules[] = {
-    {"epoch_time", 3, 0, 4, 0, 1}, {"sd", 3, 0, 4, 0, 1},         {"images_per_second", 3, 0, 2, 4, 1},
-    {"speedup", 3, 2, 2, 0, 1},    {"efficiency", 3, 1, 1, 0, 100}, {"test_accuracy", 3, 1, 1, 0, 100},
+    {"epoch_time", 3, 0, 4, 0, 1},        {"sd", 3, 0, 4, 0, 1},
+    {"images_per_second", 3, 0, 2, 4, 1}, {"speedup", 3, 2, 2, 0, 1},
+    {"efficiency", 3, 1, 1, 0, 100},      {"test_accuracy", 3, 1, 1, 0, 100},
 };
 
 // The values a column shows (its intervals' bounds take their decimals, not set them).
@@ -128,8 +129,7 @@ ColumnFormats column_formats(const std::vector<const ReportRow*>& rows,
       format.decimals = column_decimals(values, *options.digits, 0, kMaxColumnDecimals);
       if (rule.max_figures > 0) format.max_figures = std::max(*options.digits, rule.max_figures);
     } else {
-      format.decimals =
-          column_decimals(values, rule.figures, rule.min_decimals, rule.max_decimals);
+      format.decimals = column_decimals(values, rule.figures, rule.min_decimals, rule.max_decimals);
       format.max_figures = rule.max_figures;
     }
     formats.emplace(rule.key, format);
@@ -148,24 +148,24 @@ std::map<std::string, int> parse_decimals(const std::vector<std::string>& argume
   for (const auto& argument : arguments) {
     const auto equals = argument.find('=');
     if (equals == std::string::npos)
-      throw ReportError(fmt::format(
-          "--decimals '{}': expected COLUMN=N, e.g. epoch_time=2 (columns: {})", argument,
-          known_columns()));
+      throw ReportError(
+          fmt::format("--decimals '{}': expected COLUMN=N, e.g. epoch_time=2 (columns: {})",
+                      argument, known_columns()));
     const auto column = argument.substr(0, equals);
     const auto number = argument.substr(equals + 1);
     const auto& known = decimal_columns();
     if (column == "tukey" || column == "letters")
-      throw ReportError(fmt::format(
-          "--decimals '{}': the column {} has no decimals to set (p-values print two "
-          "significant figures, letters are text); columns with decimals: {}",
-          argument, column, known_columns()));
+      throw ReportError(
+          fmt::format("--decimals '{}': the column {} has no decimals to set (p-values print two "
+                      "significant figures, letters are text); columns with decimals: {}",
+                      argument, column, known_columns()));
     if (std::find(known.begin(), known.end(), column) == known.end()) {
       const auto close = util::closest_match(column, known);
-      throw ReportError(fmt::format("--decimals '{}': unknown column '{}'{}; columns with "
-                                    "decimals: {}",
-                                    argument, column,
-                                    close ? fmt::format(" (did you mean {}?)", *close) : "",
-                                    known_columns()));
+      throw ReportError(
+          fmt::format("--decimals '{}': unknown column '{}'{}; columns with "
+                      "decimals: {}",
+                      argument, column, close ? fmt::format(" (did you mean {}?)", *close) : "",
+                      known_columns()));
     }
     int n = -1;
     const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), n);

@@ -356,7 +356,6 @@ std::string LatexExporter::render(const FactorReport& report) const {
   for (const auto* key : {"epoch_time", "speedup", "efficiency", "letters"})
     for (std::size_t c = 0; c < columns.keys.size(); ++c)
       if (columns.keys[c] == key) keys.push_back(key), headers.push_back(columns.headers[c]);
-  const auto formats = factor_formats(report, options_);  // one per column across the levels
   std::vector<latex::Block> blocks;
   std::size_t runs = 0, epochs = 0;
   bool letters = false;
@@ -373,8 +372,9 @@ std::string LatexExporter::render(const FactorReport& report) const {
       runs += row.runs, epochs += row.epochs;
       letters = letters || row.letters.has_value();
     }
-    // Efficiency without its interval: the column stays as narrow as its header.
-    auto block = make_block(keys, headers, rows, formats, "efficiency");
+    // Efficiency without its interval: the column stays as narrow as its header. Each level's
+    // columns have their own decimals (side by side, they are columns of their own).
+    auto block = make_block(keys, headers, rows, table_formats(table, options_), "efficiency");
     block.title = tex(report.labels.level_with_factor(report.factor, report.levels[b]));
     if (table.anova) block.footer = anova_math(*table.anova);
     blocks.push_back(std::move(block));

@@ -83,7 +83,6 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
   out += provenance_block(report.provenance) + "\n";
 
   const auto columns = factor_columns(report);
-  const auto formats = factor_formats(report, options_);
   const std::size_t width = columns.keys.size();
   out += report.labels.empty() ? std::string("| |")
                                : fmt::format("| {} |", markdown_cell(columns.first_header));
@@ -99,6 +98,7 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
     for (const auto& block : report.blocks) {
       const auto row = std::find_if(block.rows.begin(), block.rows.end(),
                                     [&](const ReportRow& r) { return r.label == key; });
+      const auto formats = table_formats(block, options_);  // a block's columns are its own
       for (std::size_t c = 0; c < width; ++c)
         out += row == block.rows.end()
                    ? std::string(" — |")

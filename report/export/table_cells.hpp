@@ -42,8 +42,9 @@ std::string optional_cell(const std::optional<double>& value, Format format) {
   return value ? format(*value) : std::string(kNotAvailable);
 }
 
-// The column formats of a table's rows, or of every block's rows of a factor report (one format
-// per column across the blocks, so that the levels read alike).
+// The column formats of a table's rows (a block of report --by set side by side, as Markdown and
+// LaTeX do, is a table of its own), or of every block's rows of a factor report (HTML stacks the
+// levels in the same columns: one format per column across them).
 inline ColumnFormats table_formats(const ReportTable& table, const ExporterOptions& options) {
   std::vector<const ReportRow*> rows;
   for (const auto& row : table.rows) rows.push_back(&row);

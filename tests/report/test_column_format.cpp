@@ -31,7 +31,7 @@ TEST_CASE("column decimals: 3 significant figures for the column's smallest valu
   CHECK(column_decimals({1.27, 0.827}, 3, 0, 4) == 3);  // 1.270 over 0.827
   CHECK(column_decimals({29.77, 1.93}, 3, 0, 4) == 2);
   CHECK(column_decimals({120.4, 340.2}, 3, 0, 4) == 0);
-  CHECK(column_decimals({0.152, 0.00552}, 3, 0, 4) == 4);  // 5 wanted, at most 4
+  CHECK(column_decimals({0.152, 0.00552}, 3, 0, 4) == 4);   // 5 wanted, at most 4
   CHECK(column_decimals({0.0, -0.5, 12.0}, 3, 0, 4) == 3);  // zero sets nothing, signs ignored
   CHECK(column_decimals({9.996, 20.0}, 3, 0, 4) == 1);      // 9.996 rounds to 10.0
   CHECK(column_decimals({}, 3, 0, 4) == 2);
@@ -114,8 +114,9 @@ TEST_CASE("column formats: the rule per column, --digits for all, --decimals bef
 }
 
 TEST_CASE("--decimals COLUMN=N: parsed, and every mistake named") {
-  CHECK(parse_decimals({"epoch_time=2", "images_per_second=0", "efficiency=10"}) ==
-        std::map<std::string, int>{{"epoch_time", 2}, {"images_per_second", 0}, {"efficiency", 10}});
+  CHECK(
+      parse_decimals({"epoch_time=2", "images_per_second=0", "efficiency=10"}) ==
+      std::map<std::string, int>{{"epoch_time", 2}, {"images_per_second", 0}, {"efficiency", 10}});
   CHECK(parse_decimals({}).empty());
   const std::string known =
       "columns with decimals: epoch_time, sd, images_per_second, speedup, efficiency, "
