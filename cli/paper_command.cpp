@@ -13,6 +13,7 @@
 #include "cli/paper_sections.hpp"
 #include "db/database.hpp"
 #include "report/data/load_runs.hpp"
+#include "report/export/column_format.hpp"
 #include "report/export/paper.hpp"
 #include "util/text.hpp"
 
@@ -52,8 +53,12 @@ void declare_paper_options(CLI::App& app, PaperCommand& options) {
                  "With --model: the allreduce sizes within this factor of a step's message")
       ->transform(real_in({0, 1e9}));
   app.add_option("--digits", options.digits,
-                 "Significant figures of the LaTeX tables' measured numbers (default: per column)")
+                 "Significant figures of each table column's smallest value, which sets the "
+                 "column's decimals (default: per column; report --digits)")
       ->transform(integer_in(1, 15));
+  app.add_option("--decimals", options.decimals,
+                 "COLUMN=N (repeatable): exactly N decimals in that column of the tables "
+                 "(report --decimals)");
   app.add_option("--size", options.size,
                  "The figures' size WIDTHxHEIGHT in inches (default: 6.5 wide, main.tex's text "
                  "width, so that their text keeps --font-size)");
@@ -88,6 +93,7 @@ std::string command_line(const PaperCommand& o, const std::vector<std::string>& 
   if (o.network_per_np) words.push_back("--network-per-np");
   if (o.allreduce_window > 0) add("--allreduce-window", fmt::format("{:g}", o.allreduce_window));
   if (o.digits) add("--digits", std::to_string(*o.digits));
+  for (const auto& decimals : o.decimals) add("--decimals", decimals);
   if (o.size) add("--size", *o.size);
   add("--font-size", fmt::format("{:g}", o.font_size));
   if (o.title) add("--title", *o.title);
@@ -112,7 +118,8 @@ int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&)
     throw report::ReportError(
         "--fit-max-np, --condition, --only, --network-per-np and --allreduce-window set up the "
         "scaling model: add --model");
-  parse_labels(options.labels);  // --label is checked before the database is read
+  parse_labels(options.labels);              // --label is checked before the database is read
+  report::parse_decimals(options.decimals);  // and --decimals
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   std::vector<std::string> experiments = options.experiments;
   if (experiments.empty()) experiments.push_back(report::select_instances(database, {}).experiment);

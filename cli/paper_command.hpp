@@ -32,9 +32,10 @@ struct PaperCommand {
   std::vector<std::string> model_only;  // FACTOR=LEVEL
   bool network_per_np = false;
   double allreduce_window = 0;
-  std::optional<int> digits;        // significant figures of the LaTeX tables
-  std::optional<std::string> size;  // the figures' WxH in inches; default: the text width
-  double font_size = 9;             // the figures' text, in points
+  std::optional<int> digits;          // significant figures of each table column's smallest value
+  std::vector<std::string> decimals;  // --decimals COLUMN=N: that column's decimals
+  std::optional<std::string> size;    // the figures' WxH in inches; default: the text width
+  double font_size = 9;               // the figures' text, in points
   std::optional<std::string> title;
   std::optional<std::string> output;  // the directory; default: results/paper-<experiment>
 };
