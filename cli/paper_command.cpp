@@ -13,6 +13,7 @@
 #include "cli/paper_sections.hpp"
 #include "db/database.hpp"
 #include "report/data/load_runs.hpp"
+#include "report/export/column_format.hpp"
 #include "report/export/paper.hpp"
 #include "util/text.hpp"
 
@@ -49,8 +50,12 @@ void declare_paper_options(CLI::App& app, PaperCommand& options) {
                  "With --model: the allreduce sizes within this factor of a step's message")
       ->transform(real_in({0, 1e9}));
   app.add_option("--digits", options.digits,
-                 "Significant figures of the LaTeX tables' measured numbers (default: per column)")
+                 "Significant figures of each table column's smallest value, which sets the "
+                 "column's decimals (default: per column; report --digits)")
       ->transform(integer_in(1, 15));
+  app.add_option("--decimals", options.decimals,
+                 "COLUMN=N (repeatable): exactly N decimals in that column of the tables "
+                 "(report --decimals)");
   app.add_option("--columns", options.columns,
                  "main.tex's layout: 1 (an article, 6.5 in of text) or 2 (two columns of 3.4 in)")
       ->check(CLI::IsMember({1, 2}))
@@ -92,6 +97,7 @@ std::string command_line(const PaperCommand& o, const std::vector<std::string>& 
   if (o.network_per_np) words.push_back("--network-per-np");
   if (o.allreduce_window > 0) add("--allreduce-window", fmt::format("{:g}", o.allreduce_window));
   if (o.digits) add("--digits", std::to_string(*o.digits));
+  for (const auto& decimals : o.decimals) add("--decimals", decimals);
   if (o.columns != 1) add("--columns", std::to_string(o.columns));
   if (o.figure_width) add("--figure-width", *o.figure_width);
   if (o.size) add("--size", *o.size);
@@ -119,7 +125,8 @@ int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&)
     throw report::ReportError(
         "--fit-max-np, --network-per-np and --allreduce-window set up the scaling model: add "
         "--model");
-  parse_labels(options.labels);  // --label is checked before the database is read
+  parse_labels(options.labels);              // --label is checked before the database is read
+  report::parse_decimals(options.decimals);  // and --decimals
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   std::vector<std::string> experiments = options.experiments;
   if (experiments.empty()) experiments.push_back(report::select_instances(database, {}).experiment);

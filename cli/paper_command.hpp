@@ -33,8 +33,9 @@ struct PaperCommand {
   // With --model: how the network is fitted (scalebench model's options).
   bool network_per_np = false;
   double allreduce_window = 0;
-  std::optional<int> digits;  // significant figures of the LaTeX tables
-  int columns = 1;            // main.tex's layout: one column or two
+  std::optional<int> digits;          // significant figures of each table column's smallest value
+  std::vector<std::string> decimals;  // --decimals COLUMN=N: that column's decimals
+  int columns = 1;                    // main.tex's layout: one column or two
   // The figures' width: column, page (the text width) or inches; default: page in one column,
   // column in two. Their height follows from the panels and the legend.
   std::optional<std::string> figure_width;

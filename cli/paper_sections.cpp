@@ -9,6 +9,7 @@
 
 #include "report/analysis/report_assembly.hpp"
 #include "report/data/load_runs.hpp"
+#include "report/export/column_format.hpp"
 #include "report/export/exporters.hpp"
 #include "scaling/plan_load.hpp"
 #include "scaling/plan_output.hpp"
@@ -59,8 +60,9 @@ report::PaperSection paper_section(const db::Database& database, const PaperComm
   const auto stem = report::paper_file_stem(experiment);
   const std::size_t index = document.sections.size();
   report::PaperSection section{experiment, "sec:" + stem, {}, {}};
-  const report::LatexExporter latex(report::ExporterOptions{o.digits});
-  const report::HtmlExporter html;
+  const report::ExporterOptions numbers{o.digits, report::parse_decimals(o.decimals)};
+  const report::LatexExporter latex(numbers);
+  const report::HtmlExporter html(numbers);
   const auto style = paper_figure_style(o);
   const auto subset = subset_of(o.only, o.condition);
   const auto optional_part = [&](const char* what, const auto& add) {

@@ -11,6 +11,7 @@
 
 #include "db/database.hpp"
 #include "plotting/figure.hpp"
+#include "report/export/column_format.hpp"
 #include "report/export/exporters.hpp"
 #include "report/export/output_file.hpp"
 
@@ -28,10 +29,13 @@ void declare_report_options(CLI::App& app, ReportCommand& options) {
                  "A factor of the experiment file: one column block per level, rows by np, "
                  "and the two-way ANOVA factor x np (HorovodRunner's Table 2)");
   app.add_option("--digits", options.digits,
-                 "With --format latex: significant figures of times, images/s, speed-ups and "
-                 "efficiency (default: 3 for times and images/s, 2 decimals for speed-ups, 1 for "
-                 "percentages)")
+                 "Markdown, LaTeX, HTML: significant figures of each column's smallest value, "
+                 "which sets the column's decimals (default: 3 for times and images/s, 2 decimals "
+                 "for speed-ups, 1 for percentages)")
       ->check(CLI::Range(1, 15));
+  app.add_option("--decimals", options.decimals,
+                 "COLUMN=N (repeatable): exactly N decimals in that column (epoch_time, sd, "
+                 "images_per_second, speedup, efficiency, test_accuracy), before --digits");
   app.add_option("--pairwise", options.pairwise,
                  "The test of the p-values and letters: auto (Tukey, or Games-Howell where the "
                  "groups' variances differ more than 4-fold), tukey (pooled, as the reference "
@@ -41,11 +45,15 @@ void declare_report_options(CLI::App& app, ReportCommand& options) {
 }
 
 int report_command(const ReportCommand& options, std::ostream& out, std::ostream&) {
-  if (options.digits && options.format != "latex")
-    throw report::ReportError(
-        fmt::format("--digits applies to --format latex only, not to {}", options.format));
-  // Fails fast on a bad format.
-  const auto exporter = report::make_exporter(options.format, {options.digits});
+  if ((options.digits || !options.decimals.empty()) &&
+      (options.format == "csv" || options.format == "json"))
+    throw report::ReportError(fmt::format(
+        "--digits and --decimals apply to markdown, latex and html, not to {} (its numbers are "
+        "exact)",
+        options.format));
+  // Fails fast on a bad format or --decimals.
+  const auto exporter = report::make_exporter(
+      options.format, {options.digits, report::parse_decimals(options.decimals)});
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);
   if (options.output) {  // before any work
     report::refuse_database_output(*options.output, options.database);

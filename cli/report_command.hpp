@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
 
@@ -14,7 +15,8 @@ struct ReportCommand : ReportSourceOptions {
   std::string format = "markdown";
   std::optional<std::string> output;  // default: stdout
   std::optional<std::string> by;      // a factor: one column block per level (Table 2)
-  std::optional<int> digits;          // latex: significant figures of the measured numbers
+  std::optional<int> digits;          // significant figures of each column's smallest value
+  std::vector<std::string> decimals;  // --decimals COLUMN=N: that column's decimals
   std::string pairwise = "auto";      // ReportOptions::pairwise
 };
 void declare_report_options(CLI::App& app, ReportCommand& options);

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "report/export/column_format.hpp"
+
 namespace scalebench::report {
 
 TableExporter::~TableExporter() = default;
@@ -16,7 +18,9 @@ struct ExporterEntry {
 
 constexpr ExporterEntry kExporters[] = {
     {"markdown",
-     [](const ExporterOptions&) { return std::unique_ptr<TableExporter>(new MarkdownExporter); }},
+     [](const ExporterOptions& options) {
+       return std::unique_ptr<TableExporter>(new MarkdownExporter(options));
+     }},
     {"csv", [](const ExporterOptions&) { return std::unique_ptr<TableExporter>(new CsvExporter); }},
     {"json",
      [](const ExporterOptions&) { return std::unique_ptr<TableExporter>(new JsonExporter); }},
@@ -25,7 +29,9 @@ constexpr ExporterEntry kExporters[] = {
        return std::unique_ptr<TableExporter>(new LatexExporter(options));
      }},
     {"html",
-     [](const ExporterOptions&) { return std::unique_ptr<TableExporter>(new HtmlExporter); }},
+     [](const ExporterOptions& options) {
+       return std::unique_ptr<TableExporter>(new HtmlExporter(options));
+     }},
 };
 
 }  // namespace
@@ -33,7 +39,9 @@ constexpr ExporterEntry kExporters[] = {
 std::unique_ptr<TableExporter> make_exporter(std::string_view format,
                                              const ExporterOptions& options) {
   for (const auto& entry : kExporters) {
-    if (entry.name == format) return entry.make(options);
+    if (entry.name != format) continue;
+    check_number_options(options);  // every format: a bad value is an error even where unused
+    return entry.make(options);
   }
   std::string known;
   for (const auto& entry : kExporters)

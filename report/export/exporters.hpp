@@ -2,6 +2,7 @@
 // get one.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,12 +21,17 @@ class TableExporter {
   virtual std::string render(const FactorReport& report) const = 0;
 };
 
-// Settings of the exporters that have any (report --digits). Formats without a setting ignore it.
+// Settings of the exporters that have any (report and paper --digits, --decimals): how the
+// Markdown, LaTeX and HTML tables round their numbers (column_format.hpp; docs/report.md,
+// "Decimals"). CSV and JSON ignore them: their numbers are exact.
 struct ExporterOptions {
-  // LaTeX: significant figures of the measured numbers (times, images/s, speed-ups, efficiency
-  // and test accuracy in percent, their intervals at the value's decimals); absent: per column
-  // (docs/report.md, "latex"). 1 to 15.
+  // Significant figures of the smallest value of every measured column (times, images/s,
+  // speed-ups, efficiency and test accuracy in percent), which sets the column's decimals; absent:
+  // each column's own rule. 1 to 15.
   std::optional<int> digits = std::nullopt;
+  // COLUMN -> N: exactly N decimals in that column (a key of decimal_columns()), before --digits
+  // and the rule. N from 0 to 10.
+  std::map<std::string, int> decimals = {};
 };
 
 // "markdown", "csv", "json", "latex" or "html"; anything else throws ReportError naming the known
@@ -37,8 +43,14 @@ std::vector<std::string> exporter_names();
 // The paper's Table 1 layout: a header block, one row per group, an ANOVA row, then the notes.
 class MarkdownExporter final : public TableExporter {
  public:
+  MarkdownExporter() = default;
+  // Throws ReportError for options out of range (check_number_options).
+  explicit MarkdownExporter(const ExporterOptions& options);
   std::string render(const ReportTable& table) const override;
   std::string render(const FactorReport& report) const override;
+
+ private:
+  ExporterOptions options_;
 };
 
 // One header line and one line per row; RFC 4180 quoting, "\n" line ends, absent = empty field,
@@ -64,7 +76,7 @@ class JsonExporter final : public TableExporter {
 class LatexExporter final : public TableExporter {
  public:
   LatexExporter() = default;
-  // Throws ReportError when options.digits is outside 1 to 15.
+  // Throws ReportError for options out of range (check_number_options).
   explicit LatexExporter(const ExporterOptions& options);
   std::string render(const ReportTable& table) const override;
   std::string render(const FactorReport& report) const override;
@@ -77,8 +89,14 @@ class LatexExporter final : public TableExporter {
 // provenance, notes); no JavaScript, nothing fetched.
 class HtmlExporter final : public TableExporter {
  public:
+  HtmlExporter() = default;
+  // Throws ReportError for options out of range (check_number_options).
+  explicit HtmlExporter(const ExporterOptions& options);
   std::string render(const ReportTable& table) const override;
   std::string render(const FactorReport& report) const override;
+
+ private:
+  ExporterOptions options_;
 };
 
 }  // namespace scalebench::report

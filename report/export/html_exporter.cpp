@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/export/column_format.hpp"
 #include "report/export/exporters.hpp"
 #include "report/export/format.hpp"
 #include "report/export/markup.hpp"
@@ -128,17 +129,32 @@ std::string header_cells(const TableColumns& columns) {
   return out + "</tr>\n";
 }
 
-std::string row_html(const ReportRow& row, const TableColumns& columns, const Labels& labels) {
+// A cell's text into HTML, its thousands separator (U+202F) as the entity "&#8239;".
+std::string html_cell(const std::string& cell) {
+  auto out = html(cell);
+  for (auto at = out.find(kNarrowSpace); at != std::string::npos; at = out.find(kNarrowSpace, at))
+    out.replace(at, kNarrowSpace.size(), "&#8239;");
+  return out;
+}
+
+std::string row_html(const ReportRow& row, const TableColumns& columns, const Labels& labels,
+                     const ColumnFormats& formats) {
   std::string out = fmt::format("<tr><td>{}</td>", html(display_label(row, labels)));
-  for (const auto& cell : row_cells(row, columns)) out += fmt::format("<td>{}</td>", html(cell));
+  for (const auto& cell : row_cells(row, columns, formats))
+    out += fmt::format("<td>{}</td>", html_cell(cell));
   return out + "</tr>\n";
 }
 
 }  // namespace
 
+HtmlExporter::HtmlExporter(const ExporterOptions& options) : options_(options) {
+  check_number_options(options);
+}
+
 std::string HtmlExporter::render(const ReportTable& table) const {
   const auto columns =
       table_columns({&table}, table.unit, table.confidence, base_display(table), table.labels);
+  const auto formats = table_formats(table, options_);
   const auto& headers = columns.headers;
   std::size_t runs = 0, epochs = 0;
   for (const auto& row : table.rows) runs += row.runs, epochs += row.epochs;
@@ -152,7 +168,7 @@ std::string HtmlExporter::render(const ReportTable& table) const {
   out += fmt::format("<caption>Epoch time by group ({} confidence intervals)</caption>\n",
                      html(percent_of(table.confidence)));
   out += "<thead>\n" + header_cells(columns) + "</thead>\n<tbody>\n";
-  for (const auto& row : table.rows) out += row_html(row, columns, table.labels);
+  for (const auto& row : table.rows) out += row_html(row, columns, table.labels, formats);
   if (table.anova)
     out += fmt::format("<tr class=\"anova\"><td>ANOVA</td><td colspan=\"{}\">{}</td></tr>\n",
                        headers.size(), html(anova_text(*table.anova)));
@@ -169,6 +185,7 @@ std::string HtmlExporter::render(const ReportTable& table) const {
 std::string HtmlExporter::render(const FactorReport& report) const {
   const double confidence = report.blocks.empty() ? 0.95 : report.blocks[0].confidence;
   const auto columns = factor_columns(report);
+  const auto formats = factor_formats(report, options_);
   const auto& headers = columns.headers;
 
   std::string out = page_head("scalebench: " + report.experiment + " by " + report.factor);
@@ -188,7 +205,7 @@ std::string HtmlExporter::render(const FactorReport& report) const {
                        html(report.labels.level(report.factor, report.levels[b])),
                        html(base_display(block)),
                        block.anova ? html("; ANOVA " + anova_text(*block.anova)) : "");
-    for (const auto& row : block.rows) out += row_html(row, columns, report.labels);
+    for (const auto& row : block.rows) out += row_html(row, columns, report.labels, formats);
   }
   out += "</tbody>\n</table></div>\n";
   for (const auto& anova : report.two_way) {

@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "report/export/column_format.hpp"
 #include "report/export/exporters.hpp"
 #include "report/export/format.hpp"
 #include "report/export/latex_table.hpp"
@@ -206,7 +207,7 @@ char text_align(std::string_view key) { return key == "letters" ? 'c' : 'r'; }
 // them, rather than into a column of their own.
 latex::Block make_block(const std::vector<std::string>& keys,
                         const std::vector<std::string>& headers,
-                        const std::vector<const ReportRow*>& rows, std::optional<int> digits,
+                        const std::vector<const ReportRow*>& rows, const ColumnFormats& formats,
                         std::string_view without_interval = {}) {
   const auto has = [&](std::string_view key) {
     return std::find(keys.begin(), keys.end(), key) != keys.end();
@@ -230,7 +231,7 @@ latex::Block make_block(const std::vector<std::string>& keys,
     }
     std::vector<latex::Cell> cells;
     for (const auto& key : shown) {
-      cells.push_back(latex::report_cell(*row, key, digits));
+      cells.push_back(latex::report_cell(*row, key, formats));
       if (key == without_interval) cells.back().interval.clear();
     }
     if (marks && row->letters)
@@ -302,9 +303,7 @@ std::string two_way_tex(const TwoWayTable& anova, const FactorReport& report,
 }  // namespace
 
 LatexExporter::LatexExporter(const ExporterOptions& options) : options_(options) {
-  if (options.digits && (*options.digits < 1 || *options.digits > 15))
-    throw ReportError(
-        fmt::format("--digits {}: expected 1 to 15 significant figures", *options.digits));
+  check_number_options(options);
 }
 
 std::string LatexExporter::render(const ReportTable& table) const {
@@ -336,8 +335,9 @@ std::string LatexExporter::render(const ReportTable& table) const {
   out += fmt::format("\\caption{{{}}}\n\\label{{{}}}\n", caption,
                      label_of(table.experiment, table.unit));
   out += kFitOpen;
-  out += latex::tabular(tex(columns.first_header), row_labels,
-                        {make_block(columns.keys, columns.headers, rows, options_.digits)}, "");
+  out += latex::tabular(
+      tex(columns.first_header), row_labels,
+      {make_block(columns.keys, columns.headers, rows, table_formats(table, options_))}, "");
   out += kFitClose;
   out += notes_block(notes);
   out += "\\end{table*}\n";
@@ -372,8 +372,9 @@ std::string LatexExporter::render(const FactorReport& report) const {
       runs += row.runs, epochs += row.epochs;
       letters = letters || row.letters.has_value();
     }
-    // Efficiency without its interval: the column stays as narrow as its header.
-    auto block = make_block(keys, headers, rows, options_.digits, "efficiency");
+    // Efficiency without its interval: the column stays as narrow as its header. Each level's
+    // columns have their own decimals (side by side, they are columns of their own).
+    auto block = make_block(keys, headers, rows, table_formats(table, options_), "efficiency");
     block.title = tex(report.labels.level_with_factor(report.factor, report.levels[b]));
     if (table.anova) block.footer = anova_math(*table.anova);
     blocks.push_back(std::move(block));

@@ -125,20 +125,18 @@ std::size_t np_length(std::string_view text, std::size_t at, std::string_view& d
   return end - at;
 }
 
-std::string interval_text(double lower, double upper, int decimals) {
-  return fmt::format("[{}, {}]", text_number(lower, decimals), text_number(upper, decimals));
-}
-
-// A value with `figures` significant figures, or `fixed` decimals when figures is absent, and its
-// interval at the same decimals; `scale` turns a fraction into a percentage.
+// A value of column `format` and its interval, both at the column's decimals (the bounds of
+// images/s rounded at the value's place).
 Cell measured(double value, const std::optional<double>& lower, const std::optional<double>& upper,
-              std::optional<int> figures, int fixed, double scale = 1) {
-  value *= scale;
-  if (!std::isfinite(value)) return text_cell(std::string(kNotAvailable));
-  const int decimals = figures ? decimals_for(value, *figures) : fixed;
-  Cell cell = number_cell(number(value, decimals));
+              const ColumnFormat& format) {
+  if (!std::isfinite(value * format.scale)) return text_cell(std::string(kNotAvailable));
+  Cell cell = number_cell(column_number(value, format, "\\,"));
+  const auto bound = [&](double b) {
+    const auto text = column_number(b, format, "\\,", value);
+    return text.starts_with('-') ? "$-$" + text.substr(1) : text;
+  };
   if (lower && upper && std::isfinite(*lower) && std::isfinite(*upper))
-    cell.interval = interval_text(*lower * scale, *upper * scale, decimals);
+    cell.interval = fmt::format("[{}, {}]", bound(*lower), bound(*upper));
   return cell;
 }
 
@@ -187,33 +185,8 @@ std::string row_start(const std::string& label) {
 
 }  // namespace
 
-int decimals_for(double value, int figures) {
-  constexpr int kMaxDecimals = 20;
-  if (!std::isfinite(value) || value == 0) return std::clamp(figures - 1, 0, kMaxDecimals);
-  const auto magnitude = [](double v) { return static_cast<int>(std::floor(std::log10(v))); };
-  const int order = magnitude(std::fabs(value));
-  int decimals = std::clamp(figures - 1 - order, 0, kMaxDecimals);
-  // Rounding may carry into the next power of ten: 9.996 at 3 figures is 10.0, not 10.00.
-  const double rounded = std::fabs(std::stod(fmt::format("{:.{}f}", value, decimals)));
-  if (rounded > 0 && magnitude(rounded) > order)
-    decimals = std::clamp(figures - 1 - magnitude(rounded), 0, kMaxDecimals);
-  return decimals;
-}
-
 std::string number(double value, int decimals) {
-  auto text = fmt::format("{:.{}f}", value, std::max(0, decimals));
-  if (!std::isfinite(value)) return text;
-  if (text.starts_with('-') && text.find_first_not_of("-0.") == std::string::npos)
-    text.erase(0, 1);  // "-0.00": the value rounded to zero
-  const std::size_t sign = text.starts_with('-') ? 1 : 0;
-  const std::size_t point = std::min(text.find('.'), text.size());
-  if (point - sign < 5) return text;
-  std::string out = text.substr(0, sign);
-  for (std::size_t i = sign; i < point; ++i) {
-    if (i > sign && (point - i) % 3 == 0) out += "\\,";
-    out += text[i];
-  }
-  return out + text.substr(point);
+  return column_number(value, ColumnFormat{std::max(0, decimals), 0, 1}, "\\,");
 }
 
 std::string text_number(double value, int decimals) {
@@ -281,13 +254,13 @@ std::string header(const std::string& text) {
   return out + "\\end{tabular}";
 }
 
-Cell report_cell(const ReportRow& row, std::string_view key, std::optional<int> digits) {
-  const int figures = digits.value_or(3);
+Cell report_cell(const ReportRow& row, std::string_view key, const ColumnFormats& formats) {
+  const auto& format = format_of(formats, key);
   if (key == "epoch_time")
-    return measured(row.mean_epoch_seconds, row.mean_ci_lower, row.mean_ci_upper, figures, 0);
+    return measured(row.mean_epoch_seconds, row.mean_ci_lower, row.mean_ci_upper, format);
   if (key == "sd")
     return row.sd_epoch_seconds
-               ? measured(*row.sd_epoch_seconds, std::nullopt, std::nullopt, figures, 0)
+               ? measured(*row.sd_epoch_seconds, std::nullopt, std::nullopt, format)
                : not_available();
   if (key == "tukey")
     return text_cell(row.is_base || !row.tukey_p_vs_base ? std::string(kNotAvailable)
@@ -295,20 +268,20 @@ Cell report_cell(const ReportRow& row, std::string_view key, std::optional<int> 
   if (key == "letters")
     return text_cell(row.letters ? tex(*row.letters) : std::string(kNotAvailable));
   if (key == "images_per_second")
-    return row.images_per_second ? measured(*row.images_per_second, row.images_ci_lower,
-                                            row.images_ci_upper, figures, 0)
-                                 : not_available();
+    return row.images_per_second
+               ? measured(*row.images_per_second, row.images_ci_lower, row.images_ci_upper, format)
+               : not_available();
   if (key == "speedup")
-    return row.speedup_vs_base ? measured(*row.speedup_vs_base, row.speedup_ci_lower,
-                                          row.speedup_ci_upper, digits, 2)
-                               : not_available();
+    return row.speedup_vs_base
+               ? measured(*row.speedup_vs_base, row.speedup_ci_lower, row.speedup_ci_upper, format)
+               : not_available();
   if (key == "efficiency")
     return row.scaling_efficiency ? measured(*row.scaling_efficiency, row.efficiency_ci_lower,
-                                             row.efficiency_ci_upper, digits, 1, 100)
+                                             row.efficiency_ci_upper, format)
                                   : not_available();
   if (key == "test_accuracy")
     return row.mean_test_accuracy
-               ? measured(*row.mean_test_accuracy, std::nullopt, std::nullopt, digits, 1, 100)
+               ? measured(*row.mean_test_accuracy, std::nullopt, std::nullopt, format)
                : not_available();
   return not_available();
 }

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "report/analysis/report.hpp"
+#include "report/export/column_format.hpp"
 
 namespace scalebench::report::latex {
 
-// The decimals that give `value` `figures` significant figures, never fewer than 0: digits before
-// the point are never rounded away (160938.08 at 3 figures is 160938).
-int decimals_for(double value, int figures);
+// The decimals that give `value` `figures` significant figures (column_format.hpp).
+using report::decimals_for;
 // `value` with `decimals` decimals, the integer digits grouped by three with thin spaces ("\,")
 // from five integer digits on (as siunitx does): "160\,938", "0.674", "-0.13". A minus is a
 // plain '-': a minus sign in a math (dcolumn) cell; text_number makes it one in text.
@@ -46,11 +46,11 @@ struct Cell {
 inline Cell number_cell(std::string text) { return {std::move(text), true, {}, {}}; }
 inline Cell text_cell(std::string text) { return {std::move(text), false, {}, {}}; }
 
-// The cell of `row` in report column `key` (a TableColumns key): times at three significant
-// figures, images/s too (so large rates print as integers), speed-ups with two decimals,
-// efficiency and test accuracy in percent with one decimal; `digits` (report --digits) sets the
-// significant figures of all of them. An interval takes its value's decimals.
-Cell report_cell(const ReportRow& row, std::string_view key, std::optional<int> digits);
+// The cell of `row` in report column `key` (a TableColumns key) at its column's format
+// (column_formats: one number of decimals per column; images/s at most four significant figures;
+// efficiency and test accuracy in percent): the value for dcolumn, its interval at the same
+// decimals under it. Thousands grouped by "\,".
+Cell report_cell(const ReportRow& row, std::string_view key, const ColumnFormats& formats);
 
 // A block of columns (the whole table, or one level of report --by).
 struct Block {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/export/column_format.hpp"
 #include "report/export/exporters.hpp"
 #include "report/export/format.hpp"
 #include "report/export/markup.hpp"
@@ -59,6 +60,10 @@ std::string optional_f(const std::optional<double>& f) {
 
 }  // namespace
 
+MarkdownExporter::MarkdownExporter(const ExporterOptions& options) : options_(options) {
+  check_number_options(options);
+}
+
 std::string MarkdownExporter::render(const FactorReport& report) const {
   std::size_t epochs = 0, runs = 0;
   for (const auto& block : report.blocks)
@@ -93,10 +98,11 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
     for (const auto& block : report.blocks) {
       const auto row = std::find_if(block.rows.begin(), block.rows.end(),
                                     [&](const ReportRow& r) { return r.label == key; });
+      const auto formats = table_formats(block, options_);  // a block's columns are its own
       for (std::size_t c = 0; c < width; ++c)
         out += row == block.rows.end()
                    ? std::string(" — |")
-                   : fmt::format(" {} |", markdown_cell(cell_text(*row, columns.keys[c])));
+                   : fmt::format(" {} |", markdown_cell(cell_text(*row, columns.keys[c], formats)));
     }
     out += "\n";
   }
@@ -170,6 +176,7 @@ std::string MarkdownExporter::render(const ReportTable& table) const {
   // Test accuracy only where a program reported one (our test_accuracy, Keras's val_accuracy).
   const auto columns =
       table_columns({&table}, table.unit, table.confidence, base_display(table), table.labels);
+  const auto formats = table_formats(table, options_);
   out += fmt::format("| {} |", markdown_cell(columns.first_header));
   for (const auto& header : columns.headers) out += fmt::format(" {} |", markdown_cell(header));
   out += "\n| :--- |";
@@ -177,7 +184,7 @@ std::string MarkdownExporter::render(const ReportTable& table) const {
   out += "\n";
   for (const auto& row : table.rows) {
     out += fmt::format("| {} |", markdown_cell(display_label(row, table.labels)));
-    for (const auto& cell : row_cells(row, columns))
+    for (const auto& cell : row_cells(row, columns, formats))
       out += fmt::format(" {} |", markdown_cell(cell));
     out += "\n";
   }

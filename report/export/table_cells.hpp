@@ -10,32 +10,51 @@
 #include <vector>
 
 #include "report/analysis/report.hpp"
+#include "report/export/column_format.hpp"
+#include "report/export/exporters.hpp"
 #include "report/export/format.hpp"
 
 namespace scalebench::report {
 
-// "12.14 [12.07, 12.21]": a value with its confidence interval where there is one.
-template <typename Format>
-std::string with_interval(double value, const std::optional<double>& lower,
-                          const std::optional<double>& upper, Format format) {
-  if (!lower || !upper) return format(value);
-  return fmt::format("{} [{}, {}]", format(value), format(*lower), format(*upper));
+// A number of column `format` in a Markdown or HTML cell: thousands grouped by U+202F (HTML
+// writes it as an entity), a percentage with its sign.
+inline std::string cell_number(double value, const ColumnFormat& format,
+                               std::optional<double> reference = std::nullopt) {
+  return column_number(value, format, kNarrowSpace, reference) + (format.scale == 100 ? "%" : "");
 }
 
+// "12.14 [12.07, 12.21]": a value with its confidence interval where there is one, the bounds at
+// the value's decimals (and, for images/s, rounded at the value's place).
+inline std::string with_interval(double value, const std::optional<double>& lower,
+                                 const std::optional<double>& upper, const ColumnFormat& format) {
+  if (!lower || !upper) return cell_number(value, format);
+  return fmt::format("{} [{}, {}]", cell_number(value, format), cell_number(*lower, format, value),
+                     cell_number(*upper, format, value));
+}
+
+inline std::string optional_number(const std::optional<double>& value, const ColumnFormat& format) {
+  return value ? cell_number(*value, format) : std::string(kNotAvailable);
+}
+
+// A value by `format` (a function of the value), or "N.A.".
 template <typename Format>
 std::string optional_cell(const std::optional<double>& value, Format format) {
   return value ? format(*value) : std::string(kNotAvailable);
 }
 
-inline std::string mean_cell(const ReportRow& row) {
-  return with_interval(row.mean_epoch_seconds, row.mean_ci_lower, row.mean_ci_upper,
-                       format_measure);
+// The column formats of a table's rows (a block of report --by set side by side, as Markdown and
+// LaTeX do, is a table of its own), or of every block's rows of a factor report (HTML stacks the
+// levels in the same columns: one format per column across them).
+inline ColumnFormats table_formats(const ReportTable& table, const ExporterOptions& options) {
+  std::vector<const ReportRow*> rows;
+  for (const auto& row : table.rows) rows.push_back(&row);
+  return column_formats(rows, options);
 }
-
-inline std::string speedup_cell(const ReportRow& row) {
-  if (!row.speedup_vs_base) return std::string(kNotAvailable);
-  return with_interval(*row.speedup_vs_base, row.speedup_ci_lower, row.speedup_ci_upper,
-                       format_ratio);
+inline ColumnFormats factor_formats(const FactorReport& report, const ExporterOptions& options) {
+  std::vector<const ReportRow*> rows;
+  for (const auto& block : report.blocks)
+    for (const auto& row : block.rows) rows.push_back(&row);
+  return column_formats(rows, options);
 }
 
 inline std::string percent_of(double confidence) { return fmt::format("{:g}%", confidence * 100); }
@@ -94,31 +113,38 @@ inline TableColumns table_columns(const std::vector<const ReportTable*>& tables,
                        pairwise.empty() ? "Tukey" : pairwise);
 }
 
-// The text of `row`'s cell in column `key` (a TableColumns key).
-inline std::string cell_text(const ReportRow& row, std::string_view key) {
-  if (key == "epoch_time") return mean_cell(row);
-  if (key == "sd") return optional_cell(row.sd_epoch_seconds, format_measure);
+// The text of `row`'s cell in column `key` (a TableColumns key), at the column's format.
+inline std::string cell_text(const ReportRow& row, std::string_view key,
+                             const ColumnFormats& formats) {
+  const auto& format = format_of(formats, key);
+  if (key == "epoch_time")
+    return with_interval(row.mean_epoch_seconds, row.mean_ci_lower, row.mean_ci_upper, format);
+  if (key == "sd") return optional_number(row.sd_epoch_seconds, format);
   if (key == "tukey")
-    return row.is_base ? std::string(kNotAvailable)
-                       : optional_cell(row.tukey_p_vs_base, format_p_value);
+    return row.is_base || !row.tukey_p_vs_base ? std::string(kNotAvailable)
+                                               : format_p_value(*row.tukey_p_vs_base);
   if (key == "letters") return row.letters ? *row.letters : std::string(kNotAvailable);
   if (key == "images_per_second")
     return row.images_per_second ? with_interval(*row.images_per_second, row.images_ci_lower,
-                                                 row.images_ci_upper, format_measure)
+                                                 row.images_ci_upper, format)
                                  : std::string(kNotAvailable);
-  if (key == "speedup") return speedup_cell(row);
+  if (key == "speedup")
+    return row.speedup_vs_base ? with_interval(*row.speedup_vs_base, row.speedup_ci_lower,
+                                               row.speedup_ci_upper, format)
+                               : std::string(kNotAvailable);
   if (key == "efficiency")
     return row.scaling_efficiency ? with_interval(*row.scaling_efficiency, row.efficiency_ci_lower,
-                                                  row.efficiency_ci_upper, format_percent)
+                                                  row.efficiency_ci_upper, format)
                                   : std::string(kNotAvailable);
-  if (key == "test_accuracy") return optional_cell(row.mean_test_accuracy, format_percent);
+  if (key == "test_accuracy") return optional_number(row.mean_test_accuracy, format);
   return std::string(kNotAvailable);
 }
 
 // The cells of `row` in `columns`' order.
-inline std::vector<std::string> row_cells(const ReportRow& row, const TableColumns& columns) {
+inline std::vector<std::string> row_cells(const ReportRow& row, const TableColumns& columns,
+                                          const ColumnFormats& formats) {
   std::vector<std::string> cells;
-  for (const auto& key : columns.keys) cells.push_back(cell_text(row, key));
+  for (const auto& key : columns.keys) cells.push_back(cell_text(row, key, formats));
   return cells;
 }
 

@@ -167,6 +167,31 @@ TEST_CASE("paper --pairwise tukey: the pooled tables of a replication, and the c
       0);
 }
 
+TEST_CASE("paper --decimals: the LaTeX and HTML tables at those decimals, a bad one refused") {
+  SCALEBENCH_SKIP_IF(missing_tools());
+  test::TempDir dir;
+  const auto db = (dir / "t.db").string();
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
+  const auto out = dir / "paper";
+  const auto result = test::invoke({"paper", "--db", db, "-o", out.string(), "--decimals",
+                                    "epoch_time=1", "--decimals", "images_per_second=2"});
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  const auto table = read(out / "tables" / "horovodrunner-table2-quick.tex");
+  CHECK(table.find("hvd model=vgg16 np=2 & 1.5^{\\mathrm{abc}} & 0.1517 & 0.33 & 21.43 &") !=
+        std::string::npos);
+  CHECK(read(out / "index.html")
+            .find("<td>hvd model=vgg16 np=2</td><td>1.5 [0.1, 2.9]</td><td>0.1517</td>") !=
+        std::string::npos);
+  CHECK(read(out / "main.tex").find("--decimals epoch_time=1 --decimals images_per_second=2") !=
+        std::string::npos);
+  const auto bad =
+      test::invoke({"paper", "--db", db, "-o", (dir / "p2").string(), "--decimals", "epoch=1"});
+  CHECK(bad.status != 0);
+  CHECK(bad.err.find("--decimals 'epoch=1': unknown column 'epoch'") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "p2"));
+}
+
 TEST_CASE("paper: a bad --label or unknown experiment fails with one line and writes nothing") {
   test::TempDir dir;
   const auto db = (dir / "q.db").string();

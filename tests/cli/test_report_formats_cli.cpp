@@ -1,6 +1,6 @@
 // report --format latex|html as a user runs it, on the committed Table 2 quick database: the
 // HTML page carries the real gnuplot figure inline, --by works in both, --unit is named, LaTeX's
-// --digits, and the labelled --by table fits an article's line unscaled (pdflatex).
+// --digits and --decimals, and the labelled --by table fits an article's line unscaled (pdflatex).
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -64,10 +64,16 @@ TEST_CASE("report --format latex --digits, and --by with labels fits an article'
   INFO(two.err);
   REQUIRE(two.status == 0);
   CHECK(two.out.find("\n\\label{tab:horovodrunner-table2-quick-run}\n") != std::string::npos);
-  CHECK(two.out.find("hvd model=vgg16 np=2 & 1.5^{\\mathrm{") != std::string::npos);
+  // Two figures for the column's smallest time (0.453 s): every time with 2 decimals.
+  CHECK(two.out.find("hvd model=vgg16 np=2 & 1.49^{\\mathrm{") != std::string::npos);
+  CHECK(two.out.find("hvd model=inception\\_v3 np=2 & 0.45^{\\mathrm{") != std::string::npos);
   const auto markdown = test::invoke({"report", "--db", db, "--digits", "2"});
-  CHECK(markdown.status != 0);
-  CHECK(markdown.err.find("--digits applies to --format latex only") != std::string::npos);
+  CHECK(markdown.status == 0);
+  CHECK(markdown.out.find("| hvd model=vgg16 np=2 | 1.49 [0.13, 2.86] |") != std::string::npos);
+  const auto csv = test::invoke({"report", "--db", db, "--format", "csv", "--digits", "2"});
+  CHECK(csv.status != 0);
+  CHECK(csv.err.find("--digits and --decimals apply to markdown, latex and html, not to csv (its "
+                     "numbers are exact)") != std::string::npos);
   CHECK(test::invoke({"report", "--db", db, "--format", "latex", "--digits", "0"}).status != 0);
 
   const auto by =
@@ -97,6 +103,54 @@ TEST_CASE("report --format latex --digits, and --by with labels fits an article'
   const auto log = read_text(dir / "paper.log");
   CHECK(log.find("Overfull \\hbox") == std::string::npos);
   CHECK(log.find("Error") == std::string::npos);
+}
+
+TEST_CASE("report --decimals COLUMN=N: that column's decimals in every format, errors named") {
+  test::TempDir dir;
+  const auto db = (dir / "t.db").string();
+  fs::copy_file(test::data_dir() / "db" / "table2-quick.db", db);
+  // By default the times have the decimals of the smallest (0.453 s: 3), the SDs of theirs.
+  const auto rule = test::invoke({"report", "--db", db});
+  INFO(rule.err);
+  REQUIRE(rule.status == 0);
+  CHECK(rule.out.find("| hvd model=vgg16 np=2 | 1.493 [0.130, 2.856] | 0.1517 |") !=
+        std::string::npos);
+  const auto set = test::invoke({"report", "--db", db, "--decimals", "epoch_time=1", "--decimals",
+                                 "sd=2", "--decimals", "images_per_second=2"});
+  INFO(set.err);
+  REQUIRE(set.status == 0);
+  CHECK(set.out.find("| hvd model=vgg16 np=2 | 1.5 [0.1, 2.9] | 0.15 | p=0.33 | abc | 21.43 "
+                     "[8.60, 53.41] |") != std::string::npos);
+  const auto latex =
+      test::invoke({"report", "--db", db, "--format", "latex", "--decimals", "epoch_time=1"});
+  REQUIRE(latex.status == 0);
+  CHECK(latex.out.find("hvd model=vgg16 np=2 & 1.5^{\\mathrm{abc}} & 0.1517 &") !=
+        std::string::npos);
+  const auto html =
+      test::invoke({"report", "--db", db, "--format", "html", "--decimals", "epoch_time=1"});
+  REQUIRE(html.status == 0);
+  CHECK(html.out.find("<td>hvd model=vgg16 np=2</td><td>1.5 [0.1, 2.9]</td>") != std::string::npos);
+
+  const auto error = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {"report", "--db", db};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto result = test::invoke(argv);
+    CHECK(result.status != 0);
+    CHECK(result.out.empty());
+    return result.err;
+  };
+  CHECK(error({"--decimals", "epoch_tim=2"})
+            .find("--decimals 'epoch_tim=2': unknown column 'epoch_tim' (did you mean "
+                  "epoch_time?); columns with decimals: epoch_time, sd, images_per_second, "
+                  "speedup, efficiency, test_accuracy") != std::string::npos);
+  CHECK(error({"--decimals", "sd=11"})
+            .find("--decimals 'sd=11': N must be a whole number of decimals from 0 to 10, not "
+                  "'11'") != std::string::npos);
+  CHECK(error({"--decimals", "tukey=2"}).find("the column tukey has no decimals to set") !=
+        std::string::npos);
+  CHECK(error({"--format", "json", "--decimals", "sd=2"})
+            .find("--digits and --decimals apply to markdown, latex and html, not to json") !=
+        std::string::npos);
 }
 
 TEST_CASE("report and stats --db give the same ANOVA and Tukey p-values for each unit") {

@@ -2,7 +2,6 @@
 // colour-blind-safe palette; panels on a grid at a column's width; intervals never cut by the axis
 // except at 0 (and the caption says so); log axes; throughput in thousands; weak scaling named.
 #include <doctest/doctest.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -46,8 +45,7 @@ std::vector<report::Run> study_runs(double base, long long images, bool per_rank
   return runs;
 }
 
-report::ReportTable study_table(double base = 10, long long images = 60000,
-                                bool per_rank = false) {
+report::ReportTable study_table(double base = 10, long long images = 60000, bool per_rank = false) {
   return report::build_report("study", study_runs(base, images, per_rank));
 }
 
@@ -72,7 +70,8 @@ TEST_CASE("every series has its own colour and marker, and the palette is Okabe 
   // Four series (hvd and ddp by model): linetypes 1-4 with circle, square, triangle, inverted
   // triangle; the runs open markers of the same shapes.
   int type = 1;
-  for (const auto& [filled, open] : std::vector<std::pair<int, int>>{{7, 6}, {5, 4}, {9, 8}, {11, 10}}) {
+  for (const auto& [filled, open] :
+       std::vector<std::pair<int, int>>{{7, 6}, {5, 4}, {9, 8}, {11, 10}}) {
     CHECK(script.find(fmt::format("keyentry with linespoints lt {} pt {} title", type, filled)) !=
           std::string::npos);
     CHECK(script.find(fmt::format("with points lt {} pt {} ps 0.55", type, open)) !=
@@ -98,8 +97,7 @@ TEST_CASE("plot --by: two conditions of one level share its colour and differ by
 TEST_CASE("the plain figure of an np study has an efficiency panel, as the --by figure") {
   const auto script = plotting::scaling_script(study_table(), plotting::figure_files("f"));
   CHECK(script.find("  # Panel 1: Scaling efficiency\n") != std::string::npos);
-  CHECK(script.find("plot 100 with lines lc rgb '#606060' dt 2 lw 1 notitle") !=
-        std::string::npos);
+  CHECK(script.find("plot 100 with lines lc rgb '#606060' dt 2 lw 1 notitle") != std::string::npos);
   CHECK(plotting::scaling_caption(study_table())
             .starts_with("study: scaling efficiency, mean epoch time and throughput against"));
 }
@@ -125,8 +123,8 @@ TEST_CASE("at a column's width the panels go on a grid, the legend in the spare 
   CHECK(script.find("set terminal pdfcairo size 3.4in,3.4in enhanced font 'sans,8'") !=
         std::string::npos);
   // The Table 2 style legend of long names does not fit the slot: it goes under the panels.
-  const auto by = plotting::factor_scaling_script(study_by_model(), plotting::figure_files("f"),
-                                                  column);
+  const auto by =
+      plotting::factor_scaling_script(study_by_model(), plotting::figure_files("f"), column);
   CHECK(by.find("set key at screen 0.5, screen ") != std::string::npos);
 }
 
@@ -174,8 +172,7 @@ TEST_CASE("throughput past 10 000 images/s is drawn in thousands, labelled so") 
   const auto small = plotting::scaling_script(study_table(10, 600), plotting::figure_files("f"));
   CHECK(small.find("set ylabel 'images/s' noenhanced") != std::string::npos);
   CHECK(small.find("using 14:4 with linespoints") != std::string::npos);
-  const auto large =
-      plotting::scaling_script(study_table(10, 600000), plotting::figure_files("f"));
+  const auto large = plotting::scaling_script(study_table(10, 600000), plotting::figure_files("f"));
   CHECK(large.find("set ylabel 'images/s (×1000)' noenhanced") != std::string::npos);
   CHECK(large.find("using 14:($4/1000) with linespoints") != std::string::npos);
   CHECK(large.find("using 14:(bar(($4/1000), $8, $9)):(floor_at($8, 0)/1000):($9/1000) with "
@@ -189,6 +186,6 @@ TEST_CASE("--figure-width: column, page or inches") {
   CHECK(plotting::parse_figure_width("page", 6.5) == 6.5);
   CHECK(plotting::parse_figure_width("4.25", 6.5) == 4.25);
   for (const char* bad : {"", "wide", "0.5", "41", "3in", "-3", "nan", "1e1"})
-    CHECK_THROWS_WITH_AS(plotting::parse_figure_width(bad, 7),
-                         doctest::Contains("--figure-width"), report::ReportError);
+    CHECK_THROWS_WITH_AS(plotting::parse_figure_width(bad, 7), doctest::Contains("--figure-width"),
+                         report::ReportError);
 }

@@ -32,4 +32,32 @@ inline report::ReportTable sample_table() {
   return table;
 }
 
+// A table whose columns span magnitudes (epoch times 1.27 and 0.827, SDs 0.0213 and 0.152) and
+// whose throughput is large (269 849 images/s): the per-column decimals' case (issue 37).
+inline report::ReportTable decimals_table() {
+  using report::ReportRow;
+  report::ReportTable table;
+  table.experiment = "decimals";
+  table.base_label = "mpirun np=1";
+  table.rows = {
+      ReportRow{"mpirun np=1", "mpirun", "mpirun", 1, 3, 9, 1.27, 0.0213, std::nullopt, 269849.19,
+                1.0, 1.0, true},
+      ReportRow{"mpirun np=2", "mpirun", "mpirun", 2, 3, 9, 0.827, 0.152, 0.0032, 516234.4, 1.536,
+                0.768, false},
+  };
+  table.rows[0].mean_ci_lower = 1.2;
+  table.rows[0].mean_ci_upper = 1.34;
+  table.rows[0].images_ci_lower = 266453.1;
+  table.rows[0].images_ci_upper = 273289.4;
+  table.rows[1].mean_ci_lower = 0.61;
+  table.rows[1].mean_ci_upper = 1.044;
+  table.rows[1].images_ci_lower = 480012.3;
+  table.rows[1].images_ci_upper = 552456.7;
+  table.rows[1].speedup_ci_lower = 1.2;
+  table.rows[1].speedup_ci_upper = 1.9;
+  table.rows[1].efficiency_ci_lower = 0.6;
+  table.rows[1].efficiency_ci_upper = 0.95;
+  return table;
+}
+
 }  // namespace scalebench::test

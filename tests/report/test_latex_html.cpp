@@ -10,7 +10,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "column_decimals.hpp"
 #include "factor_samples.hpp"
 #include "plotting/png_pixels.hpp"
 #include "report/analysis/report.hpp"
@@ -77,8 +79,9 @@ TEST_CASE(
   CHECK(text.find("exp\\_1 50\\% \\& $<$b$>$") != std::string::npos);
   CHECK(text.find("% host: node 01\n") != std::string::npos);  // provenance as a comment
   // The interval in a row of its own, under its value.
-  CHECK(text.find("mpirun np=2 & 21.8 & ") != std::string::npos);
-  CHECK(text.find("\\\\\n & \\multicolumn{1}{c}{\\scriptsize [20.1, 23.6]} & ") !=
+  // The times' column at the decimals of its smallest value (0.0512 s: 4), its interval too.
+  CHECK(text.find("mpirun np=2 & 21.8400 & ") != std::string::npos);
+  CHECK(text.find("\\\\\n & \\multicolumn{1}{c}{\\scriptsize [20.1000, 23.5800]} & ") !=
         std::string::npos);
   CHECK(text.find("\\label{tab:exp-1-50-----b--run}") != std::string::npos);
 }
@@ -134,8 +137,8 @@ TEST_CASE("LaTeX: decimal-aligned columns, thin-space thousands, notes short, th
   // The tabular's columns: decimal-aligned numbers (dcolumn), the p-values right-aligned text.
   CHECK(text.find("\\begin{tabular}{@{}lD{.}{.}{2.4}D{.}{.}{1.2}rD{.}{.}{7.0}D{.}{.}{3.2}"
                   "D{.}{.}{3.1}@{}}") != std::string::npos);
-  CHECK(text.find("& 160\\,938 &") != std::string::npos);
-  CHECK(text.find("[240\\,001, 260\\,457]") != std::string::npos);
+  CHECK(text.find("& 160\\,900 &") != std::string::npos);  // 4 significant figures
+  CHECK(text.find("[240\\,000, 260\\,500]") != std::string::npos);
   CHECK(text.find("160938") == std::string::npos);
   CHECK(text.find("& \\multicolumn{1}{c}{N.A.} &") != std::string::npos);  // text in a D column
   CHECK(text.find("\\multicolumn{1}{c}{\\begin{tabular}[b]{@{}c@{}}Efficiency\\\\{}(\\%)") !=
@@ -155,14 +158,73 @@ TEST_CASE("LaTeX: decimal-aligned columns, thin-space thousands, notes short, th
         std::string::npos);
 }
 
-TEST_CASE(
-    "LaTeX --digits: significant figures for every measured column, other formats unchanged") {
+TEST_CASE("LaTeX --digits: significant figures of every column's smallest value, CSV unchanged") {
+  // Two figures for each column's smallest value: 0.0512 s gives the times 3 decimals, 1.65 the
+  // SDs 1, 1.00 the speed-ups 1, 85% the efficiency 0; images/s keeps 4 figures.
   const auto two = report::make_exporter("latex", {2})->render(paper_table());
-  CHECK(two.find("mpirun np=2 & 22 & 1.6 & 0.43 & 250\\,123 & 1.7 & 85 \\\\") != std::string::npos);
-  CHECK(report::make_exporter("markdown", {2})->render(paper_table()) ==
+  CHECK(two.find("mpirun np=2 & 21.840 & 1.6 & 0.43 & 250\\,100 & 1.7 & 85 \\\\") !=
+        std::string::npos);
+  CHECK(report::make_exporter("markdown", {2})->render(paper_table()) !=
         report::make_exporter("markdown")->render(paper_table()));
+  CHECK(report::make_exporter("csv", {2})->render(paper_table()) ==
+        report::make_exporter("csv")->render(paper_table()));
   CHECK_THROWS_AS(report::make_exporter("latex", {0}), report::ReportError);
   CHECK_THROWS_AS(report::LatexExporter({16}), report::ReportError);
+}
+
+TEST_CASE("LaTeX and HTML: one number of decimals per column, images/s at 4 figures grouped") {
+  const auto latex = report::make_exporter("latex")->render(test::decimals_table());
+  CAPTURE(latex);
+  CHECK(latex.find("\\begin{tabular}{@{}lD{.}{.}{1.3}D{.}{.}{1.4}rD{.}{.}{7.0}D{.}{.}{1.2}"
+                   "D{.}{.}{3.1}@{}}") != std::string::npos);
+  CHECK(latex.find("mpirun np=1 & 1.270 & 0.0213 & N.A. & 269\\,800 & 1.00 & 100.0 \\\\\n"
+                   " & \\multicolumn{1}{c}{\\scriptsize [1.200, 1.340]} & & & "
+                   "\\multicolumn{1}{c}{\\scriptsize [266\\,500, 273\\,300]} & & \\\\\n") !=
+        std::string::npos);
+  CHECK(latex.find("mpirun np=2 & 0.827 & 0.1520 & 0.0032 & 516\\,200 & 1.54 & 76.8 \\\\\n"
+                   " & \\multicolumn{1}{c}{\\scriptsize [0.610, 1.044]} & & & "
+                   "\\multicolumn{1}{c}{\\scriptsize [480\\,000, 552\\,500]} & "
+                   "\\multicolumn{1}{c}{\\scriptsize [1.20, 1.90]} & "
+                   "\\multicolumn{1}{c}{\\scriptsize [60.0, 95.0]} \\\\\n") != std::string::npos);
+
+  const auto page = report::make_exporter("html")->render(test::decimals_table());
+  CAPTURE(page);
+  CHECK(page.find("<tr><td>mpirun np=1</td><td>1.270 [1.200, 1.340]</td><td>0.0213</td>"
+                  "<td>N.A.</td><td>269&#8239;800 [266&#8239;500, 273&#8239;300]</td><td>1.00</td>"
+                  "<td>100.0%</td></tr>") != std::string::npos);
+  CHECK(page.find("<tr><td>mpirun np=2</td><td>0.827 [0.610, 1.044]</td><td>0.1520</td>"
+                  "<td>p=0.0032</td><td>516&#8239;200 [480&#8239;000, 552&#8239;500]</td>"
+                  "<td>1.54 [1.20, 1.90]</td><td>76.8% [60.0%, 95.0%]</td></tr>") !=
+        std::string::npos);
+  // Every cell of a numeric column at the same decimals, in both formats.
+  const auto cells = [](const std::string& text, const std::string& open, const std::string& close,
+                        std::size_t column) {
+    std::vector<std::string> out;
+    for (auto at = text.find(open); at != std::string::npos; at = text.find(open, at + 1)) {
+      const auto end = text.find(close, at);
+      auto row = text.substr(at, end - at);
+      for (std::size_t c = 0; c < column; ++c) row = row.substr(row.find("</td><td>") + 9);
+      out.push_back(row.substr(0, row.find("</td>")));
+    }
+    return out;
+  };
+  for (const std::size_t c : {1, 2, 4, 5, 6}) {
+    INFO("HTML column " << c);
+    CHECK(test::decimals_in_column(cells(page, "<tr><td>mpirun", "</tr>", c)).size() == 1);
+  }
+  CHECK(page.find("269849") == std::string::npos);
+  CHECK(latex.find("269849") == std::string::npos);
+
+  // --decimals in both: every integer digit of images/s, the times at 1 decimal.
+  const report::ExporterOptions set{std::nullopt, {{"images_per_second", 0}, {"epoch_time", 1}}};
+  CHECK(report::make_exporter("latex", set)
+            ->render(test::decimals_table())
+            .find("mpirun np=1 & 1.3 & 0.0213 & N.A. & 269\\,849 & 1.00 & 100.0 \\\\") !=
+        std::string::npos);
+  CHECK(report::make_exporter("html", set)
+            ->render(test::decimals_table())
+            .find("<td>1.3 [1.2, 1.3]</td><td>0.0213</td><td>N.A.</td><td>269&#8239;849 "
+                  "[266&#8239;453, 273&#8239;289]</td>") != std::string::npos);
 }
 
 TEST_CASE("LaTeX: a label per experiment, unit and --by factor, with no control sequence") {
@@ -241,6 +303,7 @@ TEST_CASE("LaTeX: the tables compile with a stock TeX Live, no overfull box, no 
       {"hostile", latex->render(hostile_table())},
       {"paper", latex->render(paper_table())},
       {"paper, 2 digits", report::make_exporter("latex", {2})->render(paper_table())},
+      {"decimals", latex->render(test::decimals_table())},
       {"by", latex->render(unlabelled)},
       {"by-labelled", latex->render(labelled_factor_report())}};
   for (const auto& [name, table] : cases) {
@@ -277,7 +340,7 @@ TEST_CASE("HTML: one self-contained page, escaped, the figure inline, no script"
   CHECK(page.find("http://www.w3.org/2000/svg") != std::string::npos);
   CHECK(page.find("<link") == std::string::npos);  // nothing fetched
   CHECK(page.find("<dt>host</dt><dd>node 01</dd>") != std::string::npos);
-  CHECK(page.find("<td>21.84 [20.10, 23.58]</td>") != std::string::npos);
+  CHECK(page.find("<td>21.8400 [20.1000, 23.5800]</td>") != std::string::npos);  // 0.0512's 4
   CHECK(page.find("F(3, 18) = 1119.95, p=2.77e-258") != std::string::npos);
   // Without a figure, no figure element.
   CHECK(report::make_exporter("html")->render(hostile_table()).find("<figure>") ==

@@ -1,11 +1,13 @@
 // The LaTeX exporter's table pieces (report/export/latex_table.hpp): significant figures with the
 // integer digits kept, thin-space thousands separators, prose with options in typewriter type and
-// np in math, the cells' rounding per column and under --digits, and the D column specs.
+// np in math, the cells at their column's format and under --digits, and the D column specs.
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "report/analysis/report.hpp"
+#include "report/export/column_format.hpp"
+#include "report/export/exporters.hpp"
 #include "report/export/latex_table.hpp"
 #include "report/export/markup.hpp"
 
@@ -50,7 +52,7 @@ TEST_CASE("LaTeX prose: options in typewriter type, np in math, no dashes made o
         ",{},z");
 }
 
-TEST_CASE("LaTeX cells: per-column rounding, --digits, intervals at the value's decimals") {
+TEST_CASE("LaTeX cells: the column's format, --digits, intervals at the value's decimals") {
   ReportRow row;
   row.mean_epoch_seconds = 1.4936;
   row.mean_ci_lower = 0.1301;
@@ -67,13 +69,14 @@ TEST_CASE("LaTeX cells: per-column rounding, --digits, intervals at the value's 
   row.sd_epoch_seconds = 0.15234;
   row.tukey_p_vs_base = 0.00321;
   const auto cell = [&](const char* key, std::optional<int> digits = std::nullopt) {
-    return latex::report_cell(row, key, digits);
+    return latex::report_cell(row, key, column_formats({&row}, ExporterOptions{digits}));
   };
   CHECK(cell("epoch_time").value == "1.49");
   CHECK(cell("epoch_time").aligned);
   CHECK(cell("epoch_time").interval == "[0.13, 2.86]");
-  CHECK(cell("images_per_second").value == "160\\,938");
-  CHECK(cell("images_per_second").interval == "[150\\,001, 170\\,124]");
+  // Images/s at 4 significant figures, the interval rounded at the value's place.
+  CHECK(cell("images_per_second").value == "160\\,900");
+  CHECK(cell("images_per_second").interval == "[150\\,000, 170\\,100]");
   CHECK(cell("speedup").value == "1.30");
   CHECK(cell("efficiency").value == "64.8");
   CHECK(cell("efficiency").interval == "[$-$26.1, 161.1]");
@@ -82,7 +85,8 @@ TEST_CASE("LaTeX cells: per-column rounding, --digits, intervals at the value's 
   CHECK_FALSE(cell("tukey").aligned);
   CHECK(cell("epoch_time", 2).value == "1.5");
   CHECK(cell("epoch_time", 2).interval == "[0.1, 2.9]");
-  CHECK(cell("images_per_second", 2).value == "160\\,938");
+  CHECK(cell("images_per_second", 2).value == "160\\,900");
+  CHECK(cell("images_per_second", 6).value == "160\\,938");
   CHECK(cell("speedup", 4).value == "1.301");
   CHECK(cell("efficiency", 2).value == "65");
   CHECK(cell("efficiency", 4).value == "64.81");
