@@ -114,8 +114,8 @@ void check_label_keys(const report::Labels& overrides, std::set<std::string> key
     if (keys.count(key)) continue;
     const auto near = util::closest_match(key, known);
     throw report::ReportError(fmt::format(
-        "--label '{}={}': '{}' names no condition, launcher, factor, level, np or column of "
-        "this experiment{}",
+        "--label '{}={}': '{}' names no experiment, condition, launcher, factor, level, np or "
+        "column of this experiment{}",
         key, text, key, near ? fmt::format(" (did you mean '{}'?)", *near) : ""));
   }
 }
@@ -131,7 +131,7 @@ report::ReportTable load_report(const db::Database& database, const report::Inst
   auto set = report::load_runs(database, query, filter);
   for (const auto& [key, text] : overrides.text) set.labels.text[key] = text;
   auto table = report::report_of(set, base, unit, pairwise);
-  std::set<std::string> keys;
+  std::set<std::string> keys = {table.experiment};
   add_row_keys(table.rows, keys);
   check_label_keys(overrides, keys);
   return table;
@@ -149,7 +149,7 @@ report::FactorReport load_factor_report(const db::Database& database,
   auto set = report::load_runs(database, query, filter, {.allreduce_runs = true});
   for (const auto& [key, text] : overrides.text) set.labels.text[key] = text;
   auto report = report::factor_report_of(set, factor, base, unit, pairwise);
-  std::set<std::string> keys = {factor};
+  std::set<std::string> keys = {factor, report.experiment};
   for (const auto& level : report.levels) {
     keys.insert(level);
     keys.insert(factor + "=" + level);

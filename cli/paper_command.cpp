@@ -142,15 +142,16 @@ int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&)
                                  ("paper-" + report::paper_file_stem(experiments.front()));
   report::PaperDocument document;
   document.columns = options.columns;
-  document.title = options.title.value_or(
-      experiments.size() == 1 ? fmt::format("Scaling of {}", experiments.front())
-                              : fmt::format("Scaling of {}", fmt::join(experiments, ", ")));
   document.made_by = {fmt::format("scalebench {} paper", SCALEBENCH_VERSION),
                       command_line(options, experiments)};
   std::vector<report::PaperFigureJob> figures;
   for (const auto& experiment : experiments)
     document.sections.push_back(
         paper_section(database, options, experiment, document, figures, out));
+  // The title names the experiments as the sections do (their labels).
+  std::vector<std::string> headings;
+  for (const auto& section : document.sections) headings.push_back(section.heading);
+  document.title = options.title.value_or(fmt::format("Scaling of {}", fmt::join(headings, ", ")));
   // Every part is computed: now the files, each checked before any is written.
   report::write_paper_bundle(dir, document, figures, options.database);
   fmt::print(out, "paper: {}\n  main.tex (lualatex main.tex), index.html, tables/, figures/\n",

@@ -75,11 +75,13 @@ report::PaperSection paper_section(const db::Database& database, const PaperComm
   };
   const auto table = std::make_shared<const report::ReportTable>(
       load_report(database, query, o.base, o.unit, o.labels, o.pairwise, subset));
+  section.heading = table->labels.experiment(experiment);
+  section.setup = table->setup;
   section.tables.push_back({stem, latex.render(*table), html.render(*table)});
   figures.push_back(figure_job(
       index, stem, plotting::scaling_caption(*table, style), *style.width_in,
       [table, style](auto& prefix) { return plotting::plot_scaling(*table, prefix, style); }));
-  document.provenance.emplace_back(experiment, table->provenance);
+  document.provenance.emplace_back(section.heading, table->provenance);
   if (o.by)
     optional_part("--by", [&] {
       const auto by = std::make_shared<const report::FactorReport>(

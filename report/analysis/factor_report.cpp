@@ -146,7 +146,11 @@ FactorReport build_factor_report(std::string experiment, const std::vector<Run>&
         report.row_keys.push_back(row.label);
     report.blocks.push_back(std::move(block));
   }
+  report.weak_scaling = !report.blocks.empty() &&
+                        std::all_of(report.blocks.begin(), report.blocks.end(),
+                                    [](const ReportTable& block) { return block.weak_scaling; });
   report.notes.push_back(describe_unit(report.unit));
+  if (report.weak_scaling) report.notes.push_back(std::string(kWeakScalingNote));
   if (report.unit == "nested")
     report.notes.push_back(
         "The two-way ANOVA is fitted on the runs' mean epoch times (the nested model is one-way "

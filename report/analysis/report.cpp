@@ -134,6 +134,38 @@ std::size_t choose_base(const std::vector<std::string>& labels, const std::vecto
 // condition, launcher and factor levels when i is launched (not "single") and that group exists;
 // else the base when it has the same levels, else a launched np=1 group with the same levels (a
 // single row of another model is not compared with the base model), else the base.
+// Images per epoch of a group, when every epoch reported them (all ranks together).
+std::optional<double> images_per_epoch(const Group& g) {
+  if (g.epochs_without_images > 0 || g.durations.empty() || g.images <= 0) return std::nullopt;
+  return static_cast<double>(g.images) / static_cast<double>(g.durations.size());
+}
+
+// A weak-scaling study: every series (a condition and levels, over np) measured at more than one
+// np keeps its images per epoch per process and so grows its images with np (the experiment
+// file's train_images_per_rank, or a program that shards a fixed count per rank); at least one
+// such series. Then a group's speed-up is its images/s over the base's (the scaled speed-up):
+// the ratio of epoch times would read 0.56 at np 16 while throughput rose 8.9 times.
+bool is_weak_scaling(const std::vector<Group>& groups) {
+  std::map<std::pair<std::string, FactorLevels>, std::vector<const Group*>> series;
+  for (const auto& g : groups) series[{g.condition, g.levels}].push_back(&g);
+  bool any = false;
+  for (const auto& [key, members] : series) {
+    std::set<int> nps;
+    for (const auto* g : members) nps.insert(g->np);
+    if (nps.size() < 2) continue;
+    std::optional<double> per_process;
+    for (const auto* g : members) {
+      const auto images = images_per_epoch(*g);
+      if (!images) return false;
+      const double each = *images / g->np;
+      if (per_process && std::abs(each - *per_process) > 1e-9 * *per_process) return false;
+      per_process = each;
+    }
+    any = true;
+  }
+  return any;
+}
+
 std::size_t efficiency_reference(const std::vector<Group>& groups, std::size_t i,
                                  std::size_t base) {
   const Group& g = groups[i];
@@ -432,19 +464,26 @@ ReportTable build_report(std::string experiment, const std::vector<Run>& runs,
     table.rows.push_back(std::move(row));
   }
 
+  table.weak_scaling = is_weak_scaling(groups);
+  if (table.weak_scaling) table.notes.push_back(std::string(kWeakScalingNote));
   std::vector<std::string> single_epoch, two_runs;
   for (std::size_t i = 0; i < groups.size(); ++i) {
     ReportRow& row = table.rows[i];
+    // Weak scaling: the scaled speed-up, the epoch-time ratio times the ratio of images per epoch
+    // (a constant, so it scales the interval too): images/s over the base's (docs/metrics.md).
+    const double work = table.weak_scaling ? images_per_epoch(groups[i]).value_or(1) /
+                                                 images_per_epoch(groups[base]).value_or(1)
+                                           : 1;
     if (row.mean_epoch_seconds > 0) {
-      row.speedup_vs_base = table.rows[base].mean_epoch_seconds / row.mean_epoch_seconds;
+      row.speedup_vs_base = table.rows[base].mean_epoch_seconds / row.mean_epoch_seconds * work;
       if (i != base && estimates[i] && estimates[base] && table.rows[base].mean_epoch_seconds > 0) {
         // Nested: one contrast of the fitted model with its own Satterthwaite d.f. (lmerTest's
         // contest); runs: two independent means, Welch's d.f.
         const auto ratio =
             nested_fit ? stats::nested_ratio_interval(*nested_fit, base, i, table.confidence)
                        : stats::ratio_interval(*estimates[base], *estimates[i], table.confidence);
-        row.speedup_ci_lower = ratio.ci.lower;
-        row.speedup_ci_upper = ratio.ci.upper;
+        row.speedup_ci_lower = ratio.ci.lower * work;
+        row.speedup_ci_upper = ratio.ci.upper * work;
       }
     }
     const std::size_t ref = efficiency_reference(groups, i, base);

@@ -76,6 +76,14 @@ struct AnovaSummary {
 // One line for readers: what the unit means, and for epoch, that its p-values are too small.
 std::string describe_unit(std::string_view unit);
 
+// The note of a weak-scaling table (ReportTable::weak_scaling): what its speed-up and efficiency
+// mean there.
+inline constexpr std::string_view kWeakScalingNote =
+    "Weak scaling: every process trains the same images per epoch at every np, so the work grows "
+    "with np and the epoch time ideally stays flat. Speed-up is the scaled speed-up, images/s "
+    "over the base's; efficiency is the scaled efficiency, images/s over np times the "
+    "reference's images/s per process (docs/metrics.md, \"Weak scaling\").";
+
 struct ReportTable {
   std::string experiment;
   std::string base_label;
@@ -90,6 +98,9 @@ struct ReportTable {
   // Where and with what the runs ran (db provenance, merged over the selected instances; the
   // runs' hosts under "hosts"), shown as the report's header block.
   Provenance provenance = {};
+  // The program, images, warm-up, line forms, launchers and machine (report/data/setup.hpp), for
+  // the paper's setup paragraph.
+  std::vector<std::pair<std::string, std::string>> setup = {};
   // The scaling figure as SVG text, for the formats that embed it (html); empty: none.
   std::string figure_svg = {};
   Labels labels = {};  // what readers see instead of stored names (report/data/labels.hpp)

@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "report/data/setup.hpp"
 #include "util/text.hpp"
 
 namespace scalebench::report {
@@ -90,6 +91,7 @@ ReportTable report_of(const RunSet& set, const std::optional<std::string>& base,
   if (!set.filter.empty()) table.notes.insert(table.notes.begin(), subset_note(set));
   table.notes.insert(table.notes.end(), set.failures.begin(), set.failures.end());
   table.provenance = set.provenance;
+  table.setup = study_setup(set);
   return table;
 }
 

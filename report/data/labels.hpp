@@ -18,6 +18,8 @@ struct Labels {
   // The label of `key`, else `fallback`.
   std::string of(std::string_view key, std::string_view fallback) const;
   bool has(std::string_view key) const { return text.find(key) != text.end(); }
+  // An experiment's name as readers see it, in headings, captions and titles: labels[name].
+  std::string experiment(std::string_view name) const { return of(name, name); }
   // A factor's name: labels["model"], else "model".
   std::string factor(std::string_view factor) const { return of(factor, factor); }
   // A level: labels["model=vgg16"], else labels["vgg16"], else "vgg16".

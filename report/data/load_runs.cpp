@@ -239,6 +239,7 @@ Provenance merged_provenance(const db::Database& database, const std::vector<std
 // The file's order of conditions and levels and its labels, from the (first) instance's record.
 void add_file_order(const db::ExperimentRecord& record, RunSet& set) {
   set.labels = labels_of_spec(record.spec_json);
+  set.spec_json = record.spec_json;
   try {
     const auto spec = nlohmann::json::parse(record.spec_json);
     if (spec.contains("conditions") && spec["conditions"].is_array())

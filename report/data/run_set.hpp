@@ -128,7 +128,8 @@ struct RunSet {
   // The experiment file's order (first instance); empty when unread.
   std::vector<std::string> condition_order;
   std::vector<std::pair<std::string, std::vector<std::string>>> level_order;
-  Labels labels;  // the experiment file's "labels"
+  Labels labels;          // the experiment file's "labels"
+  std::string spec_json;  // the experiment file the (first) instance ran (its setup: setup.hpp)
   Provenance provenance;
   std::vector<std::string> notes;            // which instances, what warm-up was left out
   std::vector<std::string> failures;         // runs that are not ok, per group (failure_notes)

@@ -159,8 +159,9 @@ std::string HtmlExporter::render(const ReportTable& table) const {
   std::size_t runs = 0, epochs = 0;
   for (const auto& row : table.rows) runs += row.runs, epochs += row.epochs;
 
-  std::string out = page_head("scalebench: " + table.experiment);
-  out += fmt::format("<h1>Experiment {}</h1>\n<ul>\n", html(table.experiment));
+  const auto experiment = table.labels.experiment(table.experiment);
+  std::string out = page_head("scalebench: " + experiment);
+  out += fmt::format("<h1>Experiment {}</h1>\n<ul>\n", html(experiment));
   out += fmt::format("<li>Unit of analysis: {} ({} epochs from {} runs in {} groups)</li>\n",
                      html(table.unit), epochs, runs, table.rows.size());
   out += fmt::format("<li>Base group: {}</li>\n</ul>\n", html(table.base_label));
@@ -188,9 +189,9 @@ std::string HtmlExporter::render(const FactorReport& report) const {
   const auto formats = factor_formats(report, options_);
   const auto& headers = columns.headers;
 
-  std::string out = page_head("scalebench: " + report.experiment + " by " + report.factor);
-  out += fmt::format("<h1>Experiment {} by {}</h1>\n<ul>\n", html(report.experiment),
-                     html(report.factor));
+  const auto experiment = report.labels.experiment(report.experiment);
+  std::string out = page_head("scalebench: " + experiment + " by " + report.factor);
+  out += fmt::format("<h1>Experiment {} by {}</h1>\n<ul>\n", html(experiment), html(report.factor));
   out += fmt::format("<li>Unit of analysis: {}</li>\n", html(report.unit));
   out += fmt::format("<li>Column blocks: {} = {}</li>\n</ul>\n", html(report.factor),
                      html(fmt::format("{}", fmt::join(report.levels, ", "))));

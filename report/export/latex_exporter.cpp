@@ -183,6 +183,13 @@ std::string notes_block(const TexNotes& notes) {
   return out + "}\n";
 }
 
+// A weak-scaling table says so in its caption, where readers look for what Speed-up means.
+std::string weak_text(bool weak) {
+  return weak ? " (weak scaling: the same images per process per epoch at every np, so speed-up "
+                "and efficiency are the scaled ones)"
+              : "";
+}
+
 // Scaled down to the line width only when wider (graphicx; \width is the box's natural width): a
 // last resort, for tables with many groups or long labels.
 constexpr std::string_view kFitOpen =
@@ -319,9 +326,10 @@ std::string LatexExporter::render(const ReportTable& table) const {
     letters = letters || row.letters.has_value();
   }
   std::string caption = fmt::format(
-      "Epoch time by group, experiment {}. Unit of analysis: {} ({} runs, {} epochs); base: {}. "
+      "Epoch time by group, experiment {}{}. Unit of analysis: {} ({} runs, {} epochs); base: {}. "
       "Under each value its {} interval{}.",
-      tex(table.experiment), unit_text(table.unit), runs, epochs, tex(base_display(table)),
+      tex(table.labels.experiment(table.experiment)), weak_text(table.weak_scaling),
+      unit_text(table.unit), runs, epochs, tex(base_display(table)),
       tex(percent_of(table.confidence)),
       letters_sentence(letters, table.confidence, "", table.pairwise));
   if (table.anova) caption += " One-way ANOVA: " + anova_math(*table.anova) + ".";
@@ -390,10 +398,11 @@ std::string LatexExporter::render(const FactorReport& report) const {
   const bool footers =
       std::any_of(blocks.begin(), blocks.end(), [](const auto& b) { return !b.footer.empty(); });
   const auto caption = fmt::format(
-      "Epoch time by {}, experiment {}: one column block per level. Unit of analysis: {} ({} runs, "
-      "{} epochs); base of each block: {}. Under each value its {} interval{}.{}{}",
-      factor, tex(report.experiment), unit_text(report.unit), runs, epochs,
-      fmt::join(base_texts, ", "), tex(percent_of(confidence)),
+      "Epoch time by {}, experiment {}{}: one column block per level. Unit of analysis: {} ({} "
+      "runs, {} epochs); base of each block: {}. Under each value its {} interval{}.{}{}",
+      factor, tex(report.labels.experiment(report.experiment)), weak_text(report.weak_scaling),
+      unit_text(report.unit), runs, epochs, fmt::join(base_texts, ", "),
+      tex(percent_of(confidence)),
       letters_sentence(letters, confidence, "within a level, ",
                        [&] {
                          std::string name;

@@ -69,7 +69,8 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
   for (const auto& block : report.blocks)
     for (const auto& row : block.rows) epochs += row.epochs, runs += row.runs;
   std::string out;
-  out += fmt::format("## Experiment {} by {}\n\n", markdown_cell(report.experiment),
+  out += fmt::format("## Experiment {} by {}\n\n",
+                     markdown_cell(report.labels.experiment(report.experiment)),
                      markdown_cell(report.factor));
   out +=
       fmt::format("- Unit of analysis: {} ({} epochs from {} runs)\n", report.unit, epochs, runs);
@@ -167,7 +168,8 @@ std::string MarkdownExporter::render(const ReportTable& table) const {
     runs += row.runs;
   }
   std::string out;
-  out += fmt::format("## Experiment {}\n\n", markdown_cell(table.experiment));
+  out +=
+      fmt::format("## Experiment {}\n\n", markdown_cell(table.labels.experiment(table.experiment)));
   out += fmt::format("- Unit of analysis: {} ({} epochs from {} runs in {} groups)\n", table.unit,
                      epochs, runs, table.rows.size());
   out += fmt::format("- Base group: {}\n", markdown_cell(table.base_label));

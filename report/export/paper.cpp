@@ -64,6 +64,23 @@ std::vector<Part> reading_order(const PaperSection& section) {
   return parts;
 }
 
+// The study's setup as a methods section states it: a run-in paragraph, each item a sentence.
+std::string setup_tex(const std::vector<std::pair<std::string, std::string>>& setup) {
+  if (setup.empty()) return "";
+  std::string out = "\\paragraph{Setup.}\n";
+  for (const auto& [what, text] : setup)
+    out += fmt::format("\\emph{{{}:}} {}.\n", tex(what), breakable_tex(text));
+  return out + "\n";
+}
+
+std::string setup_html(const std::vector<std::pair<std::string, std::string>>& setup) {
+  if (setup.empty()) return "";
+  std::string out = "<dl class=\"setup\">\n";
+  for (const auto& [what, text] : setup)
+    out += fmt::format("<dt>{}</dt><dd>{}</dd>\n", html(what), html(text));
+  return out + "</dl>\n";
+}
+
 // The inside of an HTML page's <body> (the exporters write whole pages); a fragment as it is.
 std::string body_of(const std::string& page) {
   const auto open = page.find("<body>");
@@ -112,6 +129,7 @@ std::string paper_main_tex(const PaperDocument& document) {
   out += fmt::format("\\title{{{}}}\n\\date{{}}\n\\maketitle\n\n", tex(document.title));
   for (const auto& section : document.sections) {
     out += fmt::format("\\section{{{}}}\n\\label{{{}}}\n\n", tex(section.heading), section.label);
+    out += setup_tex(section.setup);
     for (const auto& part : reading_order(section))
       out += part.table ? fmt::format("\\input{{tables/{}}}\n\n", part.table->name)
                         : figure_tex(*part.figure, document.columns);
@@ -169,6 +187,7 @@ std::string paper_html(const PaperDocument& document) {
   for (const auto& section : document.sections) {
     out += fmt::format("<section id=\"{}\">\n<h1>{}</h1>\n", html(section.label),
                        html(section.heading));
+    out += setup_html(section.setup);
     for (const auto& part : reading_order(section)) {
       if (part.table) {
         out += body_of(part.table->html);

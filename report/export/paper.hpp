@@ -33,6 +33,8 @@ struct PaperFigure {
 struct PaperSection {
   std::string heading;  // what readers see (the experiment's label)
   std::string label;    // a LaTeX label stem: "sec:quickstart"
+  // The setup paragraph under the heading: what and its text (report/data/setup.hpp).
+  std::vector<std::pair<std::string, std::string>> setup;
   std::vector<PaperTable> tables;
   std::vector<PaperFigure> figures;
 };

@@ -74,7 +74,7 @@ struct TableColumns {
 
 inline TableColumns table_columns(std::string_view unit, double confidence, std::string_view base,
                                   bool letters, bool accuracy, const Labels& labels,
-                                  std::string_view pairwise = "Tukey") {
+                                  std::string_view pairwise = "Tukey", bool weak = false) {
   const auto ci = percent_of(confidence);
   TableColumns columns;
   const auto add = [&](std::string_view key, std::string header) {
@@ -86,8 +86,9 @@ inline TableColumns table_columns(std::string_view unit, double confidence, std:
   add("tukey", fmt::format("{} vs {}", pairwise, base));
   if (letters) add("letters", "Letters");
   add("images_per_second", fmt::format("Images/s [{} CI]", ci));
-  add("speedup", fmt::format("Speed-up [{} CI]", ci));
-  add("efficiency", fmt::format("Efficiency [{} CI]", ci));
+  // Weak scaling names its measures for what they are (ReportTable::weak_scaling).
+  add("speedup", fmt::format("{} [{} CI]", weak ? "Scaled speed-up" : "Speed-up", ci));
+  add("efficiency", fmt::format("{} [{} CI]", weak ? "Scaled efficiency" : "Efficiency", ci));
   if (accuracy) add("test_accuracy", "Test accuracy");
   columns.first_header = labels.of("condition", "Condition");
   return columns;
@@ -97,9 +98,10 @@ inline TableColumns table_columns(std::string_view unit, double confidence, std:
 inline TableColumns table_columns(const std::vector<const ReportTable*>& tables,
                                   std::string_view unit, double confidence, std::string_view base,
                                   const Labels& labels) {
-  bool letters = false, accuracy = false;
+  bool letters = false, accuracy = false, weak = !tables.empty();
   std::string pairwise;  // the tables' test, or both names when blocks differ
   for (const auto* table : tables) {
+    weak = weak && table->weak_scaling;
     for (const auto& row : table->rows) {
       letters = letters || row.letters.has_value();
       accuracy = accuracy || row.mean_test_accuracy.has_value();
@@ -110,7 +112,7 @@ inline TableColumns table_columns(const std::vector<const ReportTable*>& tables,
       pairwise = "Tukey or Games-Howell";
   }
   return table_columns(unit, confidence, base, letters, accuracy, labels,
-                       pairwise.empty() ? "Tukey" : pairwise);
+                       pairwise.empty() ? "Tukey" : pairwise, weak);
 }
 
 // The text of `row`'s cell in column `key` (a TableColumns key), at the column's format.

@@ -202,8 +202,9 @@ TEST_CASE("paper: a bad --label or unknown experiment fails with one line and wr
   CHECK(bad.err.find("--label 'hvd': expected KEY=TEXT") != std::string::npos);
   const auto typo = test::invoke({"paper", "--db", db, "-o", out.string(), "--label", "mpiru=MPI"});
   CHECK(typo.status != 0);
-  CHECK(typo.err.find("'mpiru' names no condition, launcher, factor, level, np or column of this "
-                      "experiment (did you mean 'mpirun'?)") != std::string::npos);
+  CHECK(typo.err.find(
+            "'mpiru' names no experiment, condition, launcher, factor, level, np or column of this "
+            "experiment (did you mean 'mpirun'?)") != std::string::npos);
   const auto report_typo = test::invoke({"report", "--db", db, "--label", "singel=One"});
   CHECK(report_typo.status != 0);
   CHECK(report_typo.err.find("did you mean 'single'?") != std::string::npos);

@@ -51,6 +51,7 @@ TEST_CASE("JSON: stable keys, numbers as numbers, absent values as null") {
     "welch": false
   },
   "pairwise_test": "Tukey",
+  "weak_scaling": false,
   "notes": [
     "one note"
   ],
