@@ -27,6 +27,9 @@ struct PaperCommand {
   std::vector<std::string> labels;  // --label KEY=TEXT
   bool model = false;               // the scaling model's tables and figure
   std::optional<int> fit_max_np;    // with --model: the hold-out
+  // With --model: the predicted table's largest np; default 4 x the largest measured np, as a
+  // power of two (scaling::default_max_np).
+  std::optional<int> max_np;
   // With --model: which series and how the network is fitted (scalebench model's options).
   std::optional<std::string> model_condition;
   std::vector<std::string> model_only;  // FACTOR=LEVEL
