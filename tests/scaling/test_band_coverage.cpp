@@ -79,9 +79,10 @@ TEST_CASE("band coverage: the committed hold-outs at one and two doublings are a
       }
     }
   }
-  MESSAGE("fit | fit np <= | held-out np | doublings | interval | predicted images/s [interval] | "
-          "measured ± mean's half-width | inside | inside with the mean's noise\n"
-          << table);
+  MESSAGE(
+      "fit | fit np <= | held-out np | doublings | interval | predicted images/s [interval] | "
+      "measured ± mean's half-width | inside | inside with the mean's noise\n"
+      << table);
   const auto stated = scaling::stated_band_coverage(true);
   CHECK(with_error.one_inside == stated.one_doubling_inside);
   CHECK(with_error.one_cases == stated.one_doubling_cases);
