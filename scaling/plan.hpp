@@ -70,8 +70,8 @@ struct PlanParameter {
   std::string unit;    // "ms", "GB/s", "us", "" (a fraction), "MB"
   PlanValue value;     // in `unit`
   std::string origin;  // "fitted", "preset 10gbe", "header", "given"
-  // Fitted with a zero-width interval: every refit gave the same value, a bound the fit clips to
-  // (an overlap of 0 or 1, an overhead or latency of 0). Not identified by these data: the
+  // Fitted with a zero-width interval at a bound the fit clips to (an overlap of 0 or 1, an
+  // overhead or latency of 0): every refit gave that value. Not identified by these data: the
   // interval says nothing about its uncertainty.
   bool at_bound = false;
 };
