@@ -43,6 +43,10 @@ void declare_paper_options(CLI::App& app, PaperCommand& options) {
   app.add_option("--fit-max-np", options.fit_max_np,
                  "With --model: fit on np <= N, show larger measured np as held out")
       ->transform(integer_in(1, 1 << 20));
+  app.add_option("--max-np", options.max_np,
+                 "With --model: the largest np of the predicted table and figure (default: 4 x "
+                 "the largest measured np, as a power of two)")
+      ->transform(integer_in(1, 1 << 20));
   add_subset_options(app, options.only, options.condition);
   app.add_flag("--network-per-np", options.network_per_np,
                "With --model: latency and bandwidth at each measured np (scalebench model)");
@@ -92,6 +96,7 @@ std::string command_line(const PaperCommand& o, const std::vector<std::string>& 
   for (const auto& label : o.labels) add("--label", label);
   if (o.model) words.push_back("--model");
   if (o.fit_max_np) add("--fit-max-np", std::to_string(*o.fit_max_np));
+  if (o.max_np) add("--max-np", std::to_string(*o.max_np));
   if (o.condition) add("--condition", *o.condition);
   for (const auto& only : o.only) add("--only", only);
   if (o.network_per_np) words.push_back("--network-per-np");
@@ -120,11 +125,11 @@ int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&)
   report::check_unit(options.unit);
   paper_figure_style(options);  // a malformed --size or --figure-width fails before any work
   subset_of(options.only, options.condition);
-  if (!options.model &&
-      (options.fit_max_np || options.network_per_np || options.allreduce_window > 0))
+  if (!options.model && (options.fit_max_np || options.max_np || options.network_per_np ||
+                         options.allreduce_window > 0))
     throw report::ReportError(
-        "--fit-max-np, --network-per-np and --allreduce-window set up the scaling model: add "
-        "--model");
+        "--fit-max-np, --max-np, --network-per-np and --allreduce-window set up the scaling "
+        "model: add --model");
   parse_labels(options.labels);              // --label is checked before the database is read
   report::parse_decimals(options.decimals);  // and --decimals
   const auto database = db::Database::open(options.database, db::OpenMode::ReadOnly);

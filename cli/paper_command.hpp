@@ -27,6 +27,9 @@ struct PaperCommand {
   std::vector<std::string> labels;  // --label KEY=TEXT
   bool model = false;               // the scaling model's tables and figure
   std::optional<int> fit_max_np;    // with --model: the hold-out
+  // With --model: the predicted table's largest np; default 4 x the largest measured np, as a
+  // power of two (scaling::default_max_np).
+  std::optional<int> max_np;
   // The part of the study every table, figure and the model show (report --only, --condition).
   std::optional<std::string> condition;
   std::vector<std::string> only;  // FACTOR=LEVEL

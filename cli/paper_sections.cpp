@@ -98,6 +98,10 @@ report::PaperSection paper_section(const db::Database& database, const PaperComm
       scaling::ScalingPlanOptions plan_options;
       plan_options.training = query;
       plan_options.fit_max_np = o.fit_max_np;
+      if (o.max_np)
+        plan_options.max_np = *o.max_np;
+      else
+        plan_options.max_np_from_runs = true;  // 4 x the largest measured np
       plan_options.condition = o.condition;
       plan_options.only = parse_only_filters(o.only);
       plan_options.network_per_np = o.network_per_np;
@@ -105,16 +109,14 @@ report::PaperSection paper_section(const db::Database& database, const PaperComm
       const auto plan = std::make_shared<const scaling::ScalingPlan>(
           scaling::build_scaling_plan(database, plan_options));
       const auto model_stem = stem + "-model";
-      section.tables.push_back({model_stem, scaling::format_scaling_plan(*plan, "latex"),
-                                scaling::format_scaling_plan(*plan, "html")});
-      figures.push_back(figure_job(
-          index, model_stem,
-          fmt::format("The scaling model of {}: the prediction with its band and the measured "
-                      "points (held-out ones marked apart).",
-                      experiment),
-          *style.width_in, [plan, style](auto& prefix) {
-            return plotting::plot_scaling_plan(*plan, prefix, style);
-          }));
+      section.tables.push_back({model_stem,
+                                scaling::format_scaling_plan(*plan, "latex", std::nullopt, true),
+                                scaling::format_scaling_plan(*plan, "html", std::nullopt, true)});
+      figures.push_back(figure_job(index, model_stem,
+                                   plotting::scaling_plan_caption(*plan, section.heading),
+                                   *style.width_in, [plan, style](auto& prefix) {
+                                     return plotting::plot_scaling_plan(*plan, prefix, style);
+                                   }));
     });
   return section;
 }

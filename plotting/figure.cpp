@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <optional>
 #include <system_error>
 
 #include "plotting/gnuplot_script.hpp"
@@ -124,21 +125,64 @@ std::string scaling_plan_data(const ScalingPlan& plan) {
                        low(r.efficiency, 100), high(r.efficiency, 100),
                        format_exact(r.images_per_second.value), low(r.images_per_second, 1),
                        high(r.images_per_second, 1));
+  // Efficiency against the measured mean step at np 1 (as the table's measured efficiency).
+  std::optional<double> single;
+  for (const auto& r : plan.rows)
+    if (r.np == 1 && r.measured_step_seconds) single = *r.measured_step_seconds;
+  const auto efficiency = [&](double step) {
+    return single ? format_exact(*single / step * 100) : std::string("NaN");
+  };
   for (const bool held_out : {false, true}) {
-    out += fmt::format("\n\n# Block {}, measured{}: np efficiency(%) images/s\n", held_out ? 2 : 1,
-                       held_out ? " and held out of the fit" : " and fitted");
+    out += fmt::format(
+        "\n\n# Block {}, measured means{}: np efficiency(%) low high images/s low high (the "
+        "mean's t interval; the mean itself with one run)\n",
+        held_out ? 2 : 1, held_out ? " held out of the fit" : " fitted");
     bool any = false;
     for (const auto& r : plan.rows) {
       if (!r.measured_step_seconds || r.held_out != held_out) continue;
-      const double rate = r.np * plan.batch / *r.measured_step_seconds;
-      out += fmt::format("{} {} {}\n", r.np,
-                         r.measured_efficiency ? format_exact(*r.measured_efficiency * 100) : "NaN",
-                         format_exact(rate));
+      const double mean = *r.measured_step_seconds;
+      const auto rate = [&](double step) { return format_exact(r.np * plan.batch / step); };
+      // A longer step is a lower efficiency and rate: the interval's high end is their low.
+      const double slow = r.measured_step_interval ? r.measured_step_interval->high : mean;
+      const double fast = r.measured_step_interval ? r.measured_step_interval->low : mean;
+      out += fmt::format("{} {} {} {} {} {} {}\n", r.np, efficiency(mean), efficiency(slow),
+                         efficiency(fast), rate(mean), rate(slow), rate(fast));
       any = true;
     }
-    if (!any) out += "NaN NaN NaN\n";  // gnuplot needs every block to hold a line
+    if (!any) out += "NaN NaN NaN NaN NaN NaN NaN\n";  // gnuplot needs every block to hold a line
   }
+  out += "\n\n# Block 3, measured runs: np efficiency(%) images/s (each run's mean step)\n";
+  bool any_run = false;
+  for (const auto& r : plan.rows)
+    for (double step : r.measured_run_steps) {
+      out +=
+          fmt::format("{} {} {}\n", r.np, efficiency(step), format_exact(r.np * plan.batch / step));
+      any_run = true;
+    }
+  if (!any_run) out += "NaN NaN NaN\n";
   return out;
+}
+
+std::string scaling_plan_caption(const ScalingPlan& plan, const std::string& experiment) {
+  const std::string band =
+      plan.replicates == 0
+          ? "the prediction (no interval: every input given)"
+          : fmt::format("the prediction with its {:g}% {}", 100 * plan.level,
+                        plan.model_error ? "band (the bootstrap and the model's own error)"
+                                         : "bootstrap interval (run-to-run noise only)");
+  const bool measured = std::any_of(plan.rows.begin(), plan.rows.end(), [](const auto& r) {
+    return r.measured_step_seconds.has_value();
+  });
+  std::string caption = fmt::format("The scaling model of {}: {}", experiment, band);
+  if (measured)
+    caption += fmt::format(
+        "; each measured run as a small open circle and the mean of each np with its {:g}% "
+        "t interval as a bar (held-out np marked apart)",
+        100 * plan.level);
+  caption += ".";
+  if (plan.replicates > 0)
+    caption += " " + scaling::band_coverage_statement(plan.model_error.has_value());
+  return caption;
 }
 
 std::string scaling_plan_script(const ScalingPlan& plan, const FigureFiles& files,
@@ -171,24 +215,29 @@ std::string scaling_plan_script(const ScalingPlan& plan, const FigureFiles& file
   // With the model's own error in it the band is a prediction band, not a bootstrap interval.
   const std::string band = plan.replicates == 0 ? std::string("no interval (presets)")
                            : plan.model_error
-                               ? fmt::format("{:g}% band (refits + model error)", 100 * plan.level)
-                               : fmt::format("{:g}% interval (refits)", 100 * plan.level);
-  const auto panel = [&](int value_column, const std::string& measured_column) {
+                               ? fmt::format("{:g}% band", 100 * plan.level)
+                               : fmt::format("{:g}% CI (refits only)", 100 * plan.level);
+  // Each np's mean with its t interval as a bar; the runs as small dark open circles on top.
+  const auto panel = [&](int value_column, int mean_column, int run_column) {
     return fmt::format(
         "  plot data index 0 using 1:{}:{} with filledcurves lt 1 title {}, \\\n"
         "       data index 0 using 1:{} with lines lt 1 title 'predicted', \\\n"
-        "       data index 1 using 1:{} with points lt 2 pt 7 ps 0.9 title 'measured, fitted', "
-        "\\\n"
-        "       data index 2 using 1:{} with points lt 3 pt 9 ps 1.1 title 'measured, held out'\n",
-        value_column + 1, value_column + 2, gnuplot_string(band), value_column, measured_column,
-        measured_column);
+        "       data index 1 using 1:{}:{}:{} with yerrorbars lt 2 pt 7 ps 0.6 "
+        "title 'mean ± CI, fitted', \\\n"
+        "       data index 2 using 1:{}:{}:{} with yerrorbars lt 3 pt 9 ps 0.8 "
+        "title 'held out', \\\n"
+        "       data index 3 using 1:{} with points pt 6 ps 0.4 lc rgb '#303030' "
+        "title 'runs'\n",
+        value_column + 1, value_column + 2, gnuplot_string(band), value_column, mean_column,
+        mean_column + 1, mean_column + 2, mean_column, mean_column + 1, mean_column + 2,
+        run_column);
   };
   out += title("Scaling efficiency") + "  set ylabel 'efficiency (%)'\n  set yrange [0:105]\n";
   out += "  unset logscale y\n";
-  out += panel(2, "2");
+  out += panel(2, 2, 2);
   out += title("Throughput") + "  set ylabel 'images/s (log scale)'\n  set yrange [*:*]\n";
   out += "  set logscale y 10\n";
-  out += panel(5, "3");
+  out += panel(5, 5, 3);
   out += "  unset multiplot\n  unset output\n}\n";
   return out;
 }

@@ -90,8 +90,11 @@ std::filesystem::path figure_prefix(const std::string& database_path, const std:
                                     const std::optional<std::string>& output);
 
 // The scaling model's figure (scalebench model --plot, plot --model): efficiency and images/s
-// against np (log2): the prediction, its band, measured points (those held out marked apart). Files
-// and guarantees as plot_scaling; the style sets size, font and titles.
+// against np (log2): the prediction, its band, each measured run (a small open circle) and the
+// measured means with their t interval as bars (those held out marked apart). Files and guarantees
+// as plot_scaling; the style sets size, font and titles.
+// Its caption in the paper's words: what the band, the markers and the bars are.
+std::string scaling_plan_caption(const scaling::ScalingPlan& plan, const std::string& experiment);
 std::string scaling_plan_data(const scaling::ScalingPlan& plan);
 std::string scaling_plan_script(const scaling::ScalingPlan& plan, const FigureFiles& files,
                                 const FigureStyle& style = {});

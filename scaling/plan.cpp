@@ -1,6 +1,7 @@
 #include "scaling/plan.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -107,6 +108,12 @@ std::vector<PlanParameter> describe_parameters(const ScalingFit& fit, const Orig
   }
   out.push_back({"gradient", "MB", fixed(fit.model.gradient_bytes * 1e-6), origin.gradient});
   out.push_back({"fusion bucket", "MiB", fixed(fit.model.bucket_bytes / kMiB), origin.fusion});
+  // Every refit at the same value, and that value a bound the fit clips to (overlap 0 or 1,
+  // overhead or latency 0): not an estimate without uncertainty. (Noiseless runs give zero-width
+  // intervals away from the bounds: those are identified.)
+  for (auto& p : out)
+    p.at_bound = p.value.interval && p.value.interval->low == p.value.interval->high &&
+                 (p.value.value == 0 || (p.name == "overlap" && p.value.value == 1));
   return out;
 }
 
@@ -122,6 +129,19 @@ struct Widening {
   const ModelError* error = nullptr;
   double quantile = 0;
 };
+
+// The mean of `values` with its Student's t interval at `level` (mean ± t·sd/sqrt(n), n − 1
+// degrees of freedom); nullopt for fewer than two values.
+std::optional<Interval> mean_interval(const std::vector<double>& values, double level) {
+  const std::size_t n = values.size();
+  if (n < 2) return std::nullopt;
+  const double mean = mean_of(values);
+  double squares = 0;
+  for (double x : values) squares += (x - mean) * (x - mean);
+  const double se = std::sqrt(squares / static_cast<double>(n - 1) / static_cast<double>(n));
+  const double half = model_error_quantile(level, static_cast<int>(n - 1)) * se;
+  return Interval{mean - half, mean + half};
+}
 
 // Widens a bootstrap interval into the band (prediction_band), keeping the bootstrap's own.
 void widen(PlanValue& v, double half_width) {
@@ -170,15 +190,20 @@ std::vector<PlanRow> predict_rows(const ScalingFit& fit, int batch, const Epochs
     }
     const auto it = measured.find(np);
     if (it != measured.end()) {
-      row.measured_step_seconds = mean_of(it->second);
+      const double mean = mean_of(it->second);
+      row.measured_step_seconds = mean;
+      row.measured_run_steps = it->second;
       row.measured_runs = it->second.size();
-      if (single > 0) row.measured_efficiency = single / *row.measured_step_seconds;
-      row.step_error = (step - *row.measured_step_seconds) / *row.measured_step_seconds;
+      row.measured_step_interval = mean_interval(it->second, level);
+      if (single > 0) row.measured_efficiency = single / mean;
+      row.step_error = (step - mean) / mean;
       row.held_out = fit_max_np && np > *fit_max_np;
       if (row.held_out && row.images_per_second.interval) {
-        const double rate_measured = rate(*row.measured_step_seconds);
-        row.inside_band = row.images_per_second.interval->low <= rate_measured &&
-                          rate_measured <= row.images_per_second.interval->high;
+        // The mean's relative half-width: its own noise is in the check (band_covers).
+        const double mean_half_width =
+            row.measured_step_interval ? (row.measured_step_interval->high - mean) / mean : 0.0;
+        row.inside_band = band_covers(row.images_per_second.value, *row.images_per_second.interval,
+                                      rate(mean), mean_half_width);
       }
     }
     rows.push_back(row);
@@ -235,6 +260,14 @@ namespace {
 
 std::string signed_percent(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
 
+// A note for the command line's output and, in the paper's words, for `paper` (no option names,
+// paths or timestamps); an empty paper text leaves it out of the paper.
+void add_note(ScalingPlan& plan, std::string cli, std::optional<std::string> paper = std::nullopt) {
+  std::string prose = paper ? std::move(*paper) : cli;
+  plan.notes.push_back(std::move(cli));
+  if (!prose.empty()) plan.paper_notes.push_back(std::move(prose));
+}
+
 // What the predicted columns' band holds: the bootstrap alone, or with the model's own error.
 void add_band_note(ScalingPlan& plan, const ScalingData& data) {
   if (plan.replicates == 0) return;
@@ -242,11 +275,17 @@ void add_band_note(ScalingPlan& plan, const ScalingData& data) {
     std::set<int> multi;
     for (const auto& run : data.training)
       if (run.ranks > 1) multi.insert(run.ranks);
-    plan.notes.push_back(fmt::format(
-        "The predicted band is the bootstrap's alone: the model's own error is estimated by "
-        "leaving one fitted np out, which needs at least two fitted np above 1 ({} here{}), so "
-        "the band does not include how far the model itself is off.",
-        multi.size(), multi.size() >= 2 ? ", and a refit without one of them was refused" : ""));
+    const std::string why = fmt::format(
+        "the model's own error is estimated by leaving one fitted np out, which needs at least "
+        "two fitted np above 1 ({} here{})",
+        multi.size(), multi.size() >= 2 ? ", and a refit without one of them was refused" : "");
+    add_note(plan,
+             "The predicted band is the bootstrap's alone: " + why +
+                 ", so the band does not include how far the model itself is off. " +
+                 band_coverage_statement(false),
+             "The predicted interval is the bootstrap's alone: " + why +
+                 ", so it holds the run-to-run noise but not how far the model itself is off. " +
+                 band_coverage_statement(false));
     return;
   }
   const auto& e = *plan.model_error;
@@ -254,14 +293,34 @@ void add_band_note(ScalingPlan& plan, const ScalingData& data) {
   for (const auto& r : e.residuals)
     residuals += fmt::format("{}np={}: {}", residuals.empty() ? "" : ", ", r.ranks,
                              signed_percent(std::expm1(r.log_residual)));
-  plan.notes.push_back(fmt::format(
-      "Predicted band = bootstrap interval widened by the model's own error (a prediction "
-      "interval): refitted without each fitted np above 1, the model missed its step by {}; the "
-      "RMS of those log residuals, {:.2f}%, times t({:g}, {} d.f.) = {:.2f}, is added to the "
-      "bootstrap's half-width in quadrature, and grows as log2(np / {}) beyond np={} "
-      "(docs/scaling-model.md, \"The band\"). Parameter intervals: bootstrap alone.",
+  const std::string how = fmt::format(
+      "refitted without each fitted np above 1, the model missed its step by {}; the RMS of "
+      "those log residuals, {:.2f}%, times t({:g}, {} d.f.) = {:.2f}, is added to the "
+      "bootstrap's half-width in quadrature, and grows as log2(np / {}) beyond np={}",
       residuals, 100 * e.rms, (1 + plan.level) / 2, e.degrees_of_freedom, plan.model_error_quantile,
-      e.largest_fitted_np, 2 * e.largest_fitted_np));
+      e.largest_fitted_np, 2 * e.largest_fitted_np);
+  add_note(plan,
+           "Predicted band = bootstrap interval widened by the model's own error (a prediction "
+           "interval): " +
+               how +
+               " (docs/scaling-model.md, \"The band\"). Parameter intervals: bootstrap alone. " +
+               band_coverage_statement(true),
+           "Predicted band: the bootstrap interval widened by the model's own error (a "
+           "prediction interval): " +
+               how + ". The parameters' intervals are the bootstrap's alone. " +
+               band_coverage_statement(true));
+}
+
+// Fitted parameters whose every refit sat at the same value: at a bound, not identified.
+void add_bound_note(ScalingPlan& plan) {
+  std::vector<std::string> names;
+  for (const auto& p : plan.parameters)
+    if (p.at_bound) names.push_back(fmt::format("{} ({:g})", p.name, p.value.value));
+  if (names.empty()) return;
+  add_note(plan, fmt::format(
+                     "At its bound in every refit, so not identified by these data (its zero-width "
+                     "interval is no measure of its uncertainty): {}.",
+                     fmt::join(names, ", ")));
 }
 
 // The notes under a fitted model's table: what was fixed or fitted, how well the allreduce and
@@ -269,33 +328,43 @@ void add_band_note(ScalingPlan& plan, const ScalingData& data) {
 void add_fit_notes(ScalingPlan& plan, const ScalingFit& fit, const ScalingData& data,
                    const TrainingData& training, const Epochs& epochs,
                    const ScalingPlanOptions& o) {
-  if (!fit.overlap_fitted)
-    plan.notes.push_back(fmt::format(
-        "The training runs have one np above 1: the overlap is fixed at {} ({}) and only the "
+  if (!fit.overlap_fitted) {
+    const std::string fixed_text = fmt::format(
+        "The training runs have one np above 1: the overlap is fixed at {} ({{}}) and only the "
         "overhead was fitted.",
-        data.fixed.overlap, o.overlap ? "--overlap" : "the default; set it with --overlap"));
+        data.fixed.overlap);
+    add_note(plan,
+             fmt::format(fmt::runtime(fixed_text),
+                         o.overlap ? "--overlap" : "the default; set it with --overlap"),
+             fmt::format(fmt::runtime(fixed_text), o.overlap ? "given" : "assumed"));
+  }
   if (training.overlap_on)
-    plan.notes.push_back("The runs overlapped the allreduce with backward (--overlap on).");
+    add_note(plan, "The runs overlapped the allreduce with backward (--overlap on).",
+             "The runs overlapped the allreduce with backward.");
+  add_bound_note(plan);
   if (fit.network) {
     std::string per_np;
     for (const auto& [ranks, f] : fit.network_by_ranks)
       per_np += fmt::format("{} np={}: {:.1f}%", per_np.empty() ? "; per np" : ",", ranks,
                             100 * f.rms_relative_residual);
-    plan.notes.push_back(fmt::format(
-        "Allreduce fit: {} rows, RMS relative residual {:.1f}% for one ring over all np{}{}.",
-        fit.network->samples, 100 * fit.network->rms_relative_residual, per_np,
-        fit.network->rms_relative_residual > 0.2 && fit.network_by_ranks.empty()
-            ? " (the ring model does not describe these runs: ranks sharing cores or memory "
-              "get less bandwidth as np grows; --network-per-np fits each np)"
-            : ""));
+    const bool poor = fit.network->rms_relative_residual > 0.2 && fit.network_by_ranks.empty();
+    const std::string fit_text = fmt::format(
+        "Allreduce fit: {} rows, RMS relative residual {:.1f}% for one ring over all np{}",
+        fit.network->samples, 100 * fit.network->rms_relative_residual, per_np);
+    const std::string why =
+        " (the ring model does not describe these runs: ranks sharing cores "
+        "or memory get less bandwidth as np grows";
+    add_note(plan, fit_text + (poor ? why + "; --network-per-np fits each np)" : "") + ".",
+             fit_text + (poor ? why + ")" : "") + ".");
     if (o.allreduce_window > 0)
-      plan.notes.push_back(fmt::format(
-          "Network fitted on allreduce sizes within x{:g} of the {:.3g} MB message each step "
-          "sends.",
-          o.allreduce_window, std::min(training.fusion_bytes, training.parameters * 4) * 1e-6));
+      add_note(plan, fmt::format("Network fitted on allreduce sizes within x{:g} of the {:.3g} MB "
+                                 "message each step sends.",
+                                 o.allreduce_window,
+                                 std::min(training.fusion_bytes, training.parameters * 4) * 1e-6));
     if (!fit.network_by_ranks.empty())
-      plan.notes.push_back(
-          "One link per measured np (--network-per-np): beyond the largest, its link is used.");
+      add_note(plan,
+               "One link per measured np (--network-per-np): beyond the largest, its link is used.",
+               "One link fitted per measured np; beyond the largest, its link is used.");
   }
   std::string misfits;
   for (const auto& row : plan.rows)
@@ -303,32 +372,47 @@ void add_fit_notes(ScalingPlan& plan, const ScalingFit& fit, const ScalingData& 
       misfits += fmt::format("{}np={} ({:+.0f}%)", misfits.empty() ? "" : ", ", row.np,
                              100 * *row.step_error);
   if (!misfits.empty())
-    plan.notes.push_back(fmt::format(
-        "The fit misses measured np it was fitted on by more than 10%: {}. The model does not "
-        "describe these runs well (a network that is not the one they used, or an overhead "
-        "that grows with np); read its predictions with that error in mind.",
-        misfits));
+    add_note(plan,
+             fmt::format("The fit misses measured np it was fitted on by more than 10%: {}. The "
+                         "model does not describe these runs well (a network that is not the one "
+                         "they used, or an overhead that grows with np); read its predictions with "
+                         "that error in mind.",
+                         misfits));
   if (o.fit_max_np)
-    plan.notes.push_back(fmt::format(
-        "Fitted on training runs with np <= {}{}; larger measured np are held out and their "
-        "error is a prediction's.",
-        *o.fit_max_np,
-        o.allreduce_max_np ? fmt::format(" and allreduce runs with np <= {}", *o.allreduce_max_np)
-                           : std::string(" (the allreduce runs at every np)")));
-  plan.notes.push_back(fmt::format(
-      "Step = epoch time / (images per epoch / (np x batch {})), mean over each run's epochs{} "
-      "({}); intervals: {:g}% percentile bootstrap over runs ({} refits{}).",
-      training.batch,
+    add_note(plan,
+             fmt::format("Fitted on training runs with np <= {}{}; larger measured np are held "
+                         "out and their error is a prediction's.",
+                         *o.fit_max_np,
+                         o.allreduce_max_np
+                             ? fmt::format(" and allreduce runs with np <= {}", *o.allreduce_max_np)
+                             : std::string(" (the allreduce runs at every np)")),
+             fmt::format("Fitted on the training runs of at most {} ranks{}; the larger measured "
+                         "np are held out, and their error is a prediction's.",
+                         *o.fit_max_np,
+                         o.allreduce_max_np ? fmt::format(" and the allreduce runs of at most {}",
+                                                          *o.allreduce_max_np)
+                                            : std::string(" (the allreduce runs at every np)")));
+  const std::string intervals = fmt::format(
+      "intervals: {:g}% percentile bootstrap over runs ({} refits{})", 100 * o.level,
+      plan.replicates,
+      plan.failed_replicates ? fmt::format(", {} resamples refused", plan.failed_replicates) : "");
+  const std::string warmup =
       training.skip_epochs == 0
-          ? std::string(", none left out as warm-up")
-          : fmt::format(" after the first {} (warm-up; a run with no more keeps all)",
-                        training.skip_epochs),
-      training.skip_origin, 100 * o.level, plan.replicates,
-      plan.failed_replicates ? fmt::format(", {} resamples refused", plan.failed_replicates) : ""));
+          ? std::string("none left out as warm-up")
+          : fmt::format("after the first {} (warm-up; a run with no more keeps all)",
+                        training.skip_epochs);
+  add_note(plan,
+           fmt::format("Step = epoch time / (images per epoch / (np x batch {})), mean over each "
+                       "run's epochs{}{} ({}); {}.",
+                       training.batch, training.skip_epochs == 0 ? ", " : " ", warmup,
+                       training.skip_origin, intervals),
+           fmt::format("Step time: a run's epoch time over its steps (images per epoch over np "
+                       "times the batch of {}), averaged over its epochs{}{}; measured means with "
+                       "Student's t intervals over runs; {}.",
+                       training.batch, training.skip_epochs == 0 ? ", " : " ", warmup, intervals));
   add_band_note(plan, data);
-  plan.notes.push_back(epochs.weak
-                           ? "Weak scaling: images per epoch grow with np."
-                           : "Strong scaling: images per epoch fixed, split among the ranks.");
+  add_note(plan, epochs.weak ? "Weak scaling: images per epoch grow with np."
+                             : "Strong scaling: images per epoch fixed, split among the ranks.");
 }
 
 // The model fitted to measured training (and allreduce) runs.
@@ -339,7 +423,9 @@ ScalingPlan measured_plan(const ScalingRuns& runs, const ScalingPlanOptions& o) 
   const TrainingData training = load_training(selection, o);
   ScalingData data;
   for (const auto& note : selection.notes)  // the warm-up is said in the fit's notes
-    if (!note.starts_with("Warm-up left out")) plan.notes.push_back(note);
+    // In the paper the report's table of the same runs carries them (and the provenance, the
+    // instance's times).
+    if (!note.starts_with("Warm-up left out")) add_note(plan, note, "");
   const RunSet& allreduce_selection = runs.allreduce ? *runs.allreduce : selection;
   const AllreduceData allreduce =
       load_allreduce(allreduce_selection, o, o.allreduce_max_np,
@@ -376,9 +462,8 @@ ScalingPlan measured_plan(const ScalingRuns& runs, const ScalingPlanOptions& o) 
   } else if (o.network) {
     data.fixed.network.inter = network_preset(*o.network).link;
     data.fixed.network.ranks_per_node = o.ranks_per_node.value_or(measured_max);
-    plan.notes.push_back(
-        fmt::format("Nodes of {} ranks joined by {} (measured links inside a node).",
-                    data.fixed.network.ranks_per_node, *o.network));
+    add_note(plan, fmt::format("Nodes of {} ranks joined by {} (measured links inside a node).",
+                               data.fixed.network.ranks_per_node, *o.network));
   }
   if (o.overlap) data.fixed.overlap = *o.overlap;
   data.network_per_np = o.network_per_np && !allreduce.runs.empty();
@@ -404,8 +489,9 @@ ScalingPlan measured_plan(const ScalingRuns& runs, const ScalingPlanOptions& o) 
   } else {
     plan.model_error.reset();
   }
-  plan.rows = predict_rows(fit, training.batch, epochs, training.steps_by_np, o.fit_max_np,
-                           o.max_np, o.level, widening);
+  plan.rows =
+      predict_rows(fit, training.batch, epochs, training.steps_by_np, o.fit_max_np,
+                   o.max_np_from_runs ? default_max_np(measured_max) : o.max_np, o.level, widening);
   for (const auto& row : plan.rows) {
     if (!row.inside_band) continue;
     if (!plan.coverage) plan.coverage.emplace();
@@ -451,13 +537,51 @@ ScalingPlan preset_plan(const ScalingPlanOptions& o) {
       given, *o.batch_size,
       {o.train_images ? std::optional<double>(*o.train_images) : std::nullopt, o.weak_scaling}, {},
       std::nullopt, o.max_np, o.level);
-  plan.notes.push_back(
-      "No intervals: every input is given, nothing is measured. Network figures and their sources: "
-      "docs/scaling-model.md, \"Network presets\".");
+  add_note(plan,
+           "No intervals: every input is given, nothing is measured. Network figures and their "
+           "sources: docs/scaling-model.md, \"Network presets\".",
+           "No intervals: every input is given, nothing is measured.");
   return plan;
 }
 
 }  // namespace
+
+StatedCoverage stated_band_coverage(bool with_model_error) {
+  // Measured by tests/scaling/test_band_coverage.cpp (which fails when these change).
+  return with_model_error ? StatedCoverage{8, 9, 2, 3} : StatedCoverage{3, 7, 2, 7};
+}
+
+std::string band_coverage_statement(bool with_model_error) {
+  const auto c = stated_band_coverage(with_model_error);
+  const auto part = [](int inside, int cases, const char* where) {
+    return cases == 0 ? fmt::format("{} none was measured", where)
+                      : fmt::format("{} of {} held-out np {}", inside, cases, where);
+  };
+  return fmt::format("On the committed hold-out measurements such {} covered {}; {}{}.",
+                     with_model_error ? "a band" : "an interval",
+                     part(c.one_doubling_inside, c.one_doubling_cases, "one doubling past the fit"),
+                     part(c.two_doublings_inside, c.two_doublings_cases, "two doublings past it"),
+                     with_model_error
+                         ? ""
+                         : ": it is not a prediction band, and its nominal level does not hold "
+                           "for a prediction");
+}
+
+int default_max_np(int largest_measured_np) {
+  long long n = 1;
+  while (n < 4LL * std::max(1, largest_measured_np)) n *= 2;
+  return static_cast<int>(std::min<long long>(n, 1 << 20));
+}
+
+bool band_covers(double predicted, const Interval& band, double measured, double mean_half_width) {
+  if (!(predicted > 0 && measured > 0 && band.low > 0 && band.high > 0))
+    throw ReportError("band_covers: predicted, measured and the band must be positive");
+  const double miss = std::log(measured / predicted);
+  // The band's half-width on the measurement's side (0 where its bound is on the other side).
+  const double band_half =
+      std::max(0.0, miss < 0 ? std::log(predicted / band.low) : std::log(band.high / predicted));
+  return std::abs(miss) <= std::hypot(band_half, std::max(0.0, mean_half_width));
+}
 
 std::vector<int> plan_rank_counts(int max_np, const std::vector<int>& measured) {
   std::set<int> counts(measured.begin(), measured.end());

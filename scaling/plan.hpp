@@ -45,6 +45,9 @@ struct ScalingPlanOptions {
   // (min(bucket, gradient)); 0: every size.
   double allreduce_window = 0;
   int max_np = 1024;
+  // `paper`'s default: max_np from the runs, 4 x the largest measured np rounded up to a power
+  // of two (default_max_np), instead of max_np.
+  bool max_np_from_runs = false;
   int bootstrap = 1000;
   std::uint64_t seed = 1;
   double level = 0.95;
@@ -67,6 +70,10 @@ struct PlanParameter {
   std::string unit;    // "ms", "GB/s", "us", "" (a fraction), "MB"
   PlanValue value;     // in `unit`
   std::string origin;  // "fitted", "preset 10gbe", "header", "given"
+  // Fitted with a zero-width interval at a bound the fit clips to (an overlap of 0 or 1, an
+  // overhead or latency of 0): every refit gave that value. Not identified by these data: the
+  // interval says nothing about its uncertainty.
+  bool at_bound = false;
 };
 
 struct PlanRow {
@@ -76,6 +83,10 @@ struct PlanRow {
   PlanValue efficiency;
   std::optional<PlanValue> epoch_seconds;
   std::optional<double> measured_step_seconds;  // mean over the runs at this np
+  std::vector<double> measured_run_steps;       // each run's mean step at this np, in run order
+  // The mean's own confidence interval (Student's t over the runs, at the plan's level), with
+  // two runs or more.
+  std::optional<Interval> measured_step_interval = std::nullopt;
   std::optional<double> measured_efficiency;
   std::size_t measured_runs = 0;
   bool held_out = false;  // measured but not used by the fit (np > fit_max_np)
@@ -83,7 +94,9 @@ struct PlanRow {
   std::optional<double> step_error;
   // The model error's scale on the log scale at this np (model_error_at), where it is known.
   std::optional<double> model_error = std::nullopt;
-  // Held out with a band: whether the measured images/s (np x batch / measured step) lies in it.
+  // Held out with a band: whether the measured images/s (np x batch / measured step) lies in it,
+  // the band's half-width on the measurement's side and the mean's own (measured_step_interval)
+  // added in quadrature on the log scale (band_covers).
   std::optional<bool> inside_band = std::nullopt;
 };
 
@@ -109,6 +122,10 @@ struct ScalingPlan {
   double model_error_quantile = 0;
   std::optional<BandCoverage> coverage;  // with held-out np and a band
   std::vector<std::string> notes;
+  // The same notes in the paper's words (`paper`'s LaTeX and HTML): no option names, paths or
+  // timestamps; what only a command line needs (the instance's start time, which option to
+  // try) is left out.
+  std::vector<std::string> paper_notes;
 };
 
 // The runs a measured plan is fitted to (scaling/plan_load.hpp loads them): the training
@@ -129,5 +146,30 @@ ScalingPlan build_scaling_plan(const ScalingRuns* runs, const ScalingPlanOptions
 
 // The np of the table: 1, 2, 4, ... up to max_np, and every measured np.
 std::vector<int> plan_rank_counts(int max_np, const std::vector<int>& measured);
+
+// The band's coverage as measured on the committed hold-out cases (docs/scaling-model.md, "How
+// often the band covers"; tests/scaling/test_band_coverage.cpp recomputes it): of the held-out np
+// one and two doublings past the largest fitted np, how many the band covered, with the model's
+// error in it (at least two fitted np above 1) and without (the bootstrap's alone).
+struct StatedCoverage {
+  int one_doubling_inside = 0;
+  int one_doubling_cases = 0;
+  int two_doublings_inside = 0;
+  int two_doublings_cases = 0;
+};
+StatedCoverage stated_band_coverage(bool with_model_error);
+// That coverage as a sentence for the notes and captions.
+std::string band_coverage_statement(bool with_model_error);
+
+// `paper`'s default largest np: 4 x the largest measured np, rounded up to a power of two (two
+// doublings past the measurement, as far as docs/scaling-model.md states the band's coverage).
+int default_max_np(int largest_measured_np);
+
+// Whether a held-out measurement of images/s `measured` (> 0) is consistent with the band
+// [band.low, band.high] around `predicted`: on the log scale, |log(measured / predicted)| at most
+// sqrt(w_band² + w_mean²), w_band the band's half-width on the measurement's side and w_mean the
+// measured mean's own relative half-width (0 without one). Var(measured − predicted) =
+// Var(prediction) + Var(mean), so the half-widths at one level add in quadrature.
+bool band_covers(double predicted, const Interval& band, double measured, double mean_half_width);
 
 }  // namespace scalebench::scaling

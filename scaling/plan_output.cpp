@@ -40,18 +40,21 @@ std::string percent(double fraction) { return format_percent(fraction); }
 
 std::string signed_percent(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
 
-struct Column {
-  std::string header;
-  std::vector<std::string> cells;
-};
+// The measured mean step in ms, with its t interval over the runs where there are two or more.
+std::string measured_step_text(const PlanRow& r) {
+  const std::string mean = number(*r.measured_step_seconds * 1e3);
+  if (!r.measured_step_interval) return fmt::format("{} (n={})", mean, r.measured_runs);
+  return fmt::format("{} [{}, {}] (n={})", mean, number(r.measured_step_interval->low * 1e3),
+                     number(r.measured_step_interval->high * 1e3), r.measured_runs);
+}
 
 // The hold-out table's honesty check: how many held-out np the band covers; empty without one.
 std::string coverage_text(const ScalingPlan& plan) {
   if (!plan.coverage) return "";
   const auto& c = *plan.coverage;
   return fmt::format(
-      "Band coverage: {} of {} held-out np inside the {:g}% band{} (measured images/s against "
-      "the predicted band{}).",
+      "Band coverage: {} of {} held-out np inside the {:g}% band{} (measured images/s, with its "
+      "mean's own interval, against the predicted band{}).",
       c.inside, c.held_out, 100 * plan.level,
       c.outside.empty() ? "" : fmt::format("; outside: np={}", fmt::join(c.outside, ", np=")),
       plan.model_error ? ", which includes the model's own error"
@@ -90,10 +93,7 @@ std::vector<std::vector<std::string>> body(const ScalingPlan& plan) {
         value_text(r.images_per_second), value_text(r.efficiency, 1, percent)};
     if (epoch) cells.push_back(r.epoch_seconds ? value_text(*r.epoch_seconds) : "");
     if (measured) {
-      cells.push_back(
-          r.measured_step_seconds
-              ? fmt::format("{} (n={})", number(*r.measured_step_seconds * 1e3), r.measured_runs)
-              : "");
+      cells.push_back(r.measured_step_seconds ? measured_step_text(r) : "");
       cells.push_back(r.measured_efficiency ? percent(*r.measured_efficiency) : "");
       cells.push_back(r.step_error ? signed_percent(*r.step_error) : "");
     }
@@ -105,8 +105,8 @@ std::vector<std::vector<std::string>> body(const ScalingPlan& plan) {
 std::vector<std::vector<std::string>> parameter_rows(const ScalingPlan& plan) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : plan.parameters)
-    rows.push_back(
-        {p.name + (p.unit.empty() ? "" : " (" + p.unit + ")"), value_text(p.value), p.origin});
+    rows.push_back({p.name + (p.unit.empty() ? "" : " (" + p.unit + ")"), value_text(p.value),
+                    p.origin + (p.at_bound ? "; at bound, not identified" : "")});
   return rows;
 }
 
@@ -138,7 +138,7 @@ std::string csv(const ScalingPlan& plan) {
       "np,step_seconds,step_low,step_high,images_per_second,images_per_second_low,"
       "images_per_second_high,efficiency,efficiency_low,efficiency_high,epoch_seconds,"
       "epoch_low,epoch_high,measured_step_seconds,measured_efficiency,measured_runs,held_out,"
-      "step_error,model_error,inside_band\n";
+      "step_error,model_error,inside_band,measured_step_low,measured_step_high\n";
   const auto value = [](const std::optional<PlanValue>& v) {
     if (!v) return std::string(",,");
     return fmt::format("{},{},{}", format_exact(v->value),
@@ -149,13 +149,16 @@ std::string csv(const ScalingPlan& plan) {
     return v ? format_exact(*v) : std::string();
   };
   // model_error: the model error's scale (log) at np; inside_band: 1 or 0 for a held-out np.
+  // measured_step_low/high: the measured mean's t interval over its runs.
   for (const auto& r : plan.rows)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.np, value(r.step_seconds),
-                       value(r.images_per_second), value(r.efficiency), value(r.epoch_seconds),
-                       opt(r.measured_step_seconds), opt(r.measured_efficiency),
-                       r.measured_step_seconds ? std::to_string(r.measured_runs) : "",
-                       r.held_out ? "1" : "0", opt(r.step_error), opt(r.model_error),
-                       r.inside_band ? (*r.inside_band ? "1" : "0") : "");
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.np, value(r.step_seconds),
+        value(r.images_per_second), value(r.efficiency), value(r.epoch_seconds),
+        opt(r.measured_step_seconds), opt(r.measured_efficiency),
+        r.measured_step_seconds ? std::to_string(r.measured_runs) : "", r.held_out ? "1" : "0",
+        opt(r.step_error), opt(r.model_error), r.inside_band ? (*r.inside_band ? "1" : "0") : "",
+        r.measured_step_interval ? format_exact(r.measured_step_interval->low) : "",
+        r.measured_step_interval ? format_exact(r.measured_step_interval->high) : "");
   return out;
 }
 
@@ -221,6 +224,7 @@ std::string json(const ScalingPlan& plan) {
     j["parameters"].push_back({{"name", p.name},
                                {"unit", p.unit},
                                {"origin", p.origin},
+                               {"at_bound", p.at_bound},
                                {"estimate", json_value(p.value)}});
   j["rows"] = Json::array();
   for (const auto& r : plan.rows) {
@@ -234,6 +238,10 @@ std::string json(const ScalingPlan& plan) {
       row["measured_step_seconds"] = *r.measured_step_seconds;
       row["measured_runs"] = r.measured_runs;
       row["step_error"] = *r.step_error;
+      row["measured_run_steps"] = r.measured_run_steps;
+      if (r.measured_step_interval)
+        row["measured_step_interval"] = {r.measured_step_interval->low,
+                                         r.measured_step_interval->high};
     }
     if (r.measured_efficiency) row["measured_efficiency"] = *r.measured_efficiency;
     if (r.model_error) row["model_error"] = *r.model_error;
@@ -250,31 +258,86 @@ std::string latex_label(const std::string& title) {
   return "tab:model-" + util::alnum_or_dash(title);
 }
 
-std::string latex(const ScalingPlan& plan) {
-  // Needs booktabs and graphicx (as the report's tables); wide tables shrink to the line.
+// The predicted table for LaTeX, narrow enough for a standard article's text width (345 pt) at
+// \small without shrinking: np, step, efficiency and the measured mean step (with its t interval)
+// and efficiency, each value on one row and its interval on the row below (images/s = np x batch
+// / step, the epoch time and the step error are in the other formats). A held-out np is marked
+// with an asterisk.
+std::string latex_predicted(const ScalingPlan& plan) {
+  const bool measured = std::any_of(plan.rows.begin(), plan.rows.end(), [](const PlanRow& r) {
+    return r.measured_step_seconds.has_value();
+  });
+  // Two header rows keep the columns as narrow as their numbers.
+  const std::string band = plan.replicates == 0 ? ""
+                                                : fmt::format("[{:g}\\% {}]", 100 * plan.level,
+                                                              plan.model_error ? "band" : "CI");
+  std::vector<std::string> header = {"np", "step (ms)", "efficiency (\\%)"};
+  std::vector<std::string> under = {"", band, band};
+  if (measured) {
+    header.insert(header.end(), {"measured", "measured"});
+    under.insert(under.end(),
+                 {fmt::format("step (ms) [{:g}\\% CI]", 100 * plan.level), "efficiency (\\%)"});
+  }
+  const auto pct = [](double v) { return fmt::format("{:.1f}", 100 * v); };
+  const auto interval = [](const std::optional<Interval>& i, double scale,
+                           std::string (*show)(double)) {
+    return i ? fmt::format("[{}, {}]", show(i->low * scale), show(i->high * scale)) : std::string();
+  };
+  const auto pct_of = [](double v) { return fmt::format("{:.1f}", v); };
+  std::string out = fmt::format("\\begin{{tabular}}{{{}}}\n\\toprule\n", alignment(header.size()));
+  out += fmt::format("{} \\\\\n", fmt::join(header, " & "));
+  if (plan.replicates > 0 || measured) out += fmt::format("{} \\\\\n", fmt::join(under, " & "));
+  out += "\\midrule\n";
+  for (const auto& r : plan.rows) {
+    std::vector<std::string> values = {std::to_string(r.np) + (r.held_out ? "$^{*}$" : ""),
+                                       tex(number(r.step_seconds.value * 1e3)),
+                                       pct(r.efficiency.value)};
+    std::vector<std::string> intervals = {"", interval(r.step_seconds.interval, 1e3, number),
+                                          interval(r.efficiency.interval, 100, pct_of)};
+    if (measured) {
+      values.push_back(r.measured_step_seconds ? number(*r.measured_step_seconds * 1e3) : "");
+      values.push_back(r.measured_efficiency ? pct(*r.measured_efficiency) : "");
+      intervals.push_back(interval(r.measured_step_interval, 1e3, number));
+      intervals.push_back("");
+    }
+    out += fmt::format("{} \\\\\n", fmt::join(values, " & "));
+    if (std::any_of(intervals.begin(), intervals.end(),
+                    [](const std::string& s) { return !s.empty(); }))
+      out += fmt::format("{} \\\\[2pt]\n", fmt::join(intervals, " & "));
+  }
+  return out + "\\bottomrule\n\\end{tabular}\n";
+}
+
+std::string latex(const ScalingPlan& plan, bool paper) {
+  // Needs booktabs (as the report's tables); nothing is shrunk.
   std::string out = fmt::format("% {}\n% Source: {}\n", tex(plan.title), tex(plan.source));
   out += "\\begin{table}[htbp]\n\\centering\n";
   out += fmt::format("\\caption{{{}: fitted parameters}}\n", tex(plan.title));
   out += latex_tabular({"parameter", fmt::format("value [{:g}% CI]", 100 * plan.level), "from"},
                        alignment(3), parameter_rows(plan));
   out += fmt::format("\\label{{{}-parameters}}\n", latex_label(plan.title));
-  out += "\\end{table}\n\\begin{table}[htbp]\n\\centering\n";
-  // The predicted table has eight columns: footnotesize and narrow gaps fit a text width; the
-  // box shrinks it further only where that is not enough.
-  out += "\\footnotesize\n\\setlength{\\tabcolsep}{3pt}\n";
-  out += fmt::format("\\caption{{{}: predicted step time, throughput and efficiency}}\n",
-                     tex(plan.title));
+  // A text width (table*: both columns of a two-column paper), at \small.
+  out += "\\end{table}\n\\begin{table*}[htbp]\n\\centering\n\\small\n";
+  const bool held_out =
+      std::any_of(plan.rows.begin(), plan.rows.end(), [](const PlanRow& r) { return r.held_out; });
+  out += fmt::format(
+      "\\caption{{{}: predicted step time and efficiency{} (images/s = np $\\times$ {} / "
+      "step){}}}\n",
+      tex(plan.title),
+      plan.replicates == 0
+          ? ""
+          : tex(fmt::format(", each with its {:g}% {} on the row below", 100 * plan.level,
+                            plan.model_error ? "band" : "bootstrap interval")),
+      plan.batch, held_out ? "; $^{*}$ held out of the fit" : "");
   out += fmt::format("\\label{{{}-predicted}}\n", latex_label(plan.title));
-  out += "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n";
-  out += latex_tabular(headers(plan), alignment(headers(plan).size()), body(plan));
-  out += "}\n";
-  out += "\\par\\smallskip\n{\\raggedright\n";
+  out += latex_predicted(plan);
+  out += "\\par\\smallskip\n{\\raggedright\\footnotesize\n";
   if (plan.coverage) out += tex(coverage_text(plan)) + "\\par\n";
-  for (const auto& n : plan.notes) out += tex(n) + "\\par\n";
-  return out + "}\n\\end{table}\n";
+  for (const auto& n : paper ? plan.paper_notes : plan.notes) out += tex(n) + "\\par\n";
+  return out + "}\n\\end{table*}\n";
 }
 
-std::string html_page(const ScalingPlan& plan, const std::optional<std::string>& svg) {
+std::string html_page(const ScalingPlan& plan, const std::optional<std::string>& svg, bool paper) {
   std::string out = page_head("scalebench: " + plan.title);
   out += fmt::format("<h1>{}</h1>\n<p>Source: {}</p>\n", html(plan.title), html(plan.source));
   out += "<h2>Parameters</h2>\n";
@@ -285,8 +348,9 @@ std::string html_page(const ScalingPlan& plan, const std::optional<std::string>&
   if (svg)
     out += figure_block(*svg,
                         "Predicted efficiency and images/s with their band; measured "
-                        "points, those held out of the fit marked apart.");
-  out += notes_list(plan.notes);
+                        "runs (open circles) and means with their t interval, those held out of "
+                        "the fit marked apart.");
+  out += notes_list(paper ? plan.paper_notes : plan.notes);
   return out + "</body>\n</html>\n";
 }
 
@@ -305,13 +369,13 @@ void require_scaling_plan_format(std::string_view format) {
 }
 
 std::string format_scaling_plan(const ScalingPlan& plan, std::string_view format,
-                                const std::optional<std::string>& svg) {
+                                const std::optional<std::string>& svg, bool paper) {
   if (format == "markdown") return markdown(plan);
   if (format == "csv") return csv(plan);
   if (format == "json") return json(plan);
-  if (format == "latex") return latex(plan);
+  if (format == "latex") return latex(plan, paper);
   require_scaling_plan_format(format);
-  return html_page(plan, svg);
+  return html_page(plan, svg, paper);
 }
 
 std::string network_presets_table() {

@@ -16,10 +16,12 @@ namespace scalebench::scaling {
 const std::vector<std::string>& scaling_plan_formats();
 // Throws report::ReportError naming the formats unless `format` is one of them.
 void require_scaling_plan_format(std::string_view format);
-// The plan as text in `format`; `svg` (a rendered figure) goes inline into html. Throws
+// The plan as text in `format`; `svg` (a rendered figure) goes inline into html. With `paper`,
+// latex and html carry the notes in the paper's words (ScalingPlan::paper_notes). Throws
 // report::ReportError naming the formats for an unknown one.
 std::string format_scaling_plan(const ScalingPlan& plan, std::string_view format,
-                                const std::optional<std::string>& svg = std::nullopt);
+                                const std::optional<std::string>& svg = std::nullopt,
+                                bool paper = false);
 
 // `model --list-networks`: the network presets as a Markdown table, with their sources.
 std::string network_presets_table();

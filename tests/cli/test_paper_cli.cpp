@@ -517,3 +517,50 @@ TEST_CASE("paper --columns 2: figures drawn at a column's 3.4 in with 8 pt text,
     CHECK(log.find("Float too large") == std::string::npos);
   }
 }
+
+TEST_CASE("paper --model: a compact predicted table to 4x the measured np, notes in prose") {
+  // issue 37, item 6: the predicted table at \small, never shrunk, rows up to 4 x the largest
+  // measured np (8 -> 32) unless --max-np says; the notes with no option name, path or time.
+  SCALEBENCH_SKIP_IF(missing_tools());
+  test::TempDir dir;
+  const auto db = (dir / "h.db").string();
+  fs::copy_file(test::data_dir() / "db" / "scaling-model-holdout.db", db);
+  const auto out = dir / "paper";
+  const auto result =
+      test::invoke({"paper", "--db", db, "-o", out.string(), "--model", "--fit-max-np", "4",
+                    "--network-per-np", "--allreduce-window", "2"});
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  const auto table = read(out / "tables" / "scaling-model-holdout-model.tex");
+  CHECK(table.find("resizebox") == std::string::npos);
+  CHECK(table.find("scalebox") == std::string::npos);
+  CHECK(table.find("\\tiny") == std::string::npos);
+  CHECK(table.find("\\scriptsize") == std::string::npos);
+  // A page-wide table (table*), placed where it stands in a one-column bundle.
+  CHECK(table.find("\\begin{table}[H]\n\\centering\n\\small\n") != std::string::npos);
+  CHECK(table.find("\n32 & ") != std::string::npos);
+  CHECK(table.find("\n64 & ") == std::string::npos);
+  CHECK(table.find("\n8$^{*}$ & ") != std::string::npos);
+  // In the paper's words: no option, no docs path, no timestamp (LaTeX writes "--" as -{}-).
+  const auto notes = table.substr(table.find("\\par\\smallskip"));
+  CHECK(notes.find("-{}-") == std::string::npos);
+  CHECK(notes.find("docs/") == std::string::npos);
+  CHECK_FALSE(std::regex_search(notes, std::regex("[0-9]{4}-[0-9]{2}-[0-9]{2}T")));
+  CHECK(notes.find("On the committed hold-out measurements") != std::string::npos);
+  // The latency at np 2 sits at its bound (0) in every refit: flagged.
+  CHECK(table.find("at bound, not identified") != std::string::npos);
+  const auto page = read(out / "index.html");
+  CHECK(page.find("docs/scaling-model.md") == std::string::npos);
+  CHECK(count(page, "--network-per-np") == 1);  // in the command line of the provenance only
+  // --max-np bounds the rows and goes into the recorded command line.
+  const auto bounded = test::invoke({"paper", "--db", db, "-o", (dir / "p16").string(), "--model",
+                                     "--fit-max-np", "4", "--max-np", "16"});
+  REQUIRE(bounded.status == 0);
+  const auto small = read(dir / "p16" / "tables" / "scaling-model-holdout-model.tex");
+  CHECK(small.find("\n16 & ") != std::string::npos);
+  CHECK(small.find("\n32 & ") == std::string::npos);
+  CHECK(read(dir / "p16" / "provenance.tex").find("max-\\allowbreak{}np 16") != std::string::npos);
+  SCALEBENCH_SKIP_IF(no_lualatex());
+  const auto log = compile(out);
+  CHECK(log.find("Overfull \\hbox") == std::string::npos);
+}

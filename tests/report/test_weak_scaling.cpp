@@ -60,17 +60,21 @@ const report::ReportRow& row_of(const report::ReportTable& table, int np) {
 TEST_CASE("equal work per process is weak scaling: the speed-up is images/s over the base's") {
   // 1000 images per process; the epoch grows 10% per doubling.
   const auto table = report::build_report(
-      "w", runs_of([](int np) { return np == 1 ? 10.0 : np == 2 ? 11.0 : 12.1; },
+      "w", runs_of([](int np) { return np == 1   ? 10.0
+                                       : np == 2 ? 11.0
+                                                 : 12.1; },
                    [](int np) { return 1000LL * np; }));
   CHECK(table.weak_scaling);
   const auto& np4 = row_of(table, 4);
   // Scaled speed-up: 4 x 10 / 12.1; the ratio of epoch times alone would be 0.83.
   CHECK(*np4.speedup_vs_base == doctest::Approx(4 * 10.0 / 12.1));
-  CHECK(*np4.speedup_vs_base == doctest::Approx(*np4.images_per_second /
-                                                *row_of(table, 1).images_per_second));
+  CHECK(*np4.speedup_vs_base ==
+        doctest::Approx(*np4.images_per_second / *row_of(table, 1).images_per_second));
   // The interval is the epoch-time ratio's, times the constant 4.
   const auto strong = report::build_report(
-      "w", runs_of([](int np) { return np == 1 ? 10.0 : np == 2 ? 11.0 : 12.1; },
+      "w", runs_of([](int np) { return np == 1   ? 10.0
+                                       : np == 2 ? 11.0
+                                                 : 12.1; },
                    [](int) { return 4000LL; }));
   CHECK_FALSE(strong.weak_scaling);
   CHECK(*np4.speedup_ci_lower == doctest::Approx(*row_of(strong, 4).speedup_ci_lower * 4));
@@ -140,9 +144,9 @@ TEST_CASE("the setup paragraph: program, images, warm-up, line forms, conditions
                         "Program",
                         "Training: scalebench-train (model mlp, dataset synthetic, batch 32 per "
                         "process, epochs 4, threads 1 per process)"});
-  CHECK(setup[1] == std::pair<std::string, std::string>{
-                        "Images per epoch",
-                        "640 per process (weak scaling): 640 at np 1 to 5120 at np 8"});
+  CHECK(setup[1] ==
+        std::pair<std::string, std::string>{
+            "Images per epoch", "640 per process (weak scaling): 640 at np 1 to 5120 at np 8"});
   CHECK(setup[2] == std::pair<std::string, std::string>{"Warm-up", "none: every epoch counts"});
   CHECK(setup[3] == std::pair<std::string, std::string>{"Epochs marked by",
                                                         "scalebench-train's \"Epoch y/z\" lines"});

@@ -172,13 +172,15 @@ TEST_CASE("scaling plan: a held-out np predicted within its interval from noisy 
   for (const auto& format : scaling::scaling_plan_formats()) {
     const auto text = scaling::format_scaling_plan(plan, format);
     bool marked = text.find("8 (held out)") != std::string::npos ||
-                  text.find("\"held_out\": true") != std::string::npos;
+                  text.find("\"held_out\": true") != std::string::npos ||
+                  (format == "latex" && text.find("\n8$^{*}$ & ") != std::string::npos &&
+                   text.find("$^{*}$ held out of the fit") != std::string::npos);
     if (format == "csv") {  // the row of np = 8 has held_out (column 17) = 1
       const auto line = text.substr(text.find("\n8,") + 1);
       std::vector<std::string> fields;
       std::stringstream row(line.substr(0, line.find('\n')));
       for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
-      REQUIRE(fields.size() == 20);
+      REQUIRE(fields.size() == 22);
       marked = fields[16] == "1";
       CHECK((fields[19] == "1" || fields[19] == "0"));  // inside_band, for a held-out np
     }
@@ -394,6 +396,8 @@ TEST_CASE("scaling plan: --only FACTOR=LEVEL takes that level's allreduce runs f
     CHECK(parameter(plan, "bandwidth").value.value == doctest::Approx(gbs).epsilon(1e-6));
     CHECK(parameter(plan, "latency").value.value == doctest::Approx(10).epsilon(1e-6));
     CHECK(parameter(plan, "overlap").value.value == doctest::Approx(0.2).epsilon(1e-6));
+    // Noiseless: every refit gives the same values, but none at a bound, so none is flagged.
+    for (const auto& p : plan.parameters) CHECK_FALSE(p.at_bound);
   }
 }
 
@@ -478,9 +482,14 @@ TEST_CASE("scaling plan: the band on the hold-out fixture includes the model's o
     CAPTURE(format);
     const auto text = scaling::format_scaling_plan(plan, format);
     if (format == "csv") {
-      CHECK(text.find(",model_error,inside_band\n") != std::string::npos);
+      CHECK(text.find(",model_error,inside_band,measured_step_low,measured_step_high\n") !=
+            std::string::npos);
       const auto line = text.substr(text.find("\n8,") + 1);
-      CHECK(line.substr(0, line.find('\n')).ends_with(",1"));
+      std::vector<std::string> fields;
+      std::stringstream cells(line.substr(0, line.find('\n')));
+      for (std::string field; std::getline(cells, field, ',');) fields.push_back(field);
+      REQUIRE(fields.size() == 22);
+      CHECK(fields[19] == "1");
     } else {
       CHECK(text.find(format == "latex"
                           ? "1 of 1 held-out np inside the 95\\% band"
@@ -523,4 +532,106 @@ TEST_CASE(
   CHECK(text.find("the bootstrap's alone: it does not include the model's own error") !=
         std::string::npos);
   CHECK(text.find("[95% CI]") != std::string::npos);
+}
+
+TEST_CASE("scaling plan: the held-out check adds the mean's own noise to the band") {
+  // Predicted 100 with a band [90, 120]: log half-widths 0.1054 below, 0.1823 above.
+  const scaling::Interval band{90, 120};
+  CHECK(scaling::band_covers(100, band, 90.5, 0));
+  CHECK_FALSE(scaling::band_covers(100, band, 85, 0));  // |log(0.85)| = 0.1625 > 0.1054
+  // With the mean's own half-width 0.12: sqrt(0.1054² + 0.12²) = 0.1597 < 0.1625: still out ...
+  CHECK_FALSE(scaling::band_covers(100, band, 85, 0.12));
+  // ... with 0.125: sqrt(0.1054² + 0.125²) = 0.1635 >= 0.1625: in.
+  CHECK(scaling::band_covers(100, band, 85, 0.125));
+  // Above, the upper side counts: log(1.25) = 0.2231 > 0.1823, and sqrt(0.1823² + 0.13²) = 0.2239.
+  CHECK_FALSE(scaling::band_covers(100, band, 125, 0));
+  CHECK(scaling::band_covers(100, band, 125, 0.13));
+  CHECK_THROWS_AS(scaling::band_covers(0, band, 1, 0), report::ReportError);
+}
+
+TEST_CASE("scaling plan: paper's default largest np is two doublings past the measurement") {
+  CHECK(scaling::default_max_np(1) == 4);
+  CHECK(scaling::default_max_np(3) == 16);
+  CHECK(scaling::default_max_np(8) == 32);
+  CHECK(scaling::default_max_np(12) == 64);
+  CHECK(scaling::default_max_np(1 << 20) == (1 << 20));
+}
+
+TEST_CASE("scaling plan: measured means with their t interval, bounds flagged, compact LaTeX") {
+  test::TempDir dir;
+  auto database = db::Database::open(holdout_copy(dir));
+  auto o = holdout_options();
+  o.max_np_from_runs = true;
+  const auto plan = scaling::build_scaling_plan(database, o);
+  // Rows 1 ... 32: 4 x the largest measured np (8).
+  REQUIRE(plan.rows.back().np == 32);
+  const auto& eight = row_at(plan, 8);
+  REQUIRE(eight.measured_run_steps.size() == 4);
+  REQUIRE(eight.measured_step_interval);
+  // mean ± t(0.975, 3) · sd / 2 over the four runs, recomputed here.
+  double mean = 0, squares = 0;
+  for (double s : eight.measured_run_steps) mean += s / 4;
+  for (double s : eight.measured_run_steps) squares += (s - mean) * (s - mean);
+  const double half = 3.182446305 * std::sqrt(squares / 3) / 2;
+  CHECK(*eight.measured_step_seconds == doctest::Approx(mean).epsilon(1e-12));
+  CHECK(eight.measured_step_interval->low == doctest::Approx(mean - half).epsilon(1e-8));
+  CHECK(eight.measured_step_interval->high == doctest::Approx(mean + half).epsilon(1e-8));
+
+  // A parameter every refit put at the same value is flagged, in the table and the notes.
+  std::vector<std::string> bound;
+  for (const auto& p : plan.parameters)
+    if (p.at_bound) bound.push_back(p.name);
+  // Here: the overlap and the latency at each np (fitted per np near the gradient's size, where
+  // the latency's least-squares value is negative and clipped), all 0 [0, 0].
+  CHECK(bound == std::vector<std::string>{"overlap", "latency at np=2", "latency at np=4",
+                                          "latency at np=8"});
+  for (const auto& p : plan.parameters)
+    if (p.at_bound) {
+      REQUIRE(p.value.interval);
+      CHECK(p.value.value == 0);
+      CHECK(p.value.interval->low == 0);
+      CHECK(p.value.interval->high == 0);
+    }
+  const auto markdown = scaling::format_scaling_plan(plan, "markdown");
+  CHECK(markdown.find("| overlap | 0 [0, 0] | fitted; at bound, not identified |") !=
+        std::string::npos);
+  CHECK(markdown.find("not identified by these data (its zero-width interval is no measure of its "
+                      "uncertainty): overlap (0), latency at np=2 (0), latency at np=4 (0), "
+                      "latency at np=8 (0).") != std::string::npos);
+
+  // The LaTeX predicted table: nothing shrunk, and its widest cells fit a standard article's text
+  // width, 345 pt (main.tex's is 6.5 in), at \small (9 pt type: about 0.5 em = 4.5 pt a
+  // character, 2 x 6 pt between columns).
+  const auto latex = scaling::format_scaling_plan(plan, "latex", std::nullopt, true);
+  CHECK(latex.find("resizebox") == std::string::npos);
+  CHECK(latex.find("scalebox") == std::string::npos);
+  const auto begin = latex.find("\\begin{tabular}", latex.find("\\begin{table*}"));
+  const auto end = latex.find("\\end{tabular}", begin);
+  REQUIRE(begin != std::string::npos);
+  std::istringstream lines(latex.substr(begin, end - begin));
+  std::vector<std::size_t> widest;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" & ") == std::string::npos || line.find("toprule") != std::string::npos)
+      continue;
+    line = line.substr(0, line.rfind("\\\\"));
+    for (const char* markup : {"$^{*}$", "\\%"})
+      for (auto at = line.find(markup); at != std::string::npos; at = line.find(markup))
+        line.replace(at, std::string(markup).size(), "*");
+    std::size_t column = 0, start = 0;
+    while (true) {
+      const auto amp = line.find(" & ", start);
+      const auto cell = line.substr(start, amp == std::string::npos ? amp : amp - start);
+      if (widest.size() <= column) widest.push_back(0);
+      widest[column] = std::max(widest[column], cell.size());
+      if (amp == std::string::npos) break;
+      start = amp + 3;
+      ++column;
+    }
+  }
+  REQUIRE(widest.size() == 5);
+  std::size_t characters = 0;
+  for (auto w : widest) characters += w;
+  const double points = characters * 4.5 + widest.size() * 12;
+  CAPTURE(characters);
+  CHECK(points < 345);
 }

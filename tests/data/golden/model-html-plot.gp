@@ -40,18 +40,20 @@ do for [format in 'svg png pdf'] {
   set ylabel 'efficiency (%)'
   set yrange [0:105]
   unset logscale y
-  plot data index 0 using 1:3:4 with filledcurves lt 1 title '95% band (refits + model error)', \
+  plot data index 0 using 1:3:4 with filledcurves lt 1 title '95% band', \
        data index 0 using 1:2 with lines lt 1 title 'predicted', \
-       data index 1 using 1:2 with points lt 2 pt 7 ps 0.9 title 'measured, fitted', \
-       data index 2 using 1:2 with points lt 3 pt 9 ps 1.1 title 'measured, held out'
+       data index 1 using 1:2:3:4 with yerrorbars lt 2 pt 7 ps 0.6 title 'mean ± CI, fitted', \
+       data index 2 using 1:2:3:4 with yerrorbars lt 3 pt 9 ps 0.8 title 'held out', \
+       data index 3 using 1:2 with points pt 6 ps 0.4 lc rgb '#303030' title 'runs'
   set title 'Throughput'
   set ylabel 'images/s (log scale)'
   set yrange [*:*]
   set logscale y 10
-  plot data index 0 using 1:6:7 with filledcurves lt 1 title '95% band (refits + model error)', \
+  plot data index 0 using 1:6:7 with filledcurves lt 1 title '95% band', \
        data index 0 using 1:5 with lines lt 1 title 'predicted', \
-       data index 1 using 1:3 with points lt 2 pt 7 ps 0.9 title 'measured, fitted', \
-       data index 2 using 1:3 with points lt 3 pt 9 ps 1.1 title 'measured, held out'
+       data index 1 using 1:5:6:7 with yerrorbars lt 2 pt 7 ps 0.6 title 'mean ± CI, fitted', \
+       data index 2 using 1:5:6:7 with yerrorbars lt 3 pt 9 ps 0.8 title 'held out', \
+       data index 3 using 1:3 with points pt 6 ps 0.4 lc rgb '#303030' title 'runs'
   unset multiplot
   unset output
 }
