@@ -2,6 +2,7 @@
 // get one.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,6 +21,10 @@ class TableExporter {
   virtual std::string render(const ReportTable& table) const = 0;
   virtual std::string render(const FactorReport& report) const = 0;
 };
+
+// report --by: how many levels' column blocks sit side by side in one table (Markdown, LaTeX);
+// more are split into further tables under it, each as wide as a page's text at most.
+inline constexpr std::size_t kLevelsSideBySide = 2;
 
 // Settings of the exporters that have any (report and paper --digits, --decimals): how the
 // Markdown, LaTeX and HTML tables round their numbers (column_format.hpp; docs/report.md,
@@ -50,6 +55,7 @@ class MarkdownExporter final : public TableExporter {
   std::string render(const FactorReport& report) const override;
 
  private:
+  std::string level_blocks(const FactorReport& report, std::size_t first, std::size_t last) const;
   ExporterOptions options_;
 };
 

@@ -428,9 +428,19 @@ std::string LatexExporter::render(const FactorReport& report) const {
   out += kTableOpen;
   out += fmt::format("\\caption{{{}}}\n\\label{{{}}}\n", caption,
                      label_of(report.experiment, report.unit, report.factor));
-  out += kFitOpen;
-  out += latex::tabular(tex(columns.first_header), row_labels, blocks, "ANOVA");
-  out += kFitClose;
+  // At most kLevelsSideBySide levels side by side: more would not fit a page's width at a
+  // readable size, so the rest follow in tabulars of their own under the first, the row labels
+  // repeated (a shrunk table is the last resort only for long labels).
+  for (std::size_t first = 0; first < blocks.size(); first += kLevelsSideBySide) {
+    const std::vector<latex::Block> part(
+        blocks.begin() + static_cast<std::ptrdiff_t>(first),
+        blocks.begin() +
+            static_cast<std::ptrdiff_t>(std::min(blocks.size(), first + kLevelsSideBySide)));
+    if (first > 0) out += "\\par\\medskip\n";
+    out += kFitOpen;
+    out += latex::tabular(tex(columns.first_header), row_labels, part, "ANOVA");
+    out += kFitClose;
+  }
   for (const auto& anova : report.two_way) out += two_way_tex(anova, report, options_.digits);
   out += notes_block(notes);
   out += "\\end{table*}\n";

@@ -64,6 +64,44 @@ MarkdownExporter::MarkdownExporter(const ExporterOptions& options) : options_(op
   check_number_options(options);
 }
 
+// The side-by-side table of levels [first, last): a column block per level.
+std::string MarkdownExporter::level_blocks(const FactorReport& report, std::size_t first,
+                                           std::size_t last) const {
+  const auto columns = factor_columns(report);
+  const std::size_t width = columns.keys.size();
+  std::string out = report.labels.empty()
+                        ? std::string("| |")
+                        : fmt::format("| {} |", markdown_cell(columns.first_header));
+  for (std::size_t b = first; b < last; ++b)
+    for (const auto& header : columns.headers)
+      out += fmt::format(" {} {} |",
+                         markdown_cell(report.labels.level(report.factor, report.levels[b])),
+                         markdown_cell(header));
+  out += "\n| :--- |";
+  for (std::size_t b = 0; b < (last - first) * width; ++b) out += " ---: |";
+  out += "\n";
+  for (const auto& key : report.row_keys) {
+    out += fmt::format("| {} |", markdown_cell(row_key_display(report, key)));
+    for (std::size_t b = first; b < last; ++b) {
+      const auto& block = report.blocks[b];
+      const auto row = std::find_if(block.rows.begin(), block.rows.end(),
+                                    [&](const ReportRow& r) { return r.label == key; });
+      const auto formats = table_formats(block, options_);  // a block's columns are its own
+      for (std::size_t c = 0; c < width; ++c)
+        out += row == block.rows.end()
+                   ? std::string(" — |")
+                   : fmt::format(" {} |", markdown_cell(cell_text(*row, columns.keys[c], formats)));
+    }
+    out += "\n";
+  }
+  out += "| ANOVA |";
+  for (std::size_t b = first; b < last; ++b) {
+    out += fmt::format(" {} |", format_anova_cell(report.blocks[b]));
+    for (std::size_t c = 1; c < width; ++c) out += " |";
+  }
+  return out + "\n";
+}
+
 std::string MarkdownExporter::render(const FactorReport& report) const {
   std::size_t epochs = 0, runs = 0;
   for (const auto& block : report.blocks)
@@ -83,36 +121,11 @@ std::string MarkdownExporter::render(const FactorReport& report) const {
                      markdown_cell(fmt::format("{}", fmt::join(bases, "; "))));
   out += provenance_block(report.provenance) + "\n";
 
-  const auto columns = factor_columns(report);
-  const std::size_t width = columns.keys.size();
-  out += report.labels.empty() ? std::string("| |")
-                               : fmt::format("| {} |", markdown_cell(columns.first_header));
-  for (const auto& level : report.levels)
-    for (const auto& header : columns.headers)
-      out += fmt::format(" {} {} |", markdown_cell(report.labels.level(report.factor, level)),
-                         markdown_cell(header));
-  out += "\n| :--- |";
-  for (std::size_t b = 0; b < report.levels.size() * width; ++b) out += " ---: |";
-  out += "\n";
-  for (const auto& key : report.row_keys) {
-    out += fmt::format("| {} |", markdown_cell(row_key_display(report, key)));
-    for (const auto& block : report.blocks) {
-      const auto row = std::find_if(block.rows.begin(), block.rows.end(),
-                                    [&](const ReportRow& r) { return r.label == key; });
-      const auto formats = table_formats(block, options_);  // a block's columns are its own
-      for (std::size_t c = 0; c < width; ++c)
-        out += row == block.rows.end()
-                   ? std::string(" — |")
-                   : fmt::format(" {} |", markdown_cell(cell_text(*row, columns.keys[c], formats)));
-    }
-    out += "\n";
+  // kLevelsSideBySide levels per table; more follow in tables of their own, one under another.
+  for (std::size_t first = 0; first < report.blocks.size(); first += kLevelsSideBySide) {
+    if (first > 0) out += "\n";
+    out += level_blocks(report, first, std::min(report.blocks.size(), first + kLevelsSideBySide));
   }
-  out += "| ANOVA |";
-  for (const auto& block : report.blocks) {
-    out += fmt::format(" {} |", format_anova_cell(block));
-    for (std::size_t c = 1; c < width; ++c) out += " |";
-  }
-  out += "\n";
 
   for (const auto& anova : report.two_way) {
     out += fmt::format("\nTwo-way ANOVA of {}, {}: {} ({} {}s, type {} sums of squares)\n\n",

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -175,17 +177,36 @@ inline TableColumns factor_columns(const FactorReport& report) {
 
 // A factor report's notes and its blocks' (each named by its level; their unit notes are the
 // report's own, said once).
+// The report's notes, then its blocks': a note every level has alike is said once, one some
+// levels share names them together ("model vgg16, resnet50: ..."), so five levels never repeat a
+// note five times.
 inline std::vector<std::string> factor_report_notes(const FactorReport& report) {
   std::vector<std::string> notes = report.notes;
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> said;  // note, its levels
   for (std::size_t b = 0; b < report.blocks.size(); ++b)
-    for (const auto& note : report.blocks[b].notes)
-      if (note.rfind("Unit of analysis", 0) != 0)
-        notes.push_back(
-            report.labels.empty()
-                ? fmt::format("{} {}: {}", report.factor, report.levels[b], note)
-                : fmt::format("{}: {}",
-                              report.labels.level_with_factor(report.factor, report.levels[b]),
-                              note));
+    for (const auto& note : report.blocks[b].notes) {
+      if (note.rfind("Unit of analysis", 0) == 0) continue;
+      const auto it = std::find_if(said.begin(), said.end(),
+                                   [&](const auto& entry) { return entry.first == note; });
+      if (it == said.end())
+        said.push_back({note, {b}});
+      else
+        it->second.push_back(b);
+    }
+  for (const auto& [note, blocks] : said) {
+    if (blocks.size() == report.blocks.size() && blocks.size() > 1) {
+      notes.push_back(note);
+      continue;
+    }
+    std::vector<std::string> levels;
+    for (const auto b : blocks)
+      levels.push_back(report.labels.empty()
+                           ? report.levels[b]
+                           : report.labels.level_with_factor(report.factor, report.levels[b]));
+    notes.push_back(report.labels.empty()
+                        ? fmt::format("{} {}: {}", report.factor, fmt::join(levels, ", "), note)
+                        : fmt::format("{}: {}", fmt::join(levels, "; "), note));
+  }
   return notes;
 }
 
