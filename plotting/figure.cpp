@@ -190,13 +190,17 @@ std::string scaling_plan_script(const ScalingPlan& plan, const FigureFiles& file
   std::string out = fmt::format("# scalebench scaling model figure: {}\n", one_line(plan.title));
   out += script_preamble(files);
   out += "set style line 100 lc rgb '#e0e0e0' lw 1 dt 1\nset grid ls 100\n";
-  const Canvas canvas = canvas_of(style, 2);
+  // Side by side from two panels of 2.6 in; narrower (a column), one above the other, each with
+  // the width its legend needs.
+  const bool stacked = style.width_in.value_or(7.0) < 2 * 2.6;
+  Canvas canvas = canvas_of(style, 2);
+  if (stacked && !style.height_in) canvas.height_in *= 2;
   out += "set logscale x 2\nset xlabel 'np (log scale)'\nset format x '%g'\n";
   // Powers of two, as many as fit a panel with room for "1024" (5 characters) each.
   int max_np = 1;
   for (const auto& r : plan.rows) max_np = std::max(max_np, r.np);
   const double tic_in = 5 * 0.6 * canvas.em();
-  const int fit = std::max(2, static_cast<int>(canvas.width_in / 2 / tic_in));
+  const int fit = std::max(2, static_cast<int>(canvas.width_in / (stacked ? 1 : 2) / tic_in));
   int factor = 2;
   while (std::log2(max_np) / std::log2(factor) > fit - 1) factor *= 2;
   out += fmt::format("set xtics 1, {}\n", factor);
@@ -205,10 +209,10 @@ std::string scaling_plan_script(const ScalingPlan& plan, const FigureFiles& file
   out += terminals(canvas);
   out += fmt::format("  set output {}.'.'.format\n", gnuplot_string(files.script.stem().string()));
   if (canvas.title)
-    out += fmt::format("  set multiplot layout 1,2 title {} noenhanced\n",
+    out += fmt::format("  set multiplot layout {} title {} noenhanced\n", stacked ? "2,1" : "1,2",
                        gnuplot_string(plan.title + ": predicted and measured"));
   else
-    out += "  set multiplot layout 1,2\n";
+    out += fmt::format("  set multiplot layout {}\n", stacked ? "2,1" : "1,2");
   const auto title = [&](std::string_view text) {
     return canvas.title ? fmt::format("  set title '{}'\n", text) : std::string("  unset title\n");
   };

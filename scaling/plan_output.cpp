@@ -311,10 +311,24 @@ std::string latex_predicted(const ScalingPlan& plan) {
 std::string latex(const ScalingPlan& plan, bool paper) {
   // Needs booktabs (as the report's tables); nothing is shrunk.
   std::string out = fmt::format("% {}\n% Source: {}\n", tex(plan.title), tex(plan.source));
-  out += "\\begin{table}[htbp]\n\\centering\n";
+  // A column's width (3.4 in in a two-column paper): \small with narrower gaps.
+  out += "\\begin{table}[htbp]\n\\centering\n\\small\n\\setlength{\\tabcolsep}{4pt}\n";
   out += fmt::format("\\caption{{{}: fitted parameters}}\n", tex(plan.title));
+  // A column's width: the at-bound flag is a mark, explained under the tabular.
+  auto parameters = parameter_rows(plan);
+  bool at_bound = false;
+  for (auto& row : parameters) {
+    const auto flag = row.back().find("; at bound, not identified");
+    if (flag == std::string::npos) continue;
+    row.back() = row.back().substr(0, flag) + " †";
+    at_bound = true;
+  }
   out += latex_tabular({"parameter", fmt::format("value [{:g}% CI]", 100 * plan.level), "from"},
-                       alignment(3), parameter_rows(plan));
+                       alignment(3), parameters);
+  if (at_bound)
+    out +=
+        "\\par\\smallskip{\\footnotesize † At its bound: not identified by these "
+        "data.\\par}\n";
   out += fmt::format("\\label{{{}-parameters}}\n", latex_label(plan.title));
   // A text width (table*: both columns of a two-column paper), at \small.
   out += "\\end{table}\n\\begin{table*}[htbp]\n\\centering\n\\small\n";

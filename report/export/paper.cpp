@@ -135,6 +135,8 @@ std::string paper_main_tex(const PaperDocument& document) {
                         : figure_tex(*part.figure, document.columns);
   }
   out += "\\clearpage\n\n";
+  // The provenance table runs over pages (longtable), which needs one column.
+  if (two) out += "\\onecolumn\n";
   out += "\\appendix\n\\section{Provenance}\n\\input{provenance}\n\n\\end{document}\n";
   return out;
 }

@@ -548,7 +548,9 @@ TEST_CASE("paper --model: a compact predicted table to 4x the measured np, notes
   CHECK_FALSE(std::regex_search(notes, std::regex("[0-9]{4}-[0-9]{2}-[0-9]{2}T")));
   CHECK(notes.find("On the committed hold-out measurements") != std::string::npos);
   // The latency at np 2 sits at its bound (0) in every refit: flagged.
-  CHECK(table.find("at bound, not identified") != std::string::npos);
+  // Flagged by a mark in the column, said under the tabular (the table fits a column).
+  CHECK(table.find("fitted † \\\\") != std::string::npos);
+  CHECK(table.find("† At its bound: not identified by these data.") != std::string::npos);
   const auto page = read(out / "index.html");
   CHECK(page.find("docs/scaling-model.md") == std::string::npos);
   CHECK(count(page, "--network-per-np") == 1);  // in the command line of the provenance only

@@ -92,11 +92,13 @@ TEST_CASE("report --by, five levels in LaTeX: three tabulars in one table, the A
       std::system("kpsewhich luaotfload-main.lua >/dev/null 2>&1") != 0)
     SCALEBENCH_SKIP("lualatex is not installed (texlive-luatex)");
   test::TempDir dir;
-  std::ofstream(dir / "t.tex") << "\\documentclass{article}\n\\usepackage[textwidth=6.5in]{geometry}"
-                                  "\n\\usepackage{booktabs,dcolumn,graphicx}\n\\begin{document}\n"
-                               << latex << "\\end{document}\n";
-  const auto command = "cd '" + dir.path().string() +
-                       "' && lualatex -interaction=nonstopmode -halt-on-error t.tex >/dev/null 2>&1";
+  std::ofstream(dir / "t.tex")
+      << "\\documentclass{article}\n\\usepackage[textwidth=6.5in]{geometry}"
+         "\n\\usepackage{booktabs,dcolumn,graphicx}\n\\begin{document}\n"
+      << latex << "\\end{document}\n";
+  const auto command =
+      "cd '" + dir.path().string() +
+      "' && lualatex -interaction=nonstopmode -halt-on-error t.tex >/dev/null 2>&1";
   REQUIRE(std::system(command.c_str()) == 0);
   std::ifstream log(dir / "t.log");
   const std::string text{std::istreambuf_iterator<char>(log), {}};
