@@ -566,3 +566,35 @@ TEST_CASE("paper --model: a compact predicted table to 4x the measured np, notes
   const auto log = compile(out);
   CHECK(log.find("Overfull \\hbox") == std::string::npos);
 }
+
+TEST_CASE(
+    "paper --label EXPERIMENT=TEXT: the name readers see in every heading, caption and page") {
+  SCALEBENCH_SKIP_IF(missing_tools());
+  test::TempDir dir;
+  const auto db = (dir / "q.db").string();
+  fs::copy_file(test::data_dir() / "db" / "quickstart.db", db);
+  const auto out = dir / "paper";
+  const auto result = test::invoke(
+      {"paper", "--db", db, "-o", out.string(), "--label", "quickstart=Fashion-MNIST MLP"});
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  const auto main = read(out / "main.tex");
+  CHECK(main.find("\\title{Scaling of Fashion-MNIST MLP}") != std::string::npos);
+  CHECK(main.find("\\section{Fashion-MNIST MLP}") != std::string::npos);
+  CHECK(main.find("\\caption{Fashion-MNIST MLP: scaling efficiency, mean epoch time") !=
+        std::string::npos);
+  // The setup paragraph under the heading.
+  CHECK(main.find("\\paragraph{Setup.}\n\\emph{Program:} scalebench-") != std::string::npos);
+  CHECK(main.find("\\emph{Images per epoch:} 59 904 at every np.") != std::string::npos);
+  CHECK(main.find("\\emph{Conditions:} Single process: one plain process;") != std::string::npos);
+  const auto table = read(out / "tables" / "quickstart.tex");
+  CHECK(table.find("experiment Fashion-MNIST MLP") != std::string::npos);
+  CHECK(table.find("\\label{tab:quickstart-run}") != std::string::npos);  // labels stay stable
+  CHECK(read(out / "provenance.tex").find("\\subsection*{Fashion-MNIST MLP}") != std::string::npos);
+  const auto page = read(out / "index.html");
+  CHECK(page.find("<h1>Fashion-MNIST MLP</h1>") != std::string::npos);
+  CHECK(page.find("<dt>Warm-up</dt><dd>none: every epoch counts</dd>") != std::string::npos);
+  CHECK(page.find("quickstart: scaling") == std::string::npos);
+  const auto script = read(out / "figures" / "quickstart.gp");
+  CHECK(script.find("# Caption: Fashion-MNIST MLP: ") != std::string::npos);
+}
