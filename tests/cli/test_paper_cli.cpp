@@ -598,3 +598,27 @@ TEST_CASE(
   const auto script = read(out / "figures" / "quickstart.gp");
   CHECK(script.find("# Caption: Fashion-MNIST MLP: ") != std::string::npos);
 }
+
+TEST_CASE("paper --columns 2 --model: the model's tables fit a column, the bundle compiles clean") {
+  SCALEBENCH_SKIP_IF(missing_tools());
+  test::TempDir dir;
+  const auto db = (dir / "h.db").string();
+  fs::copy_file(test::data_dir() / "db" / "scaling-model-holdout.db", db);
+  const auto out = dir / "paper";
+  const auto result = test::invoke(
+      {"paper", "--db", db, "-o", out.string(), "--model", "--fit-max-np", "4", "--columns", "2"});
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  const auto main = read(out / "main.tex");
+  // Weak scaling: the section's figure says so; the appendix in one column (longtable).
+  CHECK(main.find("Weak scaling: every process trains the same images per epoch") !=
+        std::string::npos);
+  CHECK(main.find("\\onecolumn\n\\appendix") != std::string::npos);
+  // The model figure at a column's width: its panels one above the other.
+  const auto script = read(out / "figures" / "scaling-model-holdout-model.gp");
+  CHECK(script.find("pdfcairo size 3.4in,") != std::string::npos);
+  CHECK(script.find("set multiplot layout 2,1") != std::string::npos);
+  SCALEBENCH_SKIP_IF(no_lualatex());
+  const auto log = compile(out);
+  CHECK(log.find("Overfull \\hbox") == std::string::npos);
+}
