@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <set>
@@ -346,8 +347,26 @@ struct YAxis {
   double scale = 1;
   bool log = false;
   double floor = 0;
+  double largest = 0;
   bool cut = false;
 };
+
+// A log axis' ticks at 1, 2 and 5 times the powers of ten between its ends (gnuplot's own are
+// decades only: a panel spanning less than one shows one number or none).
+std::string log_tics(const YAxis& y) {
+  const double low = y.floor / y.scale, high = y.largest / y.scale * 1.2;
+  const auto tics_at = [&](std::initializer_list<double> steps) {
+    std::vector<std::string> tics;
+    for (double decade = std::pow(10, std::floor(std::log10(low))); decade <= high; decade *= 10)
+      for (const double step : steps)
+        if (decade * step >= low && decade * step <= high)
+          tics.push_back(fmt::format("{:g}", decade * step));
+    return tics;
+  };
+  auto tics = tics_at({1, 2, 5});
+  if (tics.size() < 3) tics = tics_at({1, 1.5, 2, 3, 5, 7});  // a span of less than a decade
+  return fmt::format("  set ytics ({}) nomirror\n", fmt::join(tics, ", "));
+}
 
 YAxis y_axis_of(const std::vector<Series>& series, Quantity q, bool log_y) {
   YAxis y;
@@ -366,6 +385,7 @@ YAxis y_axis_of(const std::vector<Series>& series, Quantity q, bool log_y) {
     }
   }
   if (q == Quantity::throughput) y.scale = largest >= 1e7 ? 1e6 : largest >= 1e4 ? 1e3 : 1;
+  y.largest = largest;
   if (y.log) y.floor = std::isfinite(smallest) ? smallest / 2 : 1;
   y.cut = std::any_of(lowers.begin(), lowers.end(), [&](double v) { return v < y.floor; });
   return y;
@@ -490,9 +510,12 @@ Panels quantity_panels(const std::vector<Series>& series, const Labels& labels, 
     const YAxis y = y_axis_of(series, q, log_y);
     out.cut = out.cut || y.cut;
     Panel panel;
-    panel.setup =
-        y.log ? fmt::format("  set logscale y 10\n  set yrange [{:.6g}:*]\n", y.floor / y.scale)
-              : std::string("  set yrange [0:*]\n");
+    // A log axis ends at the largest value drawn, not at the next power of ten.
+    panel.setup = y.log ? fmt::format(
+                              "  set logscale y 10\n  set yrange [{:.6g}:*]\n  set "
+                              "autoscale yfixmax\n{}",
+                              y.floor / y.scale, log_tics(y))
+                        : std::string("  set yrange [0:*]\n");
     if (q == Quantity::efficiency) {
       panel.title = weak ? "Scaled efficiency" : "Scaling efficiency";
       panel.ylabel = labels.of("efficiency", weak ? "scaled efficiency (%)" : "efficiency (%)");

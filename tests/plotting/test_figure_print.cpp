@@ -153,6 +153,8 @@ TEST_CASE("--log-y: epoch time and throughput on log axes from half the smallest
   const auto script = plotting::scaling_script(table, plotting::figure_files("f"), style);
   // Efficiency stays linear; the other two panels are log10 from half their smallest value.
   CHECK(count(script, "  set logscale y 10\n") == 2);
+  // Ending at the largest value, with ticks at 1, 2 and 5 times powers of ten (or finer).
+  CHECK(count(script, "  set autoscale yfixmax\n  set ytics (") == 2);
   double smallest = 1e300;
   for (const auto& row : table.rows) {
     for (const double v : row.run_epoch_seconds) smallest = std::min(smallest, v);
