@@ -59,7 +59,9 @@ report::PaperSection paper_section(const db::Database& database, const PaperComm
   const report::InstanceQuery query{experiment, {}, false, o.skip_epochs};
   const auto stem = report::paper_file_stem(experiment);
   const std::size_t index = document.sections.size();
-  report::PaperSection section{experiment, "sec:" + stem, {}, {}};
+  report::PaperSection section;
+  section.heading = experiment;
+  section.label = "sec:" + stem;
   const report::ExporterOptions numbers{o.digits, report::parse_decimals(o.decimals)};
   const report::LatexExporter latex(numbers);
   const report::HtmlExporter html(numbers);

@@ -56,6 +56,13 @@ inline std::string read_proc_text(const std::filesystem::path& path) {
   return text;
 }
 
+// How many times `what` occurs in `text` (overlapping occurrences counted).
+inline std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 inline std::filesystem::path source_dir() { return SCALEBENCH_SOURCE_DIR; }
 inline std::filesystem::path binary_dir() { return SCALEBENCH_BINARY_DIR; }
 inline std::filesystem::path data_dir() { return SCALEBENCH_TEST_DATA_DIR; }

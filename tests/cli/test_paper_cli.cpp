@@ -51,12 +51,6 @@ std::optional<double> pdf_width_pt(const fs::path& pdf) {
   return std::stod(box[1]);
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // lualatex twice (labels), in the bundle's directory, as main.tex's first line says; the log.
 std::string compile(const fs::path& dir) {
   const auto command = "cd '" + dir.string() +
@@ -97,8 +91,8 @@ TEST_CASE("paper: the quickstart, labelled in its experiment file, compiles with
   CHECK(main.find("\\input{provenance}") != std::string::npos);
   const auto page = read(out / "index.html");
   CHECK(page.find("Open MPI, np = 2") != std::string::npos);
-  CHECK(count(page, "<svg") == 1);
-  CHECK(count(page, "<body>") == 1);  // the table's page went in as its body only
+  CHECK(test::occurrences(page, "<svg") == 1);
+  CHECK(test::occurrences(page, "<body>") == 1);  // the table's page went in as its body only
   CHECK(read(out / "provenance.tex").find("cpu\\_\\allowbreak{}model") != std::string::npos);
   SCALEBENCH_SKIP_IF(no_lualatex());
   const auto log = compile(out);
@@ -121,7 +115,7 @@ TEST_CASE("paper: Table 2 with --by and --label: both models' blocks side by sid
   REQUIRE(result.status == 0);
   const auto stem = std::string("horovodrunner-table2-quick");
   const auto by = read(out / "tables" / (stem + "-by-model.tex"));
-  CHECK(count(by, "\\begin{tabular}") >= 1);
+  CHECK(test::occurrences(by, "\\begin{tabular}") >= 1);
   // Both levels head column blocks of the first tabular (side by side, not stacked).
   const auto first_end = by.find("\\end{tabular}");
   const auto first = by.substr(0, first_end);
@@ -236,7 +230,7 @@ TEST_CASE("paper: two experiments, one section each, --by only where the factor 
   CHECK(second != std::string::npos);
   CHECK(main.find("\\input{tables/horovodrunner-table2-quick-by-model}") > second);
   CHECK(!fs::exists(out / "tables" / "quickstart-by-model.tex"));
-  CHECK(count(read(out / "index.html"), "<svg") == 3);
+  CHECK(test::occurrences(read(out / "index.html"), "<svg") == 3);
 }
 
 TEST_CASE("paper: a model that cannot be fitted fails before anything is written") {
@@ -553,7 +547,8 @@ TEST_CASE("paper --model: a compact predicted table to 4x the measured np, notes
   CHECK(table.find("† At its bound: not identified by these data.") != std::string::npos);
   const auto page = read(out / "index.html");
   CHECK(page.find("docs/scaling-model.md") == std::string::npos);
-  CHECK(count(page, "--network-per-np") == 1);  // in the command line of the provenance only
+  CHECK(test::occurrences(page, "--network-per-np") ==
+        1);  // in the command line of the provenance only
   // --max-np bounds the rows and goes into the recorded command line.
   const auto bounded = test::invoke({"paper", "--db", db, "-o", (dir / "p16").string(), "--model",
                                      "--fit-max-np", "4", "--max-np", "16"});

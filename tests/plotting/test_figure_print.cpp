@@ -12,6 +12,7 @@
 #include "plotting/figure.hpp"
 #include "plotting/gnuplot_script.hpp"
 #include "report/analysis/report.hpp"
+#include "test_support.hpp"
 
 using namespace scalebench;
 
@@ -51,12 +52,6 @@ report::ReportTable study_table(double base = 10, long long images = 60000, bool
 
 report::FactorReport study_by_model() {
   return report::build_factor_report("study", study_runs(10, 60000, false), "model");
-}
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 }  // namespace
@@ -142,7 +137,7 @@ TEST_CASE("a bar reaching below 0 is cut at 0 and the caption says so") {
         std::string::npos);
   CHECK(script.find("using 14:(bar($2, $6, $7)):(floor_at($6, 0)):7 with yerrorbars") !=
         std::string::npos);
-  CHECK(count(script, "  set yrange [0:*]\n") == 3);  // the axis takes every upper end
+  CHECK(test::occurrences(script, "  set yrange [0:*]\n") == 3);  // the axis takes every upper end
 }
 
 TEST_CASE("--log-y: epoch time and throughput on log axes from half the smallest value") {
@@ -152,9 +147,9 @@ TEST_CASE("--log-y: epoch time and throughput on log axes from half the smallest
   table.rows[1].mean_ci_lower = -3;
   const auto script = plotting::scaling_script(table, plotting::figure_files("f"), style);
   // Efficiency stays linear; the other two panels are log10 from half their smallest value.
-  CHECK(count(script, "  set logscale y 10\n") == 2);
+  CHECK(test::occurrences(script, "  set logscale y 10\n") == 2);
   // Ending at the largest value, with ticks at 1, 2 and 5 times powers of ten (or finer).
-  CHECK(count(script, "  set autoscale yfixmax\n  set ytics (") == 2);
+  CHECK(test::occurrences(script, "  set autoscale yfixmax\n  set ytics (") == 2);
   double smallest = 1e300;
   for (const auto& row : table.rows) {
     for (const double v : row.run_epoch_seconds) smallest = std::min(smallest, v);

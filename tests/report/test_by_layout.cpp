@@ -46,23 +46,18 @@ report::FactorReport five_levels() {
   return report::build_factor_report("five", runs, "model", options);
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("report --by, five levels in Markdown: tables of two levels, no row past 15 columns") {
   const auto markdown = report::make_exporter("markdown")->render(five_levels());
   // Levels 1-2, 3-4 and 5 (a level's block has 7 columns; the two-way ANOVA's table has 6).
-  CHECK(count(markdown, "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |") == 3);
+  CHECK(test::occurrences(markdown, "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |") ==
+        3);
   std::size_t widest = 0;
   for (std::size_t at = 0; at < markdown.size();) {
     const auto end = markdown.find('\n', at);
     const auto line = markdown.substr(at, end - at);
-    if (line.starts_with("|")) widest = std::max(widest, count(line, " |"));
+    if (line.starts_with("|")) widest = std::max(widest, test::occurrences(line, " |"));
     at = end + 1;
   }
   CHECK(widest == 1 + 2 * 7);
@@ -75,15 +70,16 @@ TEST_CASE("report --by, five levels in Markdown: tables of two levels, no row pa
     last = at;
   }
   // Every level has 2 runs per group: that note once, not five times.
-  CHECK(count(markdown, "Groups with 2 runs:") == 1);
+  CHECK(test::occurrences(markdown, "Groups with 2 runs:") == 1);
   CHECK(markdown.find("model mlp, cnn, vgg16, resnet50, inception_v3:") == std::string::npos);
 }
 
 TEST_CASE("report --by, five levels in LaTeX: three tabulars in one table, the ANOVA under each") {
   const auto latex = report::make_exporter("latex")->render(five_levels());
-  CHECK(count(latex, "\\begin{table*}") == 1);
-  CHECK(count(latex, "\\begin{tabular}") >= 3);
-  CHECK(count(latex, "\\par\\medskip\n\\resizebox") == 2);  // the second and third under the first
+  CHECK(test::occurrences(latex, "\\begin{table*}") == 1);
+  CHECK(test::occurrences(latex, "\\begin{tabular}") >= 3);
+  CHECK(test::occurrences(latex, "\\par\\medskip\n\\resizebox") ==
+        2);  // the second and third under the first
   const auto first = latex.substr(0, latex.find("\\end{tabular}"));
   CHECK(first.find("mlp") != std::string::npos);
   CHECK(first.find("cnn") != std::string::npos);

@@ -122,12 +122,6 @@ report::FactorReport labelled_factor_report() {
   return report::build_factor_report("t2", test::table2_samples(), "model", options);
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("LaTeX: decimal-aligned columns, thin-space thousands, notes short, the rest comments") {
@@ -250,7 +244,7 @@ TEST_CASE("LaTeX --by: the levels side by side in one tabular, labels in every h
   CHECK(text.find(" & \\multicolumn{3}{c}{VGG-16} & \\multicolumn{3}{c}{Inception V3} \\\\\n"
                   "\\cmidrule(lr){2-4}\\cmidrule(lr){5-7}\n") != std::string::npos);
   CHECK(text.find("Condition & \\multicolumn{1}{c}{\\begin{tabular}") != std::string::npos);
-  CHECK(count(text, "Speed-up\\\\{}[95\\% CI]") == 2);
+  CHECK(test::occurrences(text, "Speed-up\\\\{}[95\\% CI]") == 2);
   CHECK(text.find("\nHorovod, np = 2 & ") != std::string::npos);  // row labels by display_label
   CHECK(text.find("\nSingle process & ") != std::string::npos);
   CHECK(text.find("ANOVA & \\multicolumn{3}{c}{$F(") != std::string::npos);  // per level
@@ -408,8 +402,8 @@ TEST_CASE(
       report::build_factor_report("t2", test::table2_samples(), "model", test::table2_file_order());
   const auto html = report::make_exporter("html")->render(by);
   CHECK(html.find("div.scroll { overflow-x: auto; max-width: 100%; }") != std::string::npos);
-  const auto tables = count(html, "<table");
+  const auto tables = test::occurrences(html, "<table");
   CHECK(tables >= 2);  // the blocks and the two-way ANOVA
-  CHECK(count(html, "<div class=\"scroll\"><table") == tables);
-  CHECK(count(html, "</table></div>") == tables);
+  CHECK(test::occurrences(html, "<div class=\"scroll\"><table") == tables);
+  CHECK(test::occurrences(html, "</table></div>") == tables);
 }
