@@ -39,10 +39,9 @@ Tables tables_of(const Plan& plan) {
       percent(o.confidence), percent(o.precision), percent(o.precision));
   t.precision_header = {"cell", "pilot runs", "mean (s)", "SD (s)", "CI now", "runs needed"};
   for (const auto& c : plan.cells)
-    t.precision_rows.push_back({c.label, fmt::format("{}", c.runs), format_measure(c.mean),
-                                fmt::format("{:#.3g}", c.sd),
-                                fmt::format("±{:.2f}%", c.half_width * 100),
-                                runs_text(c.runs_needed)});
+    t.precision_rows.push_back(
+        {c.label, fmt::format("{}", c.runs), format_measure(c.mean), fmt::format("{:#.3g}", c.sd),
+         fmt::format("±{:.2f}%", c.half_width * 100), runs_text(c.runs_needed)});
   if (!o.detect) return t;
   t.pairs_heading = fmt::format(
       "Runs per cell to detect a {} difference in mean epoch time ({} s, {} of {}) with {} "
@@ -52,10 +51,10 @@ Tables tables_of(const Plan& plan) {
       "Tukey: Tukey-Kramer in the family of the report's table (k = {} cells, pooled SD {:#.3g} s "
       "on {:g} d.f.), exact.\n"
       "Power now: with the pair's smaller number of pilot runs.",
-      percent(*o.detect), format_measure(*o.detect * plan.base_mean), percent(*o.detect), plan.base, percent(o.power), 1 - o.confidence, plan.family,
-      plan.family_sd, plan.family_df);
-  t.pairs_header = {"pair",          "SD (s)",       "t n",          "t runs",
-                    "t power now",   "Tukey n",      "Tukey runs",   "Tukey power now"};
+      percent(*o.detect), format_measure(*o.detect * plan.base_mean), percent(*o.detect), plan.base,
+      percent(o.power), 1 - o.confidence, plan.family, plan.family_sd, plan.family_df);
+  t.pairs_header = {"pair",        "SD (s)",  "t n",        "t runs",
+                    "t power now", "Tukey n", "Tukey runs", "Tukey power now"};
   for (const auto& p : plan.pairs)
     t.pairs_rows.push_back({fmt::format("{} vs {}", p.other, p.base), fmt::format("{:#.3g}", p.sd),
                             n_text(p.t_n), runs_text(p.t_runs), format_percent(p.t_power_now),
@@ -77,8 +76,8 @@ std::string render_plan(const Plan& plan, const std::string& format) {
     return md ? markdown_table(header, "l" + std::string(header.size() - 1, 'r'), rows)
               : aligned(header, rows);
   };
-  std::string out = fmt::format("{}Plan for {} from its pilot runs\n\n", md ? "## " : "",
-                                plan.experiment);
+  std::string out =
+      fmt::format("{}Plan for {} from its pilot runs\n\n", md ? "## " : "", plan.experiment);
   out += t.precision_heading + "\n\n" + table(t.precision_header, t.precision_rows);
   if (plan.options.detect)
     out += "\n" + t.pairs_heading + "\n\n" + table(t.pairs_header, t.pairs_rows);
