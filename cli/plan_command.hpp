@@ -20,9 +20,9 @@ struct PlanCommand {
   std::vector<std::int64_t> instances;
   bool pool = false;
   std::optional<int> skip_epochs;
-  std::string precision = "2%";         // a fraction or a percentage
-  std::optional<std::string> detect;    // a fraction or a percentage
-  std::optional<double> power;          // default 0.8; only with --detect
+  std::string precision = "2%";       // a fraction or a percentage
+  std::optional<std::string> detect;  // a fraction or a percentage
+  std::optional<double> power;        // default 0.8; only with --detect
   double confidence = 0.95;
   std::optional<std::string> base;
   std::string format = "text";

@@ -24,8 +24,7 @@ void check_alpha(double alpha) {
 }
 
 void check_power(double power) {
-  if (!(power > 0 && power < 1))
-    throw StatsError(fmt::format("power {} is outside (0, 1)", power));
+  if (!(power > 0 && power < 1)) throw StatsError(fmt::format("power {} is outside (0, 1)", power));
 }
 
 void check_effect(double delta, double sd) {
@@ -113,8 +112,8 @@ std::optional<long long> runs_for_precision(double mean, double sd, double preci
   check_alpha(1 - confidence);
   if (sd == 0) return 2;
   // relative_half_width decreases with n: "power" = -half-width against -precision.
-  return smallest_integer_n(
-      [&](double n) { return -relative_half_width(mean, sd, n, confidence); }, -precision);
+  return smallest_integer_n([&](double n) { return -relative_half_width(mean, sd, n, confidence); },
+                            -precision);
 }
 
 double relative_half_width(double mean, double sd, double n, double confidence) {

@@ -41,9 +41,8 @@ PlanCell cell_of(const ReportRow& row, const PlanOptions& options) {
   if (!(cell.mean > 0))
     throw ReportError(fmt::format("cell '{}' has a mean epoch time of {} s: nothing to plan",
                                   row.label, cell.mean));
-  cell.half_width =
-      stats::relative_half_width(cell.mean, cell.sd, static_cast<double>(cell.runs),
-                                 options.confidence);
+  cell.half_width = stats::relative_half_width(cell.mean, cell.sd, static_cast<double>(cell.runs),
+                                               options.confidence);
   cell.runs_needed =
       stats::runs_for_precision(cell.mean, cell.sd, options.precision, options.confidence);
   return cell;
@@ -78,8 +77,8 @@ Plan plan_of(const ReportTable& table, const PlanOptions& options) {
   plan.family_sd = std::sqrt(ss_within / plan.family_df);
   if (!options.detect) return plan;
   if (plan.family < 2)
-    throw ReportError(fmt::format("--detect needs two cells or more; the table has only '{}'",
-                                  plan.base));
+    throw ReportError(
+        fmt::format("--detect needs two cells or more; the table has only '{}'", plan.base));
   const auto base = std::find_if(table.rows.begin(), table.rows.end(),
                                  [](const ReportRow& row) { return row.is_base; });
   const auto& base_cell = plan.cells[static_cast<std::size_t>(base - table.rows.begin())];

@@ -18,17 +18,17 @@ struct PlanOptions {
   double precision = 0.02;  // the CI's half-width as a fraction of the mean, in (0, 1)
   // The difference to detect as a fraction of the base row's mean (> 0); absent: no pairs.
   std::optional<double> detect = std::nullopt;
-  double power = 0.8;         // in (0, 1)
-  double confidence = 0.95;   // of the intervals; the tests' alpha is 1 - confidence
+  double power = 0.8;        // in (0, 1)
+  double confidence = 0.95;  // of the intervals; the tests' alpha is 1 - confidence
 };
 
 // One cell (a row of the report's table) with its pilot runs.
 struct PlanCell {
-  std::string label;   // the report's row label
+  std::string label;  // the report's row label
   std::size_t runs = 0;
-  double mean = 0;     // of the runs' mean epoch times (s)
-  double sd = 0;       // their sample SD (n - 1)
-  double half_width = 0;  // the CI's half-width now, a fraction of the mean
+  double mean = 0;                       // of the runs' mean epoch times (s)
+  double sd = 0;                         // their sample SD (n - 1)
+  double half_width = 0;                 // the CI's half-width now, a fraction of the mean
   std::optional<long long> runs_needed;  // absent beyond stats::kMaxPlannedRuns
 };
 
@@ -36,8 +36,8 @@ struct PlanCell {
 struct PlanPair {
   std::string base;
   std::string other;
-  double delta = 0;    // detect x the base's mean (s)
-  double sd = 0;       // the two cells' pooled SD (the two-sample t-test's)
+  double delta = 0;  // detect x the base's mean (s)
+  double sd = 0;     // the two cells' pooled SD (the two-sample t-test's)
   // R's power.t.test(delta, sd, power)$n (strict = FALSE) and the integer runs per cell.
   std::optional<double> t_n;
   std::optional<long long> t_runs;

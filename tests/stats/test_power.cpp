@@ -20,8 +20,8 @@ namespace {
 using Lines = std::vector<std::vector<std::string>>;
 
 const Lines& reference() {
-  static const Lines lines = test::read_reference_lines("plan_reference.txt",
-                                                        "scripts/reference/plan_reference.R");
+  static const Lines lines =
+      test::read_reference_lines("plan_reference.txt", "scripts/reference/plan_reference.R");
   return lines;
 }
 
