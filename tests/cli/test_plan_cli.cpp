@@ -110,8 +110,8 @@ TEST_CASE("plan: the quickstart fixture's runs to detect a difference equal R's"
 TEST_CASE("plan: the text table names the cells, the pairs and the fixed-sample rule") {
   test::TempDir dir;
   const auto db = quickstart_copy(dir);
-  const auto text = test::invoke(
-      {"plan", "--db", db.string(), "--detect", "5%", "--base", "mpirun np=1"});
+  const auto text =
+      test::invoke({"plan", "--db", db.string(), "--detect", "5%", "--base", "mpirun np=1"});
   INFO(text.out, text.err);
   REQUIRE(text.status == 0);
   CHECK(text.out.find("mpirun np=2 vs mpirun np=1") != std::string::npos);
