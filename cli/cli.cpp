@@ -15,6 +15,7 @@
 #include "cli/merge_command.hpp"
 #include "cli/model_command.hpp"
 #include "cli/paper_command.hpp"
+#include "cli/plan_command.hpp"
 #include "cli/plot_command.hpp"
 #include "cli/query_command.hpp"
 #include "cli/report_command.hpp"
@@ -84,6 +85,10 @@ const std::vector<Entry>& table() {
               "fit the scaling model to training and allreduce runs (or presets) and predict to np "
               "1024",
               declare_model_options, model_command),
+      command("plan",
+              "from a pilot instance: runs per cell for a precision, and to detect a difference "
+              "(t-test, Tukey)",
+              declare_plan_options, plan_command),
       command("stats",
               "ANOVA, Tukey and more on a CSV file, the results database or summary statistics",
               declare_stats_options, stats_command),
