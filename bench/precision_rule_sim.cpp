@@ -24,10 +24,11 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "precision_rule_sim: {}\n", error.what());
     return 2;
   }
-  fmt::print("Rule: min {}, max {}, precision {:g} ({:g} % confidence); {} cells per setting, "
-             "seed {}\n\n",
-             setting.rule.min_runs, setting.rule.max_runs, setting.rule.precision,
-             setting.rule.confidence * 100, setting.cells, seed);
+  fmt::print(
+      "Rule: min {}, max {}, precision {:g} ({:g} % confidence); {} cells per setting, "
+      "seed {}\n\n",
+      setting.rule.min_runs, setting.rule.max_runs, setting.rule.precision,
+      setting.rule.confidence * 100, setting.cells, seed);
   fmt::print("| noise | CV | coverage | ± (2 SE) | mean runs | p95 runs | stopped by max |\n");
   fmt::print("| --- | --- | --- | --- | --- | --- | --- |\n");
   int index = 0;

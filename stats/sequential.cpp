@@ -92,8 +92,8 @@ StopDecision decide(const std::vector<double>& run_means, const PrecisionRule& r
     d.half_width = f.t * m.sd / std::sqrt(n);
   } else {
     const int total = m.mean > 0 ? expected_total(f, m, rule.precision) : rule.max_runs;
-    d.expected_more = std::clamp(std::max(total, rule.min_runs) - d.runs, 1,
-                                 std::max(1, rule.max_runs - d.runs));
+    d.expected_more =
+        std::clamp(std::max(total, rule.min_runs) - d.runs, 1, std::max(1, rule.max_runs - d.runs));
   }
   d.relative_half_width = m.mean != 0 ? d.half_width / m.mean : kNaN;
   return d;
@@ -105,8 +105,8 @@ void check_rule(const PrecisionRule& rule) {
   if (rule.min_runs < 2)
     throw StatsError(fmt::format("min_runs {}: expected at least 2", rule.min_runs));
   if (rule.max_runs < rule.min_runs)
-    throw StatsError(fmt::format("max_runs {}: expected at least min_runs ({})", rule.max_runs,
-                                 rule.min_runs));
+    throw StatsError(
+        fmt::format("max_runs {}: expected at least min_runs ({})", rule.max_runs, rule.min_runs));
   if (!(rule.precision > 0 && rule.precision < 1))
     throw StatsError(fmt::format("precision {}: expected a number in (0, 1)", rule.precision));
   if (!(rule.confidence > 0 && rule.confidence < 1))
@@ -123,9 +123,12 @@ StopDecision final_decision(const std::vector<double>& run_means, const Precisio
 
 std::string_view stop_reason_name(StopReason reason) {
   switch (reason) {
-    case StopReason::Precision: return "precision";
-    case StopReason::Max: return "max";
-    case StopReason::None: break;
+    case StopReason::Precision:
+      return "precision";
+    case StopReason::Max:
+      return "max";
+    case StopReason::None:
+      break;
   }
   return "";
 }
@@ -138,10 +141,11 @@ std::string stop_reason_text(const StopDecision& decision, const PrecisionRule& 
     case StopReason::Precision:
       return fmt::format("precision reached: {} after {} runs", width, decision.runs);
     case StopReason::Max:
-      return fmt::format("max {} runs: {}{}", rule.max_runs, width,
-                         decision.runs < rule.max_runs ? fmt::format(" ({} ok)", decision.runs)
-                                                       : "");
-    case StopReason::None: break;
+      return fmt::format(
+          "max {} runs: {}{}", rule.max_runs, width,
+          decision.runs < rule.max_runs ? fmt::format(" ({} ok)", decision.runs) : "");
+    case StopReason::None:
+      break;
   }
   return fmt::format("running: {} after {} runs, target ±{:g} %", width, decision.runs,
                      rule.precision * 100);
