@@ -55,8 +55,13 @@ void ProgressPrinter::on_run_start(const orchestrator::RunPlan& plan, std::size_
 std::string ProgressPrinter::remaining(std::size_t index, std::size_t total, double elapsed) const {
   if (finished_runs_ == 0) return "";
   const double mean = finished_seconds_ / static_cast<double>(finished_runs_);
-  const double left = mean * static_cast<double>(total - index - 1) + std::max(0.0, mean - elapsed);
-  return fmt::format("; about {} left in the matrix", format_duration(left));
+  // A precision rule's expected runs count this one; the matrix's count the runs after it.
+  const double after = expected_runs_
+                           ? static_cast<double>(*expected_runs_ > 0 ? *expected_runs_ - 1 : 0)
+                           : static_cast<double>(total - index - 1);
+  const double left = mean * after + std::max(0.0, mean - elapsed);
+  return fmt::format("; about {} left in the matrix{}", format_duration(left),
+                     expected_runs_ ? " (the runs the precision rule expects)" : "");
 }
 
 void ProgressPrinter::on_epoch(const orchestrator::RunPlan& plan, std::size_t index,
@@ -115,6 +120,24 @@ void ProgressPrinter::on_run_end(const db::RunBundle& bundle, std::size_t, std::
              run.status == db::RunStatus::Ok
                  ? ""
                  : " — " + shown(orchestrator::printable_excerpt(run.error, 2000)));
+  out_.flush();
+}
+
+void ProgressPrinter::on_cell_decision(const orchestrator::RunPlan& plan,
+                                       const stats::StopDecision& decision,
+                                       const stats::PrecisionRule& rule) {
+  clear_line();
+  const std::string width = std::isfinite(decision.relative_half_width)
+                                ? fmt::format("±{:.1f} %", decision.relative_half_width * 100)
+                                : std::string("±n/a");
+  std::string state;
+  if (decision.stop)
+    state = stats::stop_reason_text(decision, rule);
+  else
+    state = fmt::format("{} of target ±{:g} % after {} runs, about {} more", width,
+                        rule.precision * 100, decision.runs, decision.expected_more);
+  fmt::print(out_, "      cell {} {}np={}: {}\n", shown(plan.condition), levels_text(plan), plan.np,
+             state);
   out_.flush();
 }
 

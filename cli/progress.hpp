@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "orchestrator/runner.hpp"
@@ -33,6 +34,9 @@ class ProgressPrinter final : public orchestrator::RunObserver {
   void on_epoch(const orchestrator::RunPlan& plan, std::size_t index, std::size_t total_runs,
                 int epoch, int total_epochs, double elapsed_seconds) override;
   void on_run_end(const db::RunBundle& bundle, std::size_t index, std::size_t total) override;
+  void on_cell_decision(const orchestrator::RunPlan& plan, const stats::StopDecision& decision,
+                        const stats::PrecisionRule& rule) override;
+  void on_expected_runs(std::size_t remaining) override { expected_runs_ = remaining; }
 
   bool saw_allreduce() const { return saw_allreduce_; }
 
@@ -49,6 +53,8 @@ class ProgressPrinter final : public orchestrator::RunObserver {
   double last_line_at_ = -1;     // elapsed time of the last plain progress line
   double finished_seconds_ = 0;  // wall seconds of the runs finished in this invocation
   std::size_t finished_runs_ = 0;
+  // With a precision rule: the runs it still expects (the ETA's count instead of the matrix's).
+  std::optional<std::size_t> expected_runs_;
 };
 
 }  // namespace scalebench::cli

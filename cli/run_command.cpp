@@ -20,6 +20,7 @@
 #include "orchestrator/runner.hpp"
 #include "report/data/load_runs.hpp"
 #include "report/export/plain_table.hpp"
+#include "stats/sequential.hpp"
 #include "util/text.hpp"
 
 namespace scalebench::cli {
@@ -91,6 +92,18 @@ int report_outcome(const RunCommand& options, const orchestrator::Experiment& ex
         util::count_of(static_cast<long long>(outcome.lost_runs.size()), "run"), options.database);
     for (const auto& why : outcome.lost_runs) fmt::print(err, "  {}\n", why);
   }
+  if (!outcome.decisions.empty()) {
+    // Each cell's runs and why it stopped (a cell stopped by max is marked).
+    const auto& rule = *experiment.precision;
+    for (const auto& [cell, decision] : outcome.decisions) {
+      std::string levels;
+      for (const auto& [factor, level] : cell.levels)
+        levels += fmt::format(" {}={}", factor, level);
+      fmt::print(out, "  {}{} np={}: {}{}\n", util::escape_controls(cell.condition),
+                 util::escape_controls(levels), cell.np, stats::stop_reason_text(decision, rule),
+                 decision.reason == stats::StopReason::Max ? " †" : "");
+    }
+  }
   if (saw_allreduce) {
     fmt::print(out, "next: scalebench query --db {} \"{}\"\n", options.database,
                report::allreduce_query(experiment.name));
@@ -138,6 +151,10 @@ void declare_run_options(CLI::App& app, RunCommand& options) {
                  "Re-run a cell whose run is not ok up to N times (every attempt is stored)")
       ->transform(integer_in(0, 1000))
       ->capture_default_str();
+  app.add_option("--precision", options.precision,
+                 "Run each cell until the 95 % interval of its mean epoch time is within this "
+                 "share of the mean (0.02: +/-2 %); the file's \"repetitions\" gives min and max")
+      ->check(CLI::Range(0.0, 1.0).description("in (0, 1)"));
   app.add_option("--max-runs", options.max_runs,
                  "Refuse a matrix of more runs than this (a guard against typos)")
       ->transform(integer_in(1, 1'000'000'000))
@@ -146,7 +163,8 @@ void declare_run_options(CLI::App& app, RunCommand& options) {
 
 int run_command(const RunCommand& options, std::ostream& out, std::ostream& err) {
   // Validate everything before the database is touched: a bad file writes nothing.
-  const auto experiment = orchestrator::load_experiment(options.experiment_path);
+  auto experiment = orchestrator::load_experiment(options.experiment_path);
+  if (options.precision) orchestrator::set_precision(experiment, *options.precision);
   if (options.retries < 0 || options.retries > 100)
     throw Error(fmt::format("--retries {}: expected 0 to 100", options.retries));
   ExpandOptions expand = orchestrator::machine_expand_options(options.max_runs);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "cli/commands.hpp"
@@ -18,6 +19,8 @@ struct RunCommand {
   int retries = 0;       // re-runs of a cell whose run is not ok
   std::size_t max_runs = 10'000;  // refuse bigger matrices (orchestrator::kDefaultMaxRuns)
   bool quiet = false;             // no progress lines on stderr
+  // --precision P: the file's precision rule with this precision (its "repetitions" an object)
+  std::optional<double> precision;
 };
 void declare_run_options(CLI::App& app, RunCommand& options);
 int run_command(const RunCommand& options, std::ostream& out, std::ostream& err);

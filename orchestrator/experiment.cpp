@@ -439,7 +439,47 @@ std::map<std::string, std::string> parse_labels(const ExperimentReader& labels,
   return out;
 }
 
+// "repetitions": {"min": 3, "max": 20, "precision": 0.02}.
+stats::PrecisionRule parse_precision_rule(const ExperimentReader& field) {
+  field.require_object({"min", "max", "precision"});
+  for (const char* key : {"min", "max", "precision"}) field.require_key(key);
+  stats::PrecisionRule rule;
+  const auto whole = [](const ExperimentReader& value, long long low, long long high,
+                        std::string_view expected) {
+    const auto& v = value.value();
+    if (!v.is_number_integer() || v.get<long long>() < low || v.get<long long>() > high)
+      value.fail(expected);
+    return static_cast<int>(v.get<long long>());
+  };
+  rule.min_runs = whole(field.at("min"), 2, kMaxRepetitions,
+                        fmt::format("a whole number of runs from 2 to {}", kMaxRepetitions));
+  rule.max_runs = whole(field.at("max"), rule.min_runs, kMaxRepetitions,
+                        fmt::format("a whole number of runs from \"min\" ({}) to {}", rule.min_runs,
+                                    kMaxRepetitions));
+  const auto precision = field.at("precision");
+  if (!precision.value().is_number() || !(precision.value().get<double>() > 0) ||
+      !(precision.value().get<double>() < 1))
+    precision.fail("a relative half-width above 0 and below 1 (0.02: +/-2 % of the mean)");
+  rule.precision = precision.value().get<double>();
+  return rule;
+}
+
 }  // namespace
+
+void set_precision(Experiment& experiment, double precision) {
+  if (!(precision > 0 && precision < 1))
+    throw ExperimentError(fmt::format(
+        "--precision {}: expected a relative half-width above 0 and below 1", precision));
+  if (!experiment.precision)
+    throw ExperimentError(fmt::format(
+        "{}: --precision needs \"repetitions\": {{\"min\": 3, \"max\": 20, \"precision\": "
+        "...}} in the file; its \"repetitions\" is the integer {}",
+        experiment.source_path.string(), experiment.repetitions));
+  experiment.precision->precision = precision;
+  auto spec = json::parse(experiment.spec_json);
+  spec["repetitions"]["precision"] = precision;
+  experiment.spec_json = spec.dump();
+}
 
 Experiment parse_experiment(const std::string& text, const std::filesystem::path& path) {
   if (text.size() > kMaxExperimentFileBytes)
@@ -453,10 +493,11 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
   const json document = parse_json_document(text, path);
 
   const ExperimentReader root(path, document, "");
-  root.require_object({"name", "description", "repetitions", "timeout_seconds", "program",
-                       "trainer", "args", "np", "conditions", "factors", "exclude", "order", "seed",
-                       "train_images", "train_images_per_rank", "stdout", "warmup_epochs",
-                       "line_forms", "labels"});
+  root.require_object(
+      {"name",    "description",   "repetitions", "timeout_seconds", "program",
+       "trainer", "args",          "np",          "conditions",      "factors",
+       "exclude", "order",         "seed",        "train_images",    "train_images_per_rank",
+       "stdout",  "warmup_epochs", "line_forms",  "labels",          "precision"});
   root.require_key("name");
   root.require_key("conditions");
 
@@ -467,8 +508,20 @@ Experiment parse_experiment(const std::string& text, const std::filesystem::path
   if (!valid_name(experiment.name))
     root.at("name").fail("a name of letters, digits, spaces and _-.= (at most 100)");
   if (root.has("description")) experiment.description = root.at("description").string();
-  if (root.has("repetitions"))
-    experiment.repetitions = root.at("repetitions").int_in_range(kMaxRepetitions);
+  if (root.has("repetitions")) {
+    if (root.at("repetitions").value().is_object()) {
+      experiment.precision = parse_precision_rule(root.at("repetitions"));
+      experiment.repetitions = experiment.precision->max_runs;
+    } else {
+      experiment.repetitions = root.at("repetitions").int_in_range(kMaxRepetitions);
+    }
+  }
+  if (root.has("precision"))
+    root.at("precision")
+        .fail(experiment.precision
+                  ? "no top-level \"precision\": it goes inside \"repetitions\""
+                  : "\"repetitions\": {\"min\": 3, \"max\": 20, \"precision\": 0.02} for a "
+                    "precision (an integer \"repetitions\" takes none)");
   if (root.has("timeout_seconds"))
     experiment.timeout_seconds = root.at("timeout_seconds").timeout_seconds();
   if (root.has("program")) {

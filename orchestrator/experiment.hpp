@@ -14,6 +14,7 @@
 
 #include "orchestrator/executor.hpp"
 #include "orchestrator/line_forms.hpp"
+#include "stats/sequential.hpp"
 #include "util/error.hpp"
 
 namespace scalebench::orchestrator {
@@ -114,7 +115,10 @@ struct Experiment {
   std::string description;
   std::filesystem::path source_path;
   std::string spec_json;  // the parsed file, re-serialised
-  int repetitions = 1;
+  int repetitions = 1;    // with a precision rule: its max, the repetitions the matrix holds
+  // "repetitions": {"min", "max", "precision"}: each cell runs until its mean is known to the
+  // precision (stats/sequential.hpp), in rounds (docs/experiment-file.md, "Repetitions").
+  std::optional<stats::PrecisionRule> precision;
   std::optional<double> timeout_seconds;
   std::optional<std::string> program;  // trainer program; default: scalebench-train
   TrainerArgs trainer;
@@ -162,6 +166,11 @@ Experiment load_experiment(const std::filesystem::path& path);
 // Same, from text already read (path only names it in messages). Throws nothing but
 // ExperimentError (and std::bad_alloc).
 Experiment parse_experiment(const std::string& text, const std::filesystem::path& path);
+
+// `scalebench run --precision P`: the file's rule with precision P, written into spec_json too
+// (another precision is another spec, resumed apart). Throws ExperimentError for P outside (0, 1)
+// or a file whose "repetitions" is an integer.
+void set_precision(Experiment& experiment, double precision);
 
 // A factor's level in one cell: (factor name, level name).
 using FactorLevels = std::vector<std::pair<std::string, std::string>>;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -31,6 +32,42 @@ std::string now_iso8601_utc() {
 
 CellKey cell_of(const RunPlan& plan) {
   return CellKey{plan.condition, plan.levels, plan.np, plan.repetition};
+}
+
+std::optional<double> run_mean_epoch_seconds(const std::vector<db::EpochRecord>& epochs,
+                                             int warmup) {
+  const auto measured = std::count_if(epochs.begin(), epochs.end(),
+                                      [](const auto& epoch) { return epoch.duration_seconds; });
+  const bool drop = warmup > 0 && measured > warmup;
+  double sum = 0;
+  int count = 0;
+  for (const auto& epoch : epochs) {
+    if (!epoch.duration_seconds || (drop && epoch.epoch <= warmup)) continue;
+    sum += *epoch.duration_seconds;
+    ++count;
+  }
+  if (count == 0) return std::nullopt;
+  return sum / count;
+}
+
+CellKey base_cell_of(const RunPlan& plan) {
+  return CellKey{plan.condition, plan.levels, plan.np, 0};
+}
+
+std::map<CellKey, std::vector<double>> stored_run_means(const db::Database& database,
+                                                        std::int64_t instance_id, int warmup) {
+  std::vector<std::pair<int, db::RunRecord>> ok;  // by repetition, then as stored
+  for (auto& run : database.runs_of_instances({instance_id}))
+    if (run.status == db::RunStatus::Ok) ok.emplace_back(run.repetition, std::move(run));
+  std::stable_sort(ok.begin(), ok.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::map<CellKey, std::vector<double>> means;
+  for (const auto& [repetition, run] : ok) {
+    auto& cell = means[CellKey{run.condition, run.factors, run.np, 0}];
+    if (const auto mean = run_mean_epoch_seconds(database.epochs(run.id), warmup))
+      cell.push_back(*mean);
+  }
+  return means;
 }
 
 db::RunBundle make_run_bundle(const Experiment& experiment, const RunPlan& plan,
@@ -148,6 +185,62 @@ Instance resume_instance(db::Database& database, const db::ExperimentRecord& con
 
 namespace {
 
+// What a precision rule has decided for each cell of the matrix: its decision from its ok runs,
+// and how many of its repetitions are left to run; the expected remaining runs for the ETA.
+class PrecisionTracker {
+ public:
+  PrecisionTracker(const stats::PrecisionRule& rule, const std::vector<RunPlan>& pending,
+                   std::map<CellKey, std::vector<double>> means)
+      : rule_(rule), means_(std::move(means)) {
+    for (const auto& plan : pending) ++left_[base_cell_of(plan)];
+    for (const auto& [cell, unused] : left_) means_[cell];
+  }
+  // Whether this plan's repetition is needed: the first `min` always, later ones while the
+  // cell has not stopped.
+  bool needed(const RunPlan& plan) const {
+    return plan.repetition <= rule_.min_runs || !decision(base_cell_of(plan)).stop;
+  }
+  void ran(const RunPlan& plan, std::optional<double> ok_mean) {
+    const auto cell = base_cell_of(plan);
+    if (ok_mean) means_[cell].push_back(*ok_mean);
+  }
+  void skipped(const RunPlan& plan) { --left_[base_cell_of(plan)]; }
+  void done(const RunPlan& plan) { --left_[base_cell_of(plan)]; }
+  stats::StopDecision decision(const CellKey& cell) const {
+    const auto found = means_.find(cell);
+    static const std::vector<double> none;
+    const auto& means = found == means_.end() ? none : found->second;
+    const auto left = left_.find(cell);
+    const bool exhausted = left == left_.end() || left->second <= 0;
+    return exhausted ? stats::final_decision(means, rule_) : stats::precision_stop(means, rule_);
+  }
+  // The runs the rule expects still: per cell not stopped, its expected further runs, at most
+  // its repetitions left.
+  std::size_t expected_runs() const {
+    std::size_t total = 0;
+    for (const auto& [cell, left] : left_) {
+      if (left <= 0) continue;
+      const auto d = decision(cell);
+      if (!d.stop) total += static_cast<std::size_t>(std::min(d.expected_more, left));
+    }
+    return total;
+  }
+  std::map<CellKey, stats::StopDecision> decisions() const {
+    std::map<CellKey, stats::StopDecision> out;
+    for (const auto& [cell, unused] : means_) out[cell] = decision(cell);
+    return out;
+  }
+
+ private:
+  stats::PrecisionRule rule_;
+  std::map<CellKey, std::vector<double>> means_;
+  std::map<CellKey, int> left_;  // pending repetitions not yet run or skipped
+};
+
+}  // namespace
+
+namespace {
+
 // A directory only this user can have made: "scalebench-unsaved-<uid>" in the temporary
 // directory, or nothing when someone else's (or a link) is already there.
 std::filesystem::path private_fallback_directory() {
@@ -237,8 +330,23 @@ ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance,
   result.cells_ok = instance.cells_ok;
   if (instance.resumed) database.reopen_experiment(instance.record.id);
   const std::size_t total = instance.pending.size();
+  // With a precision rule, runs go in rounds: the matrix's order is by repetition, so the first
+  // `min` repetitions of every cell come first, then each later repetition gives every cell not
+  // yet stopped one more run, in the same (seeded) order.
+  std::optional<PrecisionTracker> rule;
+  if (experiment.precision) {
+    if (instance.resumed && instance.run_means.empty())
+      instance.run_means = stored_run_means(database, instance.record.id, experiment.warmup_epochs);
+    rule.emplace(*experiment.precision, instance.pending, instance.run_means);
+  }
   for (std::size_t index = 0; index < total && !result.interrupted; ++index) {
     const auto& plan = instance.pending[index];
+    if (rule && !rule->needed(plan)) {
+      rule->skipped(plan);
+      ++result.not_needed;
+      continue;
+    }
+    if (rule && observer) observer->on_expected_runs(rule->expected_runs());
     int& attempts = instance.attempts[cell_of(plan)];
     for (int retry = 0; retry <= options.retries; ++retry) {
       // A stop asked while the previous run was being stored starts nothing new.
@@ -287,8 +395,19 @@ ExperimentOutcome run_instance(const Experiment& experiment, Instance& instance,
       if (ok) ++result.ok, ++result.cells_ok;
       if (observer) observer->on_run_end(bundle, index, total);
       if (outcome.interrupted) result.interrupted = true;
+      if (rule && ok)
+        rule->ran(plan, run_mean_epoch_seconds(bundle.epochs, experiment.warmup_epochs));
       if (ok || outcome.interrupted) break;
     }
+    if (rule && !result.interrupted) {
+      rule->done(plan);
+      if (observer)
+        observer->on_cell_decision(plan, rule->decision(base_cell_of(plan)), *experiment.precision);
+    }
+  }
+  if (rule) {
+    result.decisions = rule->decisions();
+    result.cells -= std::min(result.cells, result.not_needed);
   }
   // How the instance ended; a database that stays locked now costs only this note.
   try {

@@ -28,6 +28,11 @@ class RunObserver {
   virtual void on_side_file(const std::filesystem::path&, const std::string& /*why*/) {}
   // Neither the database nor a side file could take the run (why); the matrix goes on.
   virtual void on_run_lost(const std::string& /*why*/) {}
+  // With a precision rule: a cell's decision after each of its runs (its ok runs' means), and
+  // the runs the rule still expects in the whole matrix (for the ETA).
+  virtual void on_cell_decision(const RunPlan&, const stats::StopDecision&,
+                                const stats::PrecisionRule&) {}
+  virtual void on_expected_runs(std::size_t /*remaining*/) {}
 };
 
 // One cell of the matrix.
@@ -39,6 +44,8 @@ struct CellKey {
   auto operator<=>(const CellKey&) const = default;
 };
 CellKey cell_of(const RunPlan& plan);
+// The cell without its repetition (repetition 0): what a precision rule decides for.
+CellKey base_cell_of(const RunPlan& plan);
 
 // An experiment instance ready to run: a new one, or one resumed (`scalebench run --resume`).
 struct Instance {
@@ -48,7 +55,20 @@ struct Instance {
   std::map<CellKey, int> attempts;  // attempts already stored, per cell
   std::size_t cells = 0;            // matrix size
   std::size_t cells_ok = 0;         // cells already ok before this invocation
+  // With a precision rule: the mean epoch time of each stored ok run, per base cell (warm-up
+  // left out), from which the rule's decisions are recomputed on --resume.
+  std::map<CellKey, std::vector<double>> run_means;
 };
+
+// A run's mean epoch time with the first `warmup` epochs left out (all of them when the run has
+// no more than that), over the epochs whose duration was measured; absent when none was: the
+// report's rule (report/data/run_set.cpp), for the precision rule's decisions.
+std::optional<double> run_mean_epoch_seconds(const std::vector<db::EpochRecord>& epochs,
+                                             int warmup);
+
+// The mean epoch times of the instance's stored ok runs per base cell (warm-up left out).
+std::map<CellKey, std::vector<double>> stored_run_means(const db::Database& database,
+                                                        std::int64_t instance_id, int warmup);
 
 // Inserts a new instance (context: name, spec, host, ...; its cells and hash are filled in).
 Instance start_instance(db::Database& database, db::ExperimentRecord context,
@@ -75,6 +95,11 @@ struct ExperimentOutcome {
   std::size_t ok = 0;        // runs stored with status ok
   std::size_t cells_ok = 0;  // cells of the instance with an ok run, this invocation included
   std::size_t cells = 0;
+  // With a precision rule: the matrix's repetitions the rule left out (their cells had stopped),
+  // not counted in `cells`; and each base cell's decision at the end (precision, max, or still
+  // running when interrupted).
+  std::size_t not_needed = 0;
+  std::map<CellKey, stats::StopDecision> decisions;
   bool interrupted = false;  // stopped early (signal); the runs before it are stored
   std::vector<std::filesystem::path> side_files;
   // Runs neither the database nor any side file could take: why, per run (the matrix went on).
