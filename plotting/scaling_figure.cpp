@@ -428,7 +428,7 @@ std::vector<std::string> series_plots(const Series& s, std::size_t index, std::s
 // The legend's entries every figure shares: each series, the runs, the bars.
 // `level_lines`: a single-process series is drawn with a dotted line at its level too.
 std::vector<LegendEntry> series_legend(const std::vector<Series>& series, double confidence,
-                                       std::string_view unit, bool level_lines) {
+                                       bool level_lines) {
   std::vector<LegendEntry> legend;
   for (const auto& s : series) {
     std::string sample = fmt::format("with linespoints lt {} pt {}", s.colour, s.marker.filled);
@@ -588,7 +588,7 @@ std::string scaling_script(const ReportTable& table, const FigureFiles& files,
   out += fmt::format("# Caption: {}\n", one_line(scaling_caption(table, style)));
   out += script_preamble(files);
   out += panels.stats;
-  auto legend = series_legend(series, table.confidence, table.unit, true);
+  auto legend = series_legend(series, table.confidence, true);
   if (panels.ideal_lines)
     legend.push_back({fmt::format("with lines lc rgb '{}' dt 2 lw 1", kNeutral), "linear scaling"});
   out += multiplot(
@@ -656,7 +656,7 @@ std::string factor_scaling_script(const FactorReport& report, const FigureFiles&
                      one_line(report.experiment), one_line(report.factor));
   out += fmt::format("# Caption: {}\n", one_line(factor_scaling_caption(report, style)));
   out += script_preamble(files);
-  auto legend = series_legend(series, confidence, report.unit, false);
+  auto legend = series_legend(series, confidence, false);
   if (panels.ideal_lines)
     legend.push_back({fmt::format("with lines lc rgb '{}' dt 2 lw 1", kNeutral), "linear scaling"});
   out += multiplot(files, style,

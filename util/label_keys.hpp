@@ -7,8 +7,8 @@
 
 namespace scalebench::util {
 
-inline constexpr std::string_view kLabelColumns[] = {"condition", "epoch_time", "sd",
-                                                     "tukey",     "letters",    "images_per_second",
-                                                     "speedup",   "efficiency", "test_accuracy"};
+inline constexpr std::string_view kLabelColumns[] = {
+    "condition",         "epoch_time", "sd",         "tukey",         "letters",
+    "images_per_second", "speedup",    "efficiency", "test_accuracy", "stop"};
 
 }  // namespace scalebench::util

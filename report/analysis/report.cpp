@@ -20,6 +20,7 @@
 #include "stats/letters.hpp"
 #include "stats/nested_anova.hpp"
 #include "stats/ratio_interval.hpp"
+#include "stats/sequential.hpp"
 #include "stats/tukey.hpp"
 #include "stats/welch_anova.hpp"
 #include "util/text.hpp"
@@ -134,6 +135,18 @@ std::size_t choose_base(const std::vector<std::string>& labels, const std::vecto
 // condition, launcher and factor levels when i is launched (not "single") and that group exists;
 // else the base when it has the same levels, else a launched np=1 group with the same levels (a
 // single row of another model is not compared with the base model), else the base.
+// Why a cell of precision-driven repetitions stopped, judged by the rule the runner used on the
+// same runs' means (stats/sequential.hpp), so that the table and `run` agree.
+void add_stop(ReportRow& row, const std::vector<double>& run_means, const RepetitionRule& rule) {
+  const stats::PrecisionRule precision{rule.min_runs, rule.max_runs, rule.precision};
+  const auto decision = stats::precision_stop(run_means, precision);
+  row.stop_reason = decision.stop ? std::string(stats::stop_reason_name(decision.reason))
+                                  : std::string("running");
+  if (std::isfinite(decision.relative_half_width))
+    row.stop_relative_half_width = decision.relative_half_width;
+  row.stop_text = stats::stop_reason_text(decision, precision);
+}
+
 // Images per epoch of a group, when every epoch reported them (all ranks together).
 std::optional<double> images_per_epoch(const Group& g) {
   if (g.epochs_without_images > 0 || g.durations.empty() || g.images <= 0) return std::nullopt;
@@ -434,6 +447,7 @@ ReportTable build_report(std::string experiment, const std::vector<Run>& runs,
       if (!accuracies.empty()) row.mean_test_accuracy = stats::mean(accuracies);
       if (rates) row.sd_run_images_per_second = stats::sample_sd(run_rates);
       row.run_epoch_seconds = run_means;
+      if (options.repetition_rule) add_stop(row, run_means, *options.repetition_rule);
       if (rates) row.run_images_per_second = run_rates;
     }
     row.epochs = g.durations.size();
@@ -465,6 +479,15 @@ ReportTable build_report(std::string experiment, const std::vector<Run>& runs,
   }
 
   table.weak_scaling = is_weak_scaling(groups);
+  table.repetition_rule = options.repetition_rule;
+  if (const auto& rule = options.repetition_rule)
+    table.notes.push_back(fmt::format(
+        "Runs by precision: each cell got runs until the {} interval of its mean epoch time had "
+        "a half-width of at most ±{:g}% of the mean (at least {}, at most {} runs; the rule of "
+        "docs/statistics.md, \"Precision-driven repetitions\"); † marks a cell stopped at the "
+        "most runs before reaching it.",
+        fmt::format("{:g}%", table.confidence * 100), rule->precision * 100, rule->min_runs,
+        rule->max_runs));
   if (table.weak_scaling) table.notes.push_back(std::string(kWeakScalingNote));
   std::vector<std::string> single_epoch, two_runs;
   for (std::size_t i = 0; i < groups.size(); ++i) {

@@ -62,6 +62,13 @@ struct ReportRow {
   // empty when a run of the row lacks train_images.
   std::vector<double> run_epoch_seconds = {};
   std::vector<double> run_images_per_second = {};
+  // With precision-driven repetitions (ReportTable::repetition_rule): why the cell stopped,
+  // "precision", "max" or "running" (not stopped: an unfinished instance), its interval's
+  // half-width relative to the mean as the rule judged it, and the sentence
+  // ("precision reached: ±1.7 % after 5 runs"; stats/sequential.hpp).
+  std::optional<std::string> stop_reason = std::nullopt;
+  std::optional<double> stop_relative_half_width = std::nullopt;
+  std::string stop_text = {};
 };
 
 struct AnovaSummary {
@@ -108,6 +115,7 @@ struct ReportTable {
   // grows with np, so the speed-up is the scaled speed-up (images/s against the base's) and the
   // efficiency the scaled efficiency (docs/metrics.md, "Weak scaling").
   bool weak_scaling = false;
+  std::optional<RepetitionRule> repetition_rule = std::nullopt;  // ReportOptions'
 };
 
 struct ReportOptions {
@@ -127,6 +135,9 @@ struct ReportOptions {
   // variances differ too much to pool: report/analysis/pairwise.hpp), "tukey" (pooled, as the
   // reference papers did) or "games-howell". kPairwiseChoices lists them.
   std::string pairwise = "auto";
+  // The experiment file's precision rule: each row says how many runs its cell got and why it
+  // stopped (ReportRow::stop_reason).
+  std::optional<RepetitionRule> repetition_rule = std::nullopt;
 };
 inline constexpr const char* kPairwiseChoices[] = {"auto", "tukey", "games-howell"};
 inline std::vector<std::string> pairwise_choices() {

@@ -21,6 +21,7 @@ ReportOptions options_of(const RunSet& set, const std::optional<std::string>& ba
   options.condition_order = set.condition_order;
   options.level_order = set.level_order;
   options.labels = set.labels;
+  options.repetition_rule = set.repetition_rule;
   return options;
 }
 

@@ -242,6 +242,11 @@ void add_file_order(const db::ExperimentRecord& record, RunSet& set) {
   set.spec_json = record.spec_json;
   try {
     const auto spec = nlohmann::json::parse(record.spec_json);
+    if (spec.contains("repetitions") && spec["repetitions"].is_object()) {
+      const auto& r = spec["repetitions"];
+      set.repetition_rule = RepetitionRule{r.at("min").get<int>(), r.at("max").get<int>(),
+                                           r.at("precision").get<double>()};
+    }
     if (spec.contains("conditions") && spec["conditions"].is_array())
       for (const auto& condition : spec["conditions"])
         if (condition.contains("name") && condition["name"].is_string())

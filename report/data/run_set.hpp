@@ -121,6 +121,14 @@ struct RunFilter {
   std::string describe() const;
 };
 
+// The experiment file's "repetitions": {"min", "max", "precision"} (precision-driven runs,
+// docs/experiment-file.md): what a cell's stop is judged by.
+struct RepetitionRule {
+  int min_runs = 3;
+  int max_runs = 20;
+  double precision = 0.02;
+};
+
 struct RunSet {
   std::string experiment;
   std::vector<std::int64_t> instances;  // oldest first
@@ -130,6 +138,7 @@ struct RunSet {
   std::vector<std::pair<std::string, std::vector<std::string>>> level_order;
   Labels labels;          // the experiment file's "labels"
   std::string spec_json;  // the experiment file the (first) instance ran (its setup: setup.hpp)
+  std::optional<RepetitionRule> repetition_rule;  // its precision rule, if it has one
   Provenance provenance;
   std::vector<std::string> notes;            // which instances, what warm-up was left out
   std::vector<std::string> failures;         // runs that are not ok, per group (failure_notes)

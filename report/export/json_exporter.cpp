@@ -32,7 +32,7 @@ Json interval(const std::optional<double>& lower, const std::optional<double>& u
 Json table_json(const ReportTable& table) {
   Json rows = Json::array();
   for (const auto& row : table.rows) {
-    rows.push_back({
+    rows.push_back(Json{
         {"label", row.label},
         {"condition", row.condition},
         {"launcher", row.launcher},
@@ -60,6 +60,12 @@ Json table_json(const ReportTable& table) {
            return levels;
          }()},
     });
+    // Precision-driven repetitions only: why the cell stopped (a table without keeps its keys).
+    if (row.stop_reason) {
+      rows.back()["stop_reason"] = *row.stop_reason;
+      rows.back()["stop_relative_half_width"] = optional_number(row.stop_relative_half_width);
+      rows.back()["stop"] = row.stop_text;
+    }
   }
   Json anova = nullptr;
   if (table.anova) {

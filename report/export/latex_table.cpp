@@ -9,6 +9,7 @@
 
 #include "report/export/format.hpp"
 #include "report/export/markup.hpp"
+#include "report/export/table_cells.hpp"
 
 namespace scalebench::report {
 namespace {
@@ -267,6 +268,7 @@ Cell report_cell(const ReportRow& row, std::string_view key, const ColumnFormats
                                                          : p_value(*row.tukey_p_vs_base));
   if (key == "letters")
     return text_cell(row.letters ? tex(*row.letters) : std::string(kNotAvailable));
+  if (key == "stop") return text_cell(stop_cell(row, "$\\pm$", "$^{\\dagger}$", "\\%"));
   if (key == "images_per_second")
     return row.images_per_second
                ? measured(*row.images_per_second, row.images_ci_lower, row.images_ci_upper, format)

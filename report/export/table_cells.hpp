@@ -76,7 +76,8 @@ struct TableColumns {
 
 inline TableColumns table_columns(std::string_view unit, double confidence, std::string_view base,
                                   bool letters, bool accuracy, const Labels& labels,
-                                  std::string_view pairwise = "Tukey", bool weak = false) {
+                                  std::string_view pairwise = "Tukey", bool weak = false,
+                                  bool stop = false) {
   const auto ci = percent_of(confidence);
   TableColumns columns;
   const auto add = [&](std::string_view key, std::string header) {
@@ -92,6 +93,7 @@ inline TableColumns table_columns(std::string_view unit, double confidence, std:
   add("speedup", fmt::format("{} [{} CI]", weak ? "Scaled speed-up" : "Speed-up", ci));
   add("efficiency", fmt::format("{} [{} CI]", weak ? "Scaled efficiency" : "Efficiency", ci));
   if (accuracy) add("test_accuracy", "Test accuracy");
+  if (stop) add("stop", "Runs (stop)");
   columns.first_header = labels.of("condition", "Condition");
   return columns;
 }
@@ -100,13 +102,14 @@ inline TableColumns table_columns(std::string_view unit, double confidence, std:
 inline TableColumns table_columns(const std::vector<const ReportTable*>& tables,
                                   std::string_view unit, double confidence, std::string_view base,
                                   const Labels& labels) {
-  bool letters = false, accuracy = false, weak = !tables.empty();
+  bool letters = false, accuracy = false, weak = !tables.empty(), stop = false;
   std::string pairwise;  // the tables' test, or both names when blocks differ
   for (const auto* table : tables) {
     weak = weak && table->weak_scaling;
     for (const auto& row : table->rows) {
       letters = letters || row.letters.has_value();
       accuracy = accuracy || row.mean_test_accuracy.has_value();
+      stop = stop || row.stop_reason.has_value();
     }
     if (pairwise.empty())
       pairwise = table->pairwise;
@@ -114,7 +117,19 @@ inline TableColumns table_columns(const std::vector<const ReportTable*>& tables,
       pairwise = "Tukey or Games-Howell";
   }
   return table_columns(unit, confidence, base, letters, accuracy, labels,
-                       pairwise.empty() ? "Tukey" : pairwise, weak);
+                       pairwise.empty() ? "Tukey" : pairwise, weak, stop);
+}
+
+// A cell of precision-driven repetitions: its runs, † when stopped at the most runs, and the
+// interval's half-width it stopped at ("5, ±1.7%", "12†, ±3.1%", "2, running").
+inline std::string stop_cell(const ReportRow& row, std::string_view plus_minus = "±",
+                             std::string_view dagger = "†", std::string_view percent = "%") {
+  if (!row.stop_reason) return std::string(kNotAvailable);
+  const std::string runs = fmt::format("{}{}", row.runs, *row.stop_reason == "max" ? dagger : "");
+  if (*row.stop_reason == "running") return runs + ", running";
+  if (!row.stop_relative_half_width) return runs;
+  return fmt::format("{}, {}{:.1f}{}", runs, plus_minus, *row.stop_relative_half_width * 100,
+                     percent);
 }
 
 // The text of `row`'s cell in column `key` (a TableColumns key), at the column's format.
@@ -128,6 +143,7 @@ inline std::string cell_text(const ReportRow& row, std::string_view key,
     return row.is_base || !row.tukey_p_vs_base ? std::string(kNotAvailable)
                                                : format_p_value(*row.tukey_p_vs_base);
   if (key == "letters") return row.letters ? *row.letters : std::string(kNotAvailable);
+  if (key == "stop") return stop_cell(row);
   if (key == "images_per_second")
     return row.images_per_second ? with_interval(*row.images_per_second, row.images_ci_lower,
                                                  row.images_ci_upper, format)

@@ -47,7 +47,8 @@ struct NoisyTrainer {
     const double epoch = 1 + std::stod(cv_text) * kZ[runs[cv_text]++ % 12];
     FakeProcess process;
     double t = 0.2;
-    process.lines.push_back({0.1, Stream::Stdout, "scalebench-train model=mlp train_images=600 np=1"});
+    process.lines.push_back(
+        {0.1, Stream::Stdout, "scalebench-train model=mlp train_images=600 np=1"});
     for (int y = 1; y <= 3; ++y) {
       process.lines.push_back({t, Stream::Stdout, fmt::format("Epoch {}/3", y)});
       t += y == 1 ? 5.0 : epoch;

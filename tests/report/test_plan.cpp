@@ -53,8 +53,8 @@ TEST_CASE("plan: cells, the family's pooled SD and the pairs against the base") 
   CHECK(detect.pairs[0].t_runs == stats::two_sample_t_runs(0.11, std::sqrt(0.04 / 3), 0.9));
   CHECK(detect.pairs[1].tukey_runs == stats::tukey_pair_runs(3, 0.11, 0.1, 0.9));
   CHECK(detect.pairs[0].tukey_n == detect.pairs[1].tukey_n);  // same delta, same family SD
-  CHECK(detect.pairs[0].t_power_now == doctest::Approx(stats::two_sample_t_power(
-                                           2, 0.11, std::sqrt(0.04 / 3))));
+  CHECK(detect.pairs[0].t_power_now ==
+        doctest::Approx(stats::two_sample_t_power(2, 0.11, std::sqrt(0.04 / 3))));
 }
 
 TEST_CASE("plan: refusals name the option or the cell") {
