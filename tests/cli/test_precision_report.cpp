@@ -97,7 +97,8 @@ TEST_CASE("precision rule: the report's per-cell runs and reasons are the runner
     outcome = run_experiment(experiment, plans, executor, database, test::context_for(experiment));
   }
   const auto database = db::Database::open(path, db::OpenMode::ReadOnly);
-  const auto table = report::report_of(report::load_runs(database, {}), std::nullopt, "run", "auto");
+  const auto table =
+      report::report_of(report::load_runs(database, {}), std::nullopt, "run", "auto");
   check_agrees(table, outcome);
   const auto rows = rows_by_condition(table);
   CHECK(*rows.at("steady")->stop_reason == "precision");
@@ -168,7 +169,8 @@ TEST_CASE("integer repetitions: no stop column, no stop keys") {
   const auto path = dir / "q.db";
   std::filesystem::copy_file(test::data_dir() / "db" / "quickstart.db", path);
   const auto database = db::Database::open(path.string(), db::OpenMode::ReadOnly);
-  const auto table = report::report_of(report::load_runs(database, {}), std::nullopt, "run", "auto");
+  const auto table =
+      report::report_of(report::load_runs(database, {}), std::nullopt, "run", "auto");
   CHECK_FALSE(table.repetition_rule);
   for (const auto& row : table.rows) CHECK_FALSE(row.stop_reason);
   CHECK(report::make_exporter("markdown")->render(table).find("Runs (stop)") == std::string::npos);
