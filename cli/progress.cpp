@@ -134,8 +134,8 @@ void ProgressPrinter::on_cell_decision(const orchestrator::RunPlan& plan,
   if (decision.stop)
     state = stats::stop_reason_text(decision, rule);
   else
-    state = fmt::format("{} of target ±{:g} % after {} runs, about {} more", width,
-                        rule.precision * 100, decision.runs, decision.expected_more);
+    state = fmt::format("{} of target ±{:g} % after {}, about {} more", width, rule.precision * 100,
+                        util::count_of(decision.runs, "run"), decision.expected_more);
   fmt::print(out_, "      cell {} {}np={}: {}\n", shown(plan.condition), levels_text(plan), plan.np,
              state);
   out_.flush();

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "stats/descriptive.hpp"
+#include "util/text.hpp"
 
 namespace scalebench::stats {
 namespace {
@@ -139,7 +140,8 @@ std::string stop_reason_text(const StopDecision& decision, const PrecisionRule& 
                                 : std::string("±n/a");
   switch (decision.reason) {
     case StopReason::Precision:
-      return fmt::format("precision reached: {} after {} runs", width, decision.runs);
+      return fmt::format("precision reached: {} after {}", width,
+                         util::count_of(decision.runs, "run"));
     case StopReason::Max:
       return fmt::format(
           "max {} runs: {}{}", rule.max_runs, width,
@@ -147,8 +149,8 @@ std::string stop_reason_text(const StopDecision& decision, const PrecisionRule& 
     case StopReason::None:
       break;
   }
-  return fmt::format("running: {} after {} runs, target ±{:g} %", width, decision.runs,
-                     rule.precision * 100);
+  return fmt::format("running: {} after {}, target ±{:g} %", width,
+                     util::count_of(decision.runs, "run"), rule.precision * 100);
 }
 
 }  // namespace scalebench::stats

@@ -83,11 +83,14 @@ TEST_CASE("precision rule under the real binary: kill -9 mid-matrix, --resume, t
     "seed": 38,
     "conditions": [
       {"name": "steady", "launcher": "command", "np": [1], "env": {"CV": "0.005"},
-       "command": ["sh", ")" + trainer.string() + R"(", ")" + (dir / "counters").string() + R"("]},
+       "command": ["sh", ")" + trainer.string() +
+                                   R"(", ")" + (dir / "counters").string() + R"("]},
       {"name": "noisy", "launcher": "command", "np": [1], "env": {"CV": "0.06"},
-       "command": ["sh", ")" + trainer.string() + R"(", ")" + (dir / "counters").string() + R"("]},
+       "command": ["sh", ")" + trainer.string() +
+                                   R"(", ")" + (dir / "counters").string() + R"("]},
       {"name": "wild", "launcher": "command", "np": [1], "env": {"CV": "0.25"},
-       "command": ["sh", ")" + trainer.string() + R"(", ")" + (dir / "counters").string() + R"("]}
+       "command": ["sh", ")" + trainer.string() +
+                                   R"(", ")" + (dir / "counters").string() + R"("]}
     ]
   })";
   const auto database = dir / "p.db";
