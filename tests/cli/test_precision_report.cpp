@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "orchestrator/precision_fixture.hpp"
 #include "orchestrator/runner.hpp"
 #include "orchestrator/runner_support.hpp"
 #include "report/analysis/report_assembly.hpp"
@@ -19,48 +20,10 @@
 
 using namespace scalebench;
 using namespace scalebench::orchestrator;
+using test::kExperiment;
+using test::NoisyTrainer;
 
 namespace {
-
-const char* kExperiment = R"({
-  "name": "precise",
-  "repetitions": {"min": 3, "max": 12, "precision": 0.05},
-  "warmup_epochs": 1,
-  "order": "randomized",
-  "seed": 38,
-  "trainer": {"epochs": 3},
-  "conditions": [
-    {"name": "steady", "launcher": "single", "env": {"CV": "0.005"}},
-    {"name": "noisy", "launcher": "single", "env": {"CV": "0.06"}},
-    {"name": "wild", "launcher": "single", "env": {"CV": "0.25"}}
-  ]
-})";
-
-constexpr double kZ[] = {0.5, -1.1, 0.8, -0.3, 1.4, -0.9, 0.2, -1.6, 1.0, 0.1, -0.6, 1.2};
-
-// Epochs 2 and 3 take 1 + CV z s (z: the cell's k-th deviate), the warm-up 5 s; launch
-// `crash_at` throws, as a scalebench killed mid-run stores nothing of it.
-struct NoisyTrainer {
-  std::map<std::string, int> runs;
-  int launches = 0;
-  int crash_at = 0;
-  FakeProcess operator()(const LaunchSpec& spec) {
-    if (++launches == crash_at) throw std::runtime_error("killed");
-    const std::string cv = spec.env.at("CV");
-    const double epoch = 1 + std::stod(cv) * kZ[runs[cv]++ % 12];
-    FakeProcess process;
-    double t = 0.2;
-    process.lines.push_back(
-        {0.1, Stream::Stdout, "scalebench-train model=mlp train_images=600 np=1"});
-    for (int y = 1; y <= 3; ++y) {
-      process.lines.push_back({t, Stream::Stdout, fmt::format("Epoch {}/3", y)});
-      t += y == 1 ? 5.0 : epoch;
-    }
-    process.lines.push_back({t, Stream::Stdout, "Training done: epochs=3"});
-    process.duration_seconds = t + 0.01;
-    return process;
-  }
-};
 
 std::map<std::string, const report::ReportRow*> rows_by_condition(
     const report::ReportTable& table) {
