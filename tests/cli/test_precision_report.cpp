@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cli/run_outcome.hpp"
 #include "orchestrator/precision_fixture.hpp"
 #include "orchestrator/runner.hpp"
 #include "orchestrator/runner_support.hpp"
@@ -138,4 +139,17 @@ TEST_CASE("integer repetitions: no stop column, no stop keys") {
   for (const auto& row : table.rows) CHECK_FALSE(row.stop_reason);
   CHECK(report::make_exporter("markdown")->render(table).find("Runs (stop)") == std::string::npos);
   CHECK(report::make_exporter("json")->render(table).find("stop_reason") == std::string::npos);
+}
+
+TEST_CASE("run's header with a precision rule: a bound, and on resume what is stored") {
+  orchestrator::Instance instance;
+  instance.record.id = 4;
+  instance.pending.resize(36);
+  CHECK(cli::describe_matrix(instance, false) == "36 runs");
+  CHECK(cli::describe_matrix(instance, true) == "at most 36 runs as the precision rule decides");
+  instance.resumed = true;
+  instance.pending.resize(20);
+  instance.run_means[orchestrator::CellKey{}] = {1.0, 1.1, 0.9};
+  CHECK(cli::describe_matrix(instance, true) ==
+        "resuming instance 4: 3 ok runs stored, at most 20 more as the precision rule decides");
 }
