@@ -60,11 +60,6 @@ void add_subset_options(CLI::App& app, std::vector<std::string>& only,
   app.add_option("--condition", condition, "Only the runs of this condition");
 }
 
-report::RunFilter subset_of(const std::vector<std::string>& only,
-                            const std::optional<std::string>& condition) {
-  return report::RunFilter::parse(only, condition);
-}
-
 void add_label_option(CLI::App& app, std::vector<std::string>& labels) {
   app.add_option("--label", labels,
                  "KEY=TEXT: what readers see for a condition, factor, factor=level, np or column "

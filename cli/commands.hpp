@@ -51,12 +51,10 @@ std::vector<std::pair<std::string, std::string>> parse_only_filters(
     const std::vector<std::string>& filters);
 // What report and plot share: the database, the instances, the base group, the unit, the warm-up.
 void add_report_source_options(CLI::App& app, ReportSourceOptions& options);
-// --only FACTOR=LEVEL (repeatable) and --condition: the part of a study a table or figure shows.
+// --only FACTOR=LEVEL (repeatable) and --condition: the part of a study a table or figure shows
+// (report::RunFilter::parse reads them).
 void add_subset_options(CLI::App& app, std::vector<std::string>& only,
                         std::optional<std::string>& condition);
-// The filter of --only and --condition, and the note a table carries for it.
-report::RunFilter subset_of(const std::vector<std::string>& only,
-                            const std::optional<std::string>& condition);
 
 // The report of the instances `query` selects: report/data loads, report/analysis builds. The
 // unit is checked before the database is read. `base` is a row label; with a factor (report

@@ -124,7 +124,7 @@ int paper_command(const PaperCommand& options, std::ostream& out, std::ostream&)
     throw report::ReportError("-o '': an empty directory name (give the directory to write)");
   report::check_unit(options.unit);
   paper_figure_style(options);  // a malformed --size or --figure-width fails before any work
-  subset_of(options.only, options.condition);
+  report::RunFilter::parse(options.only, options.condition);
   if (!options.model && (options.fit_max_np || options.max_np || options.network_per_np ||
                          options.allreduce_window > 0))
     throw report::ReportError(

@@ -66,7 +66,7 @@ report::PaperSection paper_section(const db::Database& database, const PaperComm
   const report::LatexExporter latex(numbers);
   const report::HtmlExporter html(numbers);
   const auto style = paper_figure_style(o);
-  const auto subset = subset_of(o.only, o.condition);
+  const auto subset = report::RunFilter::parse(o.only, o.condition);
   const auto optional_part = [&](const char* what, const auto& add) {
     try {
       add();

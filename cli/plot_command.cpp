@@ -84,7 +84,7 @@ int plot_command(const PlotCommand& options, std::ostream& out, std::ostream&) {
   // Only what the chosen figure needs is loaded: --by fails early on an unknown factor.
   std::optional<report::ReportTable> table;
   std::optional<report::FactorReport> by_factor;
-  const auto subset = subset_of(options.only, options.condition);
+  const auto subset = report::RunFilter::parse(options.only, options.condition);
   if (options.by)
     by_factor = load_factor_report(database, query, options.base, *options.by, options.unit,
                                    options.labels, "auto", subset);

@@ -80,11 +80,12 @@ int report_command(const ReportCommand& options, std::ostream& out, std::ostream
           ? exporter->render(with_figure(
                 load_factor_report(database, query, options.base, *options.by, options.unit,
                                    options.labels, options.pairwise,
-                                   subset_of(options.only, options.condition)),
+                                   report::RunFilter::parse(options.only, options.condition)),
                 [](const auto& r, const auto& p) { return plotting::plot_factor_scaling(r, p); }))
           : exporter->render(with_figure(
                 load_report(database, query, options.base, options.unit, options.labels,
-                            options.pairwise, subset_of(options.only, options.condition)),
+                            options.pairwise,
+                            report::RunFilter::parse(options.only, options.condition)),
                 [](const auto& r, const auto& p) { return plotting::plot_scaling(r, p); }));
   if (!options.output) {
     out << text;

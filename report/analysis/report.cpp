@@ -494,19 +494,22 @@ ReportTable build_report(std::string experiment, const std::vector<Run>& runs,
     ReportRow& row = table.rows[i];
     // Weak scaling: the scaled speed-up, the epoch-time ratio times the ratio of images per epoch
     // (a constant, so it scales the interval too): images/s over the base's (docs/metrics.md).
-    const double work = table.weak_scaling ? images_per_epoch(groups[i]).value_or(1) /
-                                                 images_per_epoch(groups[base]).value_or(1)
-                                           : 1;
-    if (row.mean_epoch_seconds > 0) {
-      row.speedup_vs_base = table.rows[base].mean_epoch_seconds / row.mean_epoch_seconds * work;
+    // Without either group's images there is no scaled speed-up to give.
+    std::optional<double> work = 1.0;
+    if (table.weak_scaling && i != base) {
+      const auto own = images_per_epoch(groups[i]), base_images = images_per_epoch(groups[base]);
+      work = own && base_images ? std::optional<double>(*own / *base_images) : std::nullopt;
+    }
+    if (row.mean_epoch_seconds > 0 && work) {
+      row.speedup_vs_base = table.rows[base].mean_epoch_seconds / row.mean_epoch_seconds * *work;
       if (i != base && estimates[i] && estimates[base] && table.rows[base].mean_epoch_seconds > 0) {
         // Nested: one contrast of the fitted model with its own Satterthwaite d.f. (lmerTest's
         // contest); runs: two independent means, Welch's d.f.
         const auto ratio =
             nested_fit ? stats::nested_ratio_interval(*nested_fit, base, i, table.confidence)
                        : stats::ratio_interval(*estimates[base], *estimates[i], table.confidence);
-        row.speedup_ci_lower = ratio.ci.lower * work;
-        row.speedup_ci_upper = ratio.ci.upper * work;
+        row.speedup_ci_lower = ratio.ci.lower * *work;
+        row.speedup_ci_upper = ratio.ci.upper * *work;
       }
     }
     const std::size_t ref = efficiency_reference(groups, i, base);

@@ -99,8 +99,11 @@ TEST_CASE("precision rule: the report's per-cell runs and reasons are the runner
     CHECK(row["stop_reason"] == *own.stop_reason);
     CHECK(row["stop"] == own.stop_text);
   }
-  // A study with integer repetitions keeps its table as it was: no stop column, no keys.
-  CHECK(table.repetition_rule);
+  // The table carries the file's rule (integer repetitions: none, the next test case).
+  REQUIRE(table.repetition_rule);
+  CHECK(table.repetition_rule->min_runs == 3);
+  CHECK(table.repetition_rule->max_runs == 12);
+  CHECK(table.repetition_rule->precision == 0.05);
 
   SUBCASE("after a crash mid-matrix and --resume the report says the same") {
     test::TempDir other;

@@ -87,6 +87,31 @@ TEST_CASE("equal work per process is weak scaling: the speed-up is images/s over
         strong.notes.end());
 }
 
+TEST_CASE("weak scaling against a base without images: no scaled speed-up, not an unscaled one") {
+  auto runs = runs_of([](int np) { return np == 1   ? 10.0
+                                          : np == 2 ? 11.0
+                                                    : 12.1; },
+                      [](int np) { return 1000LL * np; });
+  report::Run single = runs.front();
+  single.id = 100;
+  single.condition = single.launcher = "single";
+  single.train_images.reset();  // a plain program that never said its images
+  runs.push_back(single);
+  single.id = 101;
+  runs.push_back(single);
+  report::ReportOptions options;
+  options.base_label = "single";
+  const auto table = report::build_report("w", runs, options);
+  REQUIRE(table.weak_scaling);
+  for (const auto& row : table.rows) {
+    CAPTURE(row.label);
+    if (row.is_base)
+      CHECK(*row.speedup_vs_base == 1.0);
+    else
+      CHECK_FALSE(row.speedup_vs_base);
+  }
+}
+
 TEST_CASE("work that is neither fixed nor per process is not called weak scaling") {
   const auto table = report::build_report(
       "w", runs_of([](int np) { return 10.0 / np; }, [](int np) { return 1000LL + np; }));
