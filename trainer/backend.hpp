@@ -80,6 +80,21 @@ struct BatchStats {
   std::int64_t correct = 0;  // images whose arg-max prediction is the label
 };
 
+// Per-operation times of training steps (--profile-ops), in seconds summed over the steps.
+struct OpTime {
+  double forward = 0.0;
+  double backward = 0.0;
+};
+struct OpTimes {
+  // By model::Graph node; node 0's forward is the batch's copy to the device (0 on the host).
+  std::vector<OpTime> nodes;
+  double loss = 0.0;       // softmax cross-entropy, its gradient and reading it back
+  double optimizer = 0.0;  // the optimizer step
+  std::int64_t steps = 0;
+  std::string clock;                 // how they were measured ("host steady clock", "CUDA events")
+  std::size_t activation_bytes = 4;  // bytes per stored activation value (fp32: 4)
+};
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -114,6 +129,12 @@ class Model {
     (void)overlap;
     return nullptr;
   }
+  // --profile-ops: from now on, time each operation of every training step and each optimizer
+  // step, summed until take_op_times(). False when the model cannot (nothing is then timed).
+  // Timing makes the host wait for each operation (cpu) or for each step (cuda).
+  virtual bool start_op_timing() { return false; }
+  // The sums since start_op_timing() or the previous call, which restarts them.
+  virtual OpTimes take_op_times() { return {}; }
   // Forward only: loss and correct count, no gradients.
   virtual BatchStats evaluate(std::span<const float> images, std::span<const std::int32_t> labels,
                               std::size_t batch) = 0;

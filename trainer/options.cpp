@@ -100,6 +100,9 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_flag("--deterministic", o.deterministic,
                "Only convolution algorithms that give the same bits every run (cuda backend; "
                "the cpu backend always does)");
+  app.add_flag("--profile-ops", o.profile_ops,
+               "After training, print each operation's share of a step: forward and backward "
+               "times summed over the steps after the first, with achieved FLOP/s or bytes/s");
   app.add_option("--fusion-mb", o.fusion_mb,
                  "Gradient allreduce bucket size in MiB (Horovod's fusion threshold)")
       ->check(CLI::Range(1e-6, kMaxFusionMb));
@@ -190,6 +193,14 @@ void validate(const TrainOptions& o) {
     throw UsageError(
         "--cuda-graph on needs --overlap off (the overlapped allreduce cannot be captured with "
         "the step)");
+  }
+  if (o.profile_ops && o.cuda_graph == OnOff::On) {
+    // A replayed graph is one launch: there is no operation boundary left to time.
+    throw UsageError("--profile-ops needs --cuda-graph off (a graph has no per-operation times)");
+  }
+  if (o.profile_ops && (o.emulated_compute_ms > 0 || o.benchmark)) {
+    throw UsageError(fmt::format("--profile-ops times training, not {}",
+                                 o.benchmark ? "--benchmark" : "--emulated-compute-ms"));
   }
   if (o.benchmark) {
     if (*o.benchmark != "allreduce") {

@@ -11,6 +11,9 @@
 #include "trainer/backend_registry.hpp"
 #include "trainer/distributed.hpp"
 #include "trainer/errors.hpp"
+#include "trainer/model/op_cost.hpp"
+#include "trainer/model/zoo.hpp"
+#include "trainer/op_profile.hpp"
 
 namespace scalebench::trainer {
 namespace {
@@ -50,6 +53,21 @@ BatchStats emulate_train_batch(GradientAllreduce& reducer, double milliseconds) 
   std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(milliseconds));
   if (reducer.overlap()) reducer.gradients_ready(0);
   return BatchStats{};
+}
+
+// --profile-ops: the table of where the timed steps went (trainer/op_profile.hpp).
+std::vector<std::string> op_profile_lines(Model& model, const ModelSpec& spec, const RunInfo& info,
+                                          double step_seconds) {
+  const OpTimes times = model.take_op_times();
+  const model::ModelDescription description = model::describe_model(spec);
+  const std::vector<model::Shape> shapes =
+      model::infer_shapes(description.graph, model::Shape(description.input));
+  const std::vector<model::OpCost> costs = model::op_costs(
+      description.graph, shapes, static_cast<std::size_t>(info.batch_size), times.activation_bytes);
+  const std::string context =
+      fmt::format("model={} batch_size={} backend={} precision={}", info.model, info.batch_size,
+                  info.backend, info.precision);
+  return format_op_profile(context, times, costs, step_seconds);
 }
 
 }  // namespace
@@ -161,6 +179,10 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   backend_options.cuda_graph = o.cuda_graph == OnOff::On;
   backend_options.deterministic = o.deterministic;
   std::unique_ptr<Model> model = backend.make_model(spec, sgd, backend_options);
+  if (o.profile_ops && !model->start_op_timing()) {
+    throw UsageError(
+        fmt::format("--profile-ops: backend {} cannot time its operations", backend.name()));
+  }
   // Every rank starts from rank 0's parameters (Horovod's broadcast_parameters).
   if (np > 1) {
     dist::broadcast(model->parameters());
@@ -215,6 +237,9 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
     std::fill(gradients.begin(), gradients.end(), 1e-6F);
   }
 
+  // --profile-ops leaves out the first step (plans, algorithm searches, lazy allocations).
+  double timed_step_seconds = 0.0;
+  std::int64_t timed_steps = 0;
   Clock::time_point epoch_start = Clock::now();
   print(format_epoch_start(1, o.epochs));
   for (int epoch = 1; epoch <= o.epochs; ++epoch) {
@@ -225,6 +250,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
 
     double metrics[kMetricCount] = {};
     for (std::size_t step = 0; step < steps; ++step) {
+      const Clock::time_point step_start = Clock::now();
       for (std::size_t j = 0; j < batch; ++j) {
         const std::size_t index = order[shard_begin + step * batch + j];
         const std::span<const float> image = train_set.image(index);
@@ -244,6 +270,14 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
                                    : model->train_batch(batch_images, batch_labels, batch);
       reducer->finish();  // the mean over ranks, whatever backward already reduced
       if (!emulated) model->optimizer_step();
+      if (o.profile_ops) {
+        if (epoch == 1 && step == 0) {
+          (void)model->take_op_times();
+        } else {
+          timed_step_seconds += seconds_between(step_start, Clock::now());
+          ++timed_steps;
+        }
+      }
       metrics[kLossSum] += stats.loss_sum;
       metrics[kCorrect] += static_cast<double>(stats.correct);
       metrics[kSeen] += static_cast<double>(batch);
@@ -275,6 +309,14 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   summary.images_per_second =
       static_cast<double>(info.train_images) * static_cast<double>(o.epochs) / summary.seconds;
   print(format_done(summary));
+  if (o.profile_ops && timed_steps > 0) {
+    for (const std::string& line : op_profile_lines(
+             *model, spec, info, timed_step_seconds / static_cast<double>(timed_steps))) {
+      print(line);
+    }
+  } else if (o.profile_ops) {
+    print("Per-operation profile: no step after the first was timed (train more than one step)");
+  }
   return summary;
 }
 

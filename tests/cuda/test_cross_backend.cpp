@@ -593,6 +593,19 @@ TEST_CASE("cuda graph: replayed steps train exactly as queued ones (new dropout 
   CHECK(parameters[0] == parameters[1]);
 }
 
+TEST_CASE(
+    "cuda: bf16 is refused, naming the GPU, below compute capability 8.0 (runs without a GPU)") {
+  const auto refusal = cuda::precision_refusal(cuda::Precision::bf16, "Tesla V100-SXM2-16GB", 7, 0);
+  REQUIRE(refusal);
+  CHECK(*refusal ==
+        "backend cuda: --precision bf16 needs bf16 tensor cores (compute capability 8.0 or "
+        "newer); Tesla V100-SXM2-16GB is 7.0: use --precision fp32");
+  CHECK(cuda::precision_refusal(cuda::Precision::bf16, "Tesla T4", 7, 5));
+  CHECK_FALSE(cuda::precision_refusal(cuda::Precision::bf16, "NVIDIA A100-SXM4-80GB", 8, 0));
+  CHECK_FALSE(cuda::precision_refusal(cuda::Precision::bf16, "NVIDIA H200", 9, 0));
+  CHECK_FALSE(cuda::precision_refusal(cuda::Precision::fp32, "Tesla V100-SXM2-16GB", 7, 0));
+}
+
 TEST_CASE("cuda: what cuDNN cannot run is named from the operation alone (no GPU needed)") {
   model::Conv2dOptions keras_same = model::conv2d(3, 8, 3, 2);
   keras_same.padding = {0, 0};

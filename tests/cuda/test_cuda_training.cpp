@@ -128,3 +128,47 @@ TEST_CASE("cuda training: mpirun -np 2 on two GPUs, NCCL buckets and overlap cha
   }
   for (std::size_t i = 1; i < metrics.size(); ++i) CHECK(metrics[i] == metrics[0]);
 }
+
+TEST_CASE("cuda --profile-ops: CUDA events time every operation, and timing changes no number") {
+  SCALEBENCH_SKIP_IF(why_too_few_gpus(1));
+  TrainOptions o = small_cnn("cuda");
+  o.epochs = 2;
+  o.deterministic = true;
+  const DataSplit data = load_data(o);
+  std::vector<std::string> plain, profiled;
+  const TrainingSummary a =
+      train(o, data, [&](std::string_view line) { plain.emplace_back(line); });
+  o.profile_ops = true;
+  const TrainingSummary b =
+      train(o, data, [&](std::string_view line) { profiled.emplace_back(line); });
+  // Events only observe: the same losses to the last printed digit.
+  REQUIRE(a.epochs.size() == b.epochs.size());
+  for (std::size_t e = 0; e < a.epochs.size(); ++e) CHECK(a.epochs[e].loss == b.epochs[e].loss);
+  std::size_t title = 0;
+  while (title < profiled.size() && profiled[title].rfind("Per-operation profile:", 0) != 0)
+    ++title;
+  REQUIRE(title < profiled.size());
+  // 2048 / 64 = 32 steps an epoch, 2 epochs, the first step left out.
+  CHECK(profiled[title].find("backend=cuda precision=fp32 steps=63 clock=CUDA events") !=
+        std::string::npos);
+  int rows = 0, timed = 0;
+  for (std::size_t i = title; i < profiled.size(); ++i) {
+    const std::string& line = profiled[i];
+    const bool table_row = line.rfind("| ", 0) == 0 && line.rfind("| # ", 0) != 0 &&
+                           line.rfind("| ---", 0) != 0 && line.rfind("| |", 0) != 0;
+    if (!table_row) continue;
+    ++rows;
+    // "| r | operation | nodes | ms/step | ...": every row took some device time.
+    std::vector<std::string> cells;
+    for (std::size_t at = 1; at < line.size();) {
+      const std::size_t next = line.find('|', at);
+      if (next == std::string::npos) break;
+      cells.push_back(line.substr(at, next - at));
+      at = next + 1;
+    }
+    if (cells.size() > 3 && std::stod(cells[3]) > 0.0) ++timed;
+  }
+  // mnist_cnn's 9 operations, the input copy, the loss and the optimizer step.
+  CHECK(rows == 12);
+  CHECK(timed == rows);
+}

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -10,6 +11,24 @@
 #include "trainer/model/parameters.hpp"
 
 namespace scalebench::trainer::cpu {
+namespace {
+
+// Runs `work`; with `sum` (--profile-ops), adds its seconds on the host clock, oneDNN's stream
+// drained before and after so that each call's time is its own.
+template <class Work>
+void timed(double* sum, Work&& work) {
+  if (sum == nullptr) {
+    work();
+    return;
+  }
+  stream().wait();
+  const auto start = std::chrono::steady_clock::now();
+  work();
+  stream().wait();
+  *sum += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
 
 Network::Network(model::Graph graph, Dims input_shape, std::uint32_t seed,
                  const OptimizerOptions& optimizer)
@@ -105,22 +124,26 @@ BatchStats Network::forward(Plan& p, std::span<const float> images,
     auto in = [&](std::size_t k) -> const memory& {
       return p.activations[static_cast<std::size_t>(node.inputs[k])];
     };
-    if (np.layer) {
-      np.layer->forward(in(0), p.activations[i], training);
-    } else if (np.add) {
-      np.add->forward(in(0), in(1), p.activations[i]);
-    } else {
-      std::vector<memory> srcs;
-      for (std::size_t k = 0; k < node.inputs.size(); ++k) srcs.push_back(in(k));
-      np.concat->forward(srcs, p.activations[i]);
-    }
+    timed(timing_ && training ? &times_.nodes[i].forward : nullptr, [&] {
+      if (np.layer) {
+        np.layer->forward(in(0), p.activations[i], training);
+      } else if (np.add) {
+        np.add->forward(in(0), in(1), p.activations[i]);
+      } else {
+        std::vector<memory> srcs;
+        for (std::size_t k = 0; k < node.inputs.size(); ++k) srcs.push_back(in(k));
+        np.concat->forward(srcs, p.activations[i]);
+      }
+    });
   }
   stream().wait();
   const memory& out = p.activations.back();
   const auto classes = static_cast<std::size_t>(out.get_desc().dims()[1]);
   logits_ = std::span<const float>(data_of(out), batch * classes);
-  const LossResult loss =
-      softmax_cross_entropy_forward(logits_, labels, batch, classes, p.probabilities);
+  LossResult loss;
+  timed(timing_ && training ? &times_.loss : nullptr, [&] {
+    loss = softmax_cross_entropy_forward(logits_, labels, batch, classes, p.probabilities);
+  });
   return BatchStats{loss.loss_sum, loss.correct};
 }
 
@@ -154,10 +177,13 @@ void Network::backward(Plan& p) {
   for (std::size_t i = nodes.size(); i-- > 1;) {
     const model::Node& node = nodes[i];
     NodePlan& np = p.nodes[i];
+    double* backward_time = timing_ ? &times_.nodes[i].backward : nullptr;
     if (np.layer) {
-      np.layer->backward(p.activations[static_cast<std::size_t>(node.inputs[0])], p.activations[i],
-                         p.deltas[i], target(i, 0));
-      settle(i, 0);
+      timed(backward_time, [&] {
+        np.layer->backward(p.activations[static_cast<std::size_t>(node.inputs[0])],
+                           p.activations[i], p.deltas[i], target(i, 0));
+        settle(i, 0);
+      });
       const std::optional<std::size_t> ready = schedule_.gradients_ready(i);
       if (ready_ && ready) {
         stream().wait();
@@ -165,17 +191,21 @@ void Network::backward(Plan& p) {
       }
     } else if (np.add) {
       // Write a share, then settle it, input by input: the same node may be both inputs (x + x).
-      np.add->backward(p.deltas[i], target(i, 0), memory());
-      settle(i, 0);
-      np.add->backward(p.deltas[i], memory(), target(i, 1));
-      settle(i, 1);
+      timed(backward_time, [&] {
+        np.add->backward(p.deltas[i], target(i, 0), memory());
+        settle(i, 0);
+        np.add->backward(p.deltas[i], memory(), target(i, 1));
+        settle(i, 1);
+      });
     } else {
-      for (std::size_t k = 0; k < node.inputs.size(); ++k) {
-        std::vector<memory> targets(node.inputs.size());
-        targets[k] = target(i, k);
-        np.concat->backward(p.deltas[i], targets);
-        settle(i, k);
-      }
+      timed(backward_time, [&] {
+        for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+          std::vector<memory> targets(node.inputs.size());
+          targets[k] = target(i, k);
+          np.concat->backward(p.deltas[i], targets);
+          settle(i, k);
+        }
+      });
     }
   }
   stream().wait();
@@ -206,13 +236,33 @@ BatchStats Network::train_batch(std::span<const float> images, std::span<const s
   const BatchStats stats = forward(p, images, labels, batch, true);
   if (p.deltas.empty()) allocate_backward(p);  // training plans only
   const auto classes = static_cast<std::size_t>(p.nodes.back().dst.dims()[1]);
-  softmax_cross_entropy_backward(p.probabilities, labels, batch, classes,
-                                 std::span<float>(data_of(p.deltas.back()), batch * classes));
+  timed(timing_ ? &times_.loss : nullptr, [&] {
+    softmax_cross_entropy_backward(p.probabilities, labels, batch, classes,
+                                   std::span<float>(data_of(p.deltas.back()), batch * classes));
+  });
   backward(p);
+  if (timing_) ++times_.steps;
   return stats;
 }
 
-void Network::optimizer_step() { optimizer_->step(parameters_, gradients_, lr_); }
+void Network::optimizer_step() {
+  timed(timing_ ? &times_.optimizer : nullptr,
+        [&] { optimizer_->step(parameters_, gradients_, lr_); });
+}
+
+bool Network::start_op_timing() {
+  timing_ = true;
+  (void)take_op_times();
+  return true;
+}
+
+OpTimes Network::take_op_times() {
+  OpTimes taken = std::move(times_);
+  times_ = OpTimes{};
+  times_.nodes.resize(graph_.nodes().size());
+  times_.clock = "host steady clock";
+  return taken;
+}
 
 BatchStats Network::evaluate(std::span<const float> images, std::span<const std::int32_t> labels,
                              std::size_t batch) {

@@ -37,6 +37,8 @@ class Network final : public Model {
   void set_gradients_ready(GradientsReady callback) override { ready_ = std::move(callback); }
   BatchStats evaluate(std::span<const float> images, std::span<const std::int32_t> labels,
                       std::size_t batch) override;
+  bool start_op_timing() override;
+  OpTimes take_op_times() override;
 
   const std::vector<model::Node>& nodes() const { return graph_.nodes(); }
   // Node i's layer; nullptr for the input, adds and concats.
@@ -83,6 +85,8 @@ class Network final : public Model {
   GradientsReady ready_;
   std::map<std::size_t, Plan> plans_;
   std::span<const float> logits_;
+  bool timing_ = false;  // --profile-ops: each training step's operations add to times_
+  OpTimes times_;
 };
 
 }  // namespace scalebench::trainer::cpu

@@ -36,6 +36,7 @@ class CudaBackend final : public Backend {
     options.cuda_graph = backend.cuda_graph;
     options.deterministic = backend.deterministic;
     const int device = pick_device(backend.local_rank);
+    if (const auto why = precision_refusal(options.precision, device)) throw BackendError(*why);
     // The backend-neutral description and its initial parameters (the CPU backend's for the
     // same seed): no CPU network, no host mirror until one is asked for.
     auto description = model::describe_model(spec);

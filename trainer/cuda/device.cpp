@@ -16,6 +16,22 @@ Precision parse_precision(std::string_view name) {
   throw BackendError(fmt::format("backend cuda: unknown precision '{}' (fp32, bf16)", name));
 }
 
+std::optional<std::string> precision_refusal(Precision precision, std::string_view name, int major,
+                                             int minor) {
+  if (precision != Precision::bf16 || major >= 8) return std::nullopt;
+  return fmt::format(
+      "backend cuda: --precision bf16 needs bf16 tensor cores (compute capability 8.0 or newer); "
+      "{} is {}.{}: use --precision fp32",
+      name, major, minor);
+}
+
+std::optional<std::string> precision_refusal(Precision precision, int device) {
+  int major = 0, minor = 0;
+  SB_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  SB_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return precision_refusal(precision, device_name(device), major, minor);
+}
+
 Context::Context(int device, const DeviceOptions& options) : device_(device), options_(options) {
   SB_CHECK(cudaSetDevice(device));
   SB_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -101,6 +103,13 @@ class Owned {
 enum class Precision { fp32, bf16 };
 // "fp32" or "bf16"; throws BackendError otherwise.
 Precision parse_precision(std::string_view name);
+// Why GPU `name` of compute capability major.minor cannot train in `precision`, or nothing:
+// bf16 tensor cores came with compute capability 8.0 (Ampere); older GPUs would emulate it,
+// slower than fp32, so a bf16 figure from them would mislead.
+std::optional<std::string> precision_refusal(Precision precision, std::string_view name, int major,
+                                             int minor);
+// The same for `device`, asked of the driver.
+std::optional<std::string> precision_refusal(Precision precision, int device);
 
 // How a model runs on its GPU (scalebench-train --precision, --cuda-graph, --deterministic).
 struct DeviceOptions {

@@ -34,6 +34,17 @@ void copy_to_host(const Context& context, const DeviceArray<float>& from, float*
   }
 }
 
+// Runs `work` between a pair of the timer's events when there is a timer (--profile-ops).
+template <class Work>
+void timed(OpEventTimer* timer, OpEventTimer::Part part, std::size_t node, cudaStream_t stream,
+           Work&& work) {
+  if (timer != nullptr) timer->begin(part, node, stream);
+  work();
+  if (timer != nullptr) timer->end(part, node, stream);
+}
+
+using Part = OpEventTimer::Part;
+
 }  // namespace
 
 struct CudaNetwork::Plan {
@@ -260,34 +271,41 @@ void CudaNetwork::stage(Plan& p, std::span<const float> images,
 void CudaNetwork::forward(Plan& p, std::size_t batch, bool training) {
   const std::vector<model::Node>& nodes = graph_.nodes();
   cudaStream_t stream = context_.stream();
+  OpEventTimer* timer = training ? timer_.get() : nullptr;
   const std::size_t input_count = p.shapes[0].count();
-  SB_CHECK(cudaMemcpyAsync(p.activations[0], p.images.data(), input_count * sizeof(float),
-                           cudaMemcpyHostToDevice, stream));
-  SB_CHECK(cudaMemcpyAsync(p.labels.data(), p.host_labels.data(), batch * sizeof(std::int32_t),
-                           cudaMemcpyHostToDevice, stream));
+  timed(timer, Part::forward, 0, stream, [&] {
+    SB_CHECK(cudaMemcpyAsync(p.activations[0], p.images.data(), input_count * sizeof(float),
+                             cudaMemcpyHostToDevice, stream));
+    SB_CHECK(cudaMemcpyAsync(p.labels.data(), p.host_labels.data(), batch * sizeof(std::int32_t),
+                             cudaMemcpyHostToDevice, stream));
+  });
   for (std::size_t i = 1; i < nodes.size(); ++i) {
     const model::Node& node = nodes[i];
     auto in = [&](std::size_t k) {
       return p.activations[static_cast<std::size_t>(node.inputs[k])];
     };
-    if (p.layers[i]) {
-      p.layers[i]->forward(in(0), p.activations[i], training);
-    } else if (p.adds[i]) {
-      p.adds[i]->forward(in(0), in(1), p.activations[i]);
-    } else {
-      std::vector<const float*> srcs;
-      for (std::size_t k = 0; k < node.inputs.size(); ++k) srcs.push_back(in(k));
-      p.concats[i]->forward(srcs, p.activations[i]);
-    }
+    timed(timer, Part::forward, i, stream, [&] {
+      if (p.layers[i]) {
+        p.layers[i]->forward(in(0), p.activations[i], training);
+      } else if (p.adds[i]) {
+        p.adds[i]->forward(in(0), in(1), p.activations[i]);
+      } else {
+        std::vector<const float*> srcs;
+        for (std::size_t k = 0; k < node.inputs.size(); ++k) srcs.push_back(in(k));
+        p.concats[i]->forward(srcs, p.activations[i]);
+      }
+    });
   }
   const Shape& out = p.shapes.back();
-  softmax_cross_entropy(p.activations.back(), p.labels.data(), batch,
-                        static_cast<std::size_t>(out.c), p.row_loss.data(), p.row_correct.data(),
-                        training ? p.deltas.back() : nullptr, stream);
-  SB_CHECK(cudaMemcpyAsync(p.host_loss.data(), p.row_loss.data(), batch * sizeof(double),
-                           cudaMemcpyDeviceToHost, stream));
-  SB_CHECK(cudaMemcpyAsync(p.host_correct.data(), p.row_correct.data(),
-                           batch * sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream));
+  timed(timer, Part::loss, 0, stream, [&] {
+    softmax_cross_entropy(p.activations.back(), p.labels.data(), batch,
+                          static_cast<std::size_t>(out.c), p.row_loss.data(), p.row_correct.data(),
+                          training ? p.deltas.back() : nullptr, stream);
+    SB_CHECK(cudaMemcpyAsync(p.host_loss.data(), p.row_loss.data(), batch * sizeof(double),
+                             cudaMemcpyDeviceToHost, stream));
+    SB_CHECK(cudaMemcpyAsync(p.host_correct.data(), p.row_correct.data(),
+                             batch * sizeof(std::int32_t), cudaMemcpyDeviceToHost, stream));
+  });
   // Inside a graph capture, an external record becomes a node that records the event on each
   // replay; outside a capture that flag is an error (cudaEventRecordWithFlags), so ask.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -328,25 +346,29 @@ void CudaNetwork::backward(Plan& p) {
     const auto j = static_cast<std::size_t>(nodes[i].inputs[k]);
     accumulate(context_, p.deltas[j], p.partials[j], p.shapes[j].count());
   };
+  cudaStream_t stream = context_.stream();
   for (std::size_t i = nodes.size(); i-- > 1;) {
     const model::Node& node = nodes[i];
-    if (p.layers[i]) {
-      p.layers[i]->backward(p.activations[static_cast<std::size_t>(node.inputs[0])],
-                            p.activations[i], p.deltas[i], target(i, 0));
-      settle(i, 0);
-      // Queued, not finished: a device allreduce orders itself after this point on the stream.
-      if (const auto ready = schedule_.gradients_ready(i); ready_ && ready) ready_(*ready);
-    } else if (p.adds[i]) {
-      for (std::size_t k = 0; k < 2; ++k) {
-        if (float* t = target(i, k)) p.adds[i]->backward(p.deltas[i], t);
-        settle(i, k);
+    timed(timer_.get(), Part::backward, i, stream, [&] {
+      if (p.layers[i]) {
+        p.layers[i]->backward(p.activations[static_cast<std::size_t>(node.inputs[0])],
+                              p.activations[i], p.deltas[i], target(i, 0));
+        settle(i, 0);
+      } else if (p.adds[i]) {
+        for (std::size_t k = 0; k < 2; ++k) {
+          if (float* t = target(i, k)) p.adds[i]->backward(p.deltas[i], t);
+          settle(i, k);
+        }
+      } else {
+        for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+          if (float* t = target(i, k)) p.concats[i]->backward(p.deltas[i], k, t);
+          settle(i, k);
+        }
       }
-    } else {
-      for (std::size_t k = 0; k < node.inputs.size(); ++k) {
-        if (float* t = target(i, k)) p.concats[i]->backward(p.deltas[i], k, t);
-        settle(i, k);
-      }
-    }
+    });
+    // Queued, not finished: a device allreduce orders itself after this point on the stream.
+    if (const auto ready = schedule_.gradients_ready(i); p.layers[i] && ready_ && ready)
+      ready_(*ready);
   }
 }
 
@@ -379,6 +401,11 @@ BatchStats CudaNetwork::train_batch(std::span<const float> images,
                                     std::span<const std::int32_t> labels, std::size_t batch) {
   Plan& p = plan(batch);
   if (p.deltas.empty()) allocate_backward(p);
+  if (timer_) {
+    // The previous step's events are reused now: read them first (this waits for its end).
+    timer_->collect(context_, times_);
+    ++times_.steps;
+  }
   stage(p, images, labels, batch);
   for (const auto& layer : p.layers) {
     if (layer) layer->prepare_step();
@@ -406,7 +433,26 @@ BatchStats CudaNetwork::train_batch(std::span<const float> images,
 }
 
 void CudaNetwork::optimizer_step() {
-  optimizer_->step(parameters_.data(), gradients_.data(), count_, lr_, context_.stream());
+  timed(timer_.get(), Part::optimizer, 0, context_.stream(), [&] {
+    optimizer_->step(parameters_.data(), gradients_.data(), count_, lr_, context_.stream());
+  });
+}
+
+bool CudaNetwork::start_op_timing() {
+  if (cuda_graph_) return false;
+  if (!timer_) timer_ = std::make_unique<OpEventTimer>(graph_.nodes().size());
+  (void)take_op_times();
+  return true;
+}
+
+OpTimes CudaNetwork::take_op_times() {
+  if (timer_) timer_->collect(context_, times_);
+  OpTimes taken = std::move(times_);
+  times_ = OpTimes{};
+  times_.nodes.resize(graph_.nodes().size());
+  times_.clock = "CUDA events";
+  times_.activation_bytes = sizeof(float);  // activations are stored in fp32 in either precision
+  return taken;
 }
 
 BatchStats CudaNetwork::evaluate(std::span<const float> images,

@@ -20,6 +20,7 @@
 #include "trainer/backend.hpp"
 #include "trainer/cuda/device.hpp"
 #include "trainer/cuda/layers.hpp"
+#include "trainer/cuda/op_timer.hpp"
 #include "trainer/cuda/optimizer.hpp"
 #include "trainer/model/backward.hpp"
 #include "trainer/model/zoo.hpp"
@@ -49,6 +50,9 @@ class CudaNetwork final : public Model {
                                                              bool overlap) override;
   BatchStats evaluate(std::span<const float> images, std::span<const std::int32_t> labels,
                       std::size_t batch) override;
+  // --profile-ops: CUDA events around each operation (not with cuda_graph: a replay has none).
+  bool start_op_timing() override;
+  OpTimes take_op_times() override;
 
   Context& context() { return context_; }
   float* device_gradients() { return gradients_.data(); }
@@ -87,6 +91,8 @@ class CudaNetwork final : public Model {
   bool cuda_graph_;
   cudaEvent_t loss_ready_ = nullptr;
   std::map<std::size_t, std::unique_ptr<Plan>> plans_;
+  std::unique_ptr<OpEventTimer> timer_;  // --profile-ops only
+  OpTimes times_;
 };
 
 }  // namespace scalebench::trainer::cuda
