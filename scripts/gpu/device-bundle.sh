@@ -3,7 +3,8 @@
 # packs into .device-bundle/ what a lent GPU machine (the `device` tool: CUDA and PyTorch, no
 # Debian packages, no network, minutes of device time) needs to run the CUDA test suite, the GPU
 # quickstart, the allreduce benchmark and bench/gpu_vs_pytorch.sh WITHOUT building there:
-#   bin/    scalebench, scalebench-train, tests/test_cuda (stripped) at their build/ paths
+#   bin/    scalebench, scalebench-train, tests/test_cuda and (when built) bench/cudnn_conv_bench,
+#           stripped, at their build/ paths
 #   ctest/  the cuda suite's ctest files (they name /work/main/build/...: the run script links
 #           /work/main to the checkout there)
 #   debs/   the runtime Debian packages (libraries, mpirun, the Fashion-MNIST data set)
@@ -25,6 +26,13 @@ for f in scalebench scalebench-train tests/test_cuda; do
   strip -o "$bundle/bin/$f" "$build/$f"
 done
 cp "$build"/tests/test_cuda_*.cmake "$bundle/ctest/"
+# The convbench stage's program (bench/cudnn_conv_bench.cpp): carried when built.
+if [ -x "$build/bench/cudnn_conv_bench" ]; then
+  mkdir -p "$bundle/bin/bench"
+  strip -o "$bundle/bin/bench/cudnn_conv_bench" "$build/bench/cudnn_conv_bench"
+else
+  echo "device-bundle: no $build/bench/cudnn_conv_bench: the convbench stage will have nothing to run" >&2
+fi
 # shellcheck source=scripts/gpu/packages.sh
 source scripts/gpu/packages.sh
 packages=("${runtime_packages[@]}" dataset-fashion-mnist)

@@ -9,7 +9,14 @@
 #   quickstart  experiments/quickstart-gpu.json, its report                     -> results/
 #   flops       bench/model_flops.py: training FLOPs per image (PyTorch's count) -> flops.log
 #   bench       bench/gpu_vs_pytorch.sh, one short round per row (ROUNDS, EPOCHS, ... pass through) -> bench.log
-# usage: STAGES="info tests quickstart" bash scripts/gpu/device-run.sh   (default: all of them)
+#   profile     (not in the default list) scalebench-train --profile-ops: the per-operation table
+#               of each model of PROFILE_MODELS in each precision of PROFILE_PRECISIONS
+#               (default resnet50 at batch 64, fp32 and bf16)               -> profile.log
+#   convbench   (not in the default list) the 'conv graph' test cases of test_cuda, then
+#               bench/cudnn_conv_bench: ResNet-50's convolutions, legacy vs graph API, fp32 and
+#               bf16 (CONVBENCH_ARGS pass through)                           -> convbench.log
+# usage: STAGES="info tests quickstart" bash scripts/gpu/device-run.sh
+#        (default: all but profile and convbench)
 # One stage failing does not stop the next; the exit status is 1 when any failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -55,6 +62,10 @@ fi
 mkdir -p build/tests
 cp "$bundle"/bin/scalebench "$bundle"/bin/scalebench-train build/
 cp "$bundle"/bin/tests/test_cuda build/tests/
+if [ -x "$bundle"/bin/bench/cudnn_conv_bench ]; then
+  mkdir -p build/bench
+  cp "$bundle"/bin/bench/cudnn_conv_bench build/bench/
+fi
 cp "$bundle"/ctest/*.cmake build/tests/
 include=$(cd build/tests && ls test_cuda_include-*.cmake 2>/dev/null | head -n1)
 echo "include(\"/work/main/build/tests/$include\")" >build/tests/CTestTestfile.cmake
@@ -114,6 +125,17 @@ for stage in $stages; do
         EPOCHS="${EPOCHS:-3}" STEPS="${STEPS:-100}" RESNET_STEPS="${RESNET_STEPS:-20}" WARMUP="${WARMUP:-5}" \
         RUN_TIMEOUT="${RUN_TIMEOUT:-90}" HOST_INPUT="${HOST_INPUT:-0}" \
         bash -c "set -o pipefail; bash bench/gpu_vs_pytorch.sh build 2>&1 | tee '$out/bench.log'"
+      ;;
+    profile)
+      run_stage profile "${PROFILE_LIMIT:-150}" bash -c \
+        "set -o pipefail; bash scripts/gpu/profile-ops.sh build/scalebench-train 2>&1 | tee '$out/profile.log'"
+      ;;
+    convbench)
+      # The graph API's correctness first (seconds), then its speed, whatever the tests said;
+      # TF32 off for the tests only. The stage fails when either does.
+      run_stage convbench "${CONVBENCH_LIMIT:-300}" bash -c \
+        "set -o pipefail; { NVIDIA_TF32_OVERRIDE=0 build/tests/test_cuda -tc='conv graph*'; t=\$?;
+           build/bench/cudnn_conv_bench \${CONVBENCH_ARGS:-}; b=\$?; exit \$((t ? t : b)); } 2>&1 | tee '$out/convbench.log'"
       ;;
     *) echo "device-run: unknown stage '$stage'" >&2; failed=1 ;;
   esac
