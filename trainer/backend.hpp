@@ -36,6 +36,8 @@ struct BackendOptions {
   bool cuda_graph = false;
   // Only algorithms that give the same bits every run (cuda; the cpu backend always does).
   bool deterministic = false;
+  // Activations stored N×H×W×C on the device (cuda; PyTorch's torch.channels_last).
+  bool channels_last = false;
 };
 
 // What a backend needs from the MPI layer to set up a communicator of its own (NCCL), since only

@@ -11,8 +11,8 @@ namespace scalebench::trainer {
 std::vector<OpProfileRow> op_profile_rows(const OpTimes& times,
                                           const std::vector<model::OpCost>& costs) {
   if (times.nodes.size() != costs.size()) {
-    throw std::invalid_argument(fmt::format("op profile: {} timed nodes but {} costed",
-                                            times.nodes.size(), costs.size()));
+    throw std::invalid_argument(
+        fmt::format("op profile: {} timed nodes but {} costed", times.nodes.size(), costs.size()));
   }
   if (times.steps <= 0) throw std::invalid_argument("op profile: no training step was timed");
   const auto steps = static_cast<double>(times.steps);
@@ -81,11 +81,11 @@ std::vector<std::string> format_op_profile(const std::string& context, const OpT
     const OpProfileRow& row = rows[r];
     const double share = total > 0 ? row.seconds() / total : 0.0;
     cumulative += share;
-    lines.push_back(fmt::format("| {} | {} | {} | {:.3f} | {:.1f}% | {:.1f}% | {:.3f} | {:.3f} | {} |",
-                                r + 1, row.operation, row.nodes == 0 ? "" : fmt::to_string(row.nodes),
-                                row.seconds() * 1e3, share * 100, cumulative * 100,
-                                row.forward_seconds * 1e3, row.backward_seconds * 1e3,
-                                achieved_rate(row)));
+    lines.push_back(
+        fmt::format("| {} | {} | {} | {:.3f} | {:.1f}% | {:.1f}% | {:.3f} | {:.3f} | {} |", r + 1,
+                    row.operation, row.nodes == 0 ? "" : fmt::to_string(row.nodes),
+                    row.seconds() * 1e3, share * 100, cumulative * 100, row.forward_seconds * 1e3,
+                    row.backward_seconds * 1e3, achieved_rate(row)));
   }
   OpProfileRow all{"all operations", 0, forward, backward, flops, 0.0};
   lines.push_back(fmt::format("| | {} | | {:.3f} | 100.0% | | {:.3f} | {:.3f} | {} |",

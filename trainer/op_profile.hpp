@@ -14,8 +14,8 @@
 namespace scalebench::trainer {
 
 struct OpProfileRow {
-  std::string operation;  // the signature, or "input copy", "loss", "optimizer step"
-  int nodes = 0;          // how many graph nodes the row adds up
+  std::string operation;          // the signature, or "input copy", "loss", "optimizer step"
+  int nodes = 0;                  // how many graph nodes the row adds up
   double forward_seconds = 0.0;   // per step
   double backward_seconds = 0.0;  // per step
   double flops = 0.0;             // per step, forward + backward

@@ -100,6 +100,10 @@ void add_options(CLI::App& app, TrainOptions& o) {
   app.add_flag("--deterministic", o.deterministic,
                "Only convolution algorithms that give the same bits every run (cuda backend; "
                "the cpu backend always does)");
+  app.add_option("--memory-format", o.memory_format,
+                 "nchw, or channels_last: activations stored N×H×W×C on the GPU, convolution "
+                 "weights K×R×S×C (cuda backend)")
+      ->check(CLI::IsMember({"nchw", "channels_last"}));
   app.add_flag("--profile-ops", o.profile_ops,
                "After training, print each operation's share of a step: forward and backward "
                "times summed over the steps after the first, with achieved FLOP/s or bytes/s");
@@ -185,6 +189,14 @@ void validate(const TrainOptions& o) {
   }
   if (o.precision == "bf16" && o.backend != "cuda") {
     throw UsageError("--precision bf16 needs --backend cuda (the cpu backend trains in fp32)");
+  }
+  if (o.memory_format != "nchw" && o.memory_format != "channels_last") {
+    throw UsageError("--memory-format is nchw or channels_last");
+  }
+  if (o.memory_format == "channels_last" && o.backend != "cuda") {
+    throw UsageError(
+        "--memory-format channels_last needs --backend cuda (oneDNN picks the cpu "
+        "backend's layouts itself)");
   }
   if (o.cuda_graph == OnOff::On && o.backend != "cuda") {
     throw UsageError("--cuda-graph on needs --backend cuda");

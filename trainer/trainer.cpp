@@ -82,6 +82,7 @@ std::string format_header(const RunInfo& i) {
              i.lr, i.seed, i.threads, i.backend, i.precision, i.fusion_mb,
              i.overlap ? "on" : "off") +
          (i.cuda_graph ? " cuda_graph=on" : "") + (i.deterministic ? " deterministic=on" : "") +
+         (i.channels_last ? " memory_format=channels_last" : "") +
          (i.hosts.empty() ? "" : " hosts=" + i.hosts) +
          (i.rank_hosts.empty() ? "" : " rank_hosts=" + i.rank_hosts) +
          (i.emulated_compute_ms > 0
@@ -178,6 +179,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   backend_options.precision = o.precision;
   backend_options.cuda_graph = o.cuda_graph == OnOff::On;
   backend_options.deterministic = o.deterministic;
+  backend_options.channels_last = o.memory_format == "channels_last";
   std::unique_ptr<Model> model = backend.make_model(spec, sgd, backend_options);
   if (o.profile_ops && !model->start_op_timing()) {
     throw UsageError(
@@ -216,6 +218,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   info.precision = o.precision;
   info.cuda_graph = backend_options.cuda_graph;
   info.deterministic = backend_options.deterministic;
+  info.channels_last = backend_options.channels_last;
   info.fusion_mb = o.fusion_mb;
   info.overlap = reducer->overlap();
   const std::vector<std::string> rank_hosts = dist::rank_host_names();

@@ -6,7 +6,8 @@
 # CPU with BACKEND=cpu PROFILE_PRECISIONS=fp32.
 # usage: scripts/gpu/profile-ops.sh [TRAINER]   (default build/scalebench-train)
 #   env: PROFILE_MODELS, PROFILE_PRECISIONS, PROFILE_BATCH (default 64; mnist_cnn 128),
-#        PROFILE_STEPS (default 21), BACKEND (default cuda)
+#        PROFILE_STEPS (default 21), BACKEND (default cuda), PROFILE_FORMATS (--memory-format
+#        values, default nchw channels_last; cuda only)
 set -euo pipefail
 train=${1:-build/scalebench-train}
 steps=${PROFILE_STEPS:-21}
@@ -18,10 +19,12 @@ for model in ${PROFILE_MODELS:-resnet50}; do
     *) echo "profile-ops: no input shape for model '$model'" >&2; exit 2 ;;
   esac
   for precision in ${PROFILE_PRECISIONS:-fp32 bf16}; do
-    "$train" --backend "${BACKEND:-cuda}" --model "$model" --dataset synthetic \
-      --input-shape "$shape" --classes "$classes" --train-images $((steps * batch)) \
-      --test-images 0 --epochs 1 --batch-size "$batch" --optimizer momentum --lr 0.01 \
-      --precision "$precision" --profile-ops
-    echo
+    for format in ${PROFILE_FORMATS:-nchw channels_last}; do
+      "$train" --backend "${BACKEND:-cuda}" --model "$model" --dataset synthetic \
+        --input-shape "$shape" --classes "$classes" --train-images $((steps * batch)) \
+        --test-images 0 --epochs 1 --batch-size "$batch" --optimizer momentum --lr 0.01 \
+        --precision "$precision" --memory-format "$format" --profile-ops
+      echo
+    done
   done
 done

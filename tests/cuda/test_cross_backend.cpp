@@ -188,7 +188,8 @@ struct Tolerance {
 // model::initial_parameters.
 void compare_networks(const model::ModelDescription& description, std::uint32_t seed,
                       const OptimizerOptions& optimizer, std::size_t batch, int classes,
-                      Tolerance tol = {}, cuda::Precision precision = cuda::Precision::fp32) {
+                      Tolerance tol = {}, cuda::Precision precision = cuda::Precision::fp32,
+                      cuda::Layout memory_layout = cuda::Layout::nchw) {
   const auto reference = cpu::make_network(description, seed, optimizer);
   cpu::Network& cpu_net = *reference;
   std::vector<std::unique_ptr<cpu::Network>> twins;
@@ -211,6 +212,7 @@ void compare_networks(const model::ModelDescription& description, std::uint32_t 
   const std::vector<float> initial(cpu_net.parameters().begin(), cpu_net.parameters().end());
   cuda::DeviceOptions options;
   options.precision = precision;
+  options.layout = memory_layout;
   cuda::CudaNetwork gpu(description, model::initial_parameters(description.graph, seed), optimizer,
                         0, options);
   {
@@ -317,7 +319,12 @@ void compare_layer(int in_channels, const std::function<int(Graph&, int)>& add_l
     g.op(last, model::Dense{features, static_cast<std::size_t>(kClasses), model::Init::glorot});
     return g;
   };
-  compare_networks({full(), input}, 3, sgd(), batch, kClasses);
+  // Both layouts: channels last reorders the input, the convolution weights, flatten, dropout's
+  // mask and concat, and must give the same numbers.
+  for (const cuda::Layout layout : {cuda::Layout::nchw, cuda::Layout::nhwc}) {
+    CAPTURE((layout == cuda::Layout::nhwc ? "channels_last" : "nchw"));
+    compare_networks({full(), input}, 3, sgd(), batch, kClasses, {}, cuda::Precision::fp32, layout);
+  }
 }
 
 }  // namespace
@@ -458,7 +465,8 @@ namespace {
 
 // The whole body of a test case: it skips (returns) where there is no GPU.
 void compare_model(const std::string& name, int channels, int size, std::size_t batch, int classes,
-                   cuda::Precision precision = cuda::Precision::fp32) {
+                   cuda::Precision precision = cuda::Precision::fp32,
+                   cuda::Layout layout = cuda::Layout::nchw) {
   SCALEBENCH_SKIP_IF(why_no_gpu());
   ModelSpec spec;
   spec.name = name;
@@ -481,7 +489,8 @@ void compare_model(const std::string& name, int channels, int size, std::size_t 
     tol.running_stats = 2e-2;     // the batch statistics of bf16-rounded convolution outputs
     tol.floor_noise = 1.0 / 512;  // bf16's relative rounding, 2^-9
   }
-  compare_networks(model::describe_model(spec), spec.seed, o, batch, classes, tol, precision);
+  compare_networks(model::describe_model(spec), spec.seed, o, batch, classes, tol, precision,
+                   layout);
 }
 
 }  // namespace
@@ -492,6 +501,22 @@ TEST_CASE("cuda vs cpu: resnet50 at 3x32x32") { compare_model("resnet50", 3, 32,
 TEST_CASE("cuda vs cpu: mobilenet_v2 at 3x32x32") { compare_model("mobilenet_v2", 3, 32, 4, 10); }
 TEST_CASE("cuda vs cpu: inception_v3 at 3x75x75") { compare_model("inception_v3", 3, 75, 2, 10); }
 TEST_CASE("cuda vs cpu: vgg16 at 3x32x32") { compare_model("vgg16", 3, 32, 2, 10); }
+// --memory-format channels_last (unverified on a GPU when written: none was lent).
+TEST_CASE("cuda channels_last vs cpu: mnist_cnn") {
+  compare_model("mnist_cnn", 1, 28, 8, 10, cuda::Precision::fp32, cuda::Layout::nhwc);
+}
+TEST_CASE("cuda channels_last vs cpu: resnet50 at 3x32x32") {
+  compare_model("resnet50", 3, 32, 4, 10, cuda::Precision::fp32, cuda::Layout::nhwc);
+}
+TEST_CASE("cuda channels_last vs cpu: mobilenet_v2 at 3x32x32") {
+  compare_model("mobilenet_v2", 3, 32, 4, 10, cuda::Precision::fp32, cuda::Layout::nhwc);
+}
+TEST_CASE("cuda channels_last vs cpu: inception_v3 at 3x75x75") {
+  compare_model("inception_v3", 3, 75, 2, 10, cuda::Precision::fp32, cuda::Layout::nhwc);
+}
+TEST_CASE("cuda channels_last bf16 vs cpu fp32: resnet50 at 3x32x32, within bf16's rounding") {
+  compare_model("resnet50", 3, 32, 4, 10, cuda::Precision::bf16, cuda::Layout::nhwc);
+}
 TEST_CASE("cuda bf16 vs cpu fp32: mnist_cnn, within bf16's rounding") {
   compare_model("mnist_cnn", 1, 28, 8, 10, cuda::Precision::bf16);
 }

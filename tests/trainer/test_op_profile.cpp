@@ -188,7 +188,8 @@ TEST_CASE("--profile-ops: the cpu backend times every operation of a real run") 
   // conv, conv, pool, dropout, flatten, dense, relu, dropout, dense; loss; optimizer.
   CHECK(rows == 11);
   // The operations are timed inside the loop's step, on the same clock: at most all of it.
-  const std::regex cover(R"(The loop's step .*: ([\d.]+) ms; the operations add up to ([\d.]+)% of it\.)");
+  const std::regex cover(
+      R"(The loop's step .*: ([\d.]+) ms; the operations add up to ([\d.]+)% of it\.)");
   std::smatch m;
   REQUIRE(std::regex_match(lines.back(), m, cover));
   CHECK(std::stod(m[2].str()) <= 100.05);

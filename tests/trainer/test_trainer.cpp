@@ -327,3 +327,27 @@ TEST_CASE("each rank's host: counted per host, and in rank order with runs as HO
   CHECK(dist::rank_hosts_runs(V{"b", "a", "a", "a", "b"}) == "b,a*3,b");
   CHECK(dist::rank_hosts_runs(V{}).empty());
 }
+
+TEST_CASE("--memory-format channels_last: in the header when on, refused off the cuda backend") {
+  RunInfo info;
+  info.model = "resnet50";
+  info.backend = "cuda";
+  info.deterministic = true;
+  info.channels_last = true;
+  info.hosts = "gpu1:1";
+  const std::string header = format_header(info);
+  CHECK(header.find(" deterministic=on memory_format=channels_last hosts=gpu1:1") !=
+        std::string::npos);
+  info.channels_last = false;
+  CHECK(format_header(info).find("memory_format") == std::string::npos);
+  TrainOptions o;
+  o.memory_format = "channels_last";
+  CHECK_THROWS_WITH_AS(validate(o),
+                       "--memory-format channels_last needs --backend cuda (oneDNN picks the cpu "
+                       "backend's layouts itself)",
+                       UsageError);
+  o.backend = "cuda";
+  CHECK_NOTHROW(validate(o));
+  o.memory_format = "nhwc";
+  CHECK_THROWS_AS(validate(o), UsageError);
+}

@@ -15,11 +15,13 @@
 namespace scalebench::trainer::cuda {
 namespace {
 
+// K×C×R×S weights, stored so (NCHW) or K×R×S×C (NHWC: with channels-last activations).
 class FilterDesc : public Owned<cudnnFilterDescriptor_t, &cudnnDestroyFilterDescriptor> {
  public:
-  FilterDesc(int k, int c, int h, int w, cudnnDataType_t type) {
+  FilterDesc(int k, int c, int h, int w, cudnnDataType_t type, Layout layout) {
     SB_CHECK(cudnnCreateFilterDescriptor(&handle_));
-    SB_CHECK(cudnnSetFilter4dDescriptor(handle_, type, CUDNN_TENSOR_NCHW, k, c, h, w));
+    SB_CHECK(cudnnSetFilter4dDescriptor(
+        handle_, type, layout == Layout::nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, k, c, h, w));
   }
 };
 
@@ -136,10 +138,10 @@ class ConvLayer final : public DeviceLayer {
         has_bias_(o.bias),
         relu_(o.relu),
         in_(in),
-        in_desc_(in),
-        conv_in_desc_(in, compute_type(context)),
+        in_desc_(in, CUDNN_DATA_FLOAT, context.layout()),
+        conv_in_desc_(in, compute_type(context), context.layout()),
         w_desc_(o.out_channels, o.in_channels / o.groups, o.kernel[0], o.kernel[1],
-                compute_type(context)),
+                compute_type(context), context.layout()),
         fwd_(o),
         data_(o),
         filter_(o),
@@ -159,8 +161,8 @@ class ConvLayer final : public DeviceLayer {
       throw std::logic_error(fmt::format("conv2d: cuDNN's output {} differs from {}",
                                          Shape{n, c, h, w}.str(), out_.str()));
     }
-    out_desc_ = TensorDesc(out_);
-    conv_out_desc_ = TensorDesc(out_, compute_type(context));
+    out_desc_ = TensorDesc(out_, CUDNN_DATA_FLOAT, context.layout());
+    conv_out_desc_ = TensorDesc(out_, compute_type(context), context.layout());
     bias_desc_ = TensorDesc(Shape{1, o.out_channels, 1, 1});
     const std::size_t weights = static_cast<std::size_t>(o.out_channels) *
                                 static_cast<std::size_t>(o.in_channels / o.groups) *
@@ -175,9 +177,10 @@ class ConvLayer final : public DeviceLayer {
     weight_grad_ = grads;
     bias_ = params + weights;
     bias_grad_ = grads + weights;
-    const std::string key = fmt::format(
-        "x{} k{}x{}x{} s{},{} p{},{} g{} {}", in.str(), o.out_channels, o.kernel[0], o.kernel[1],
-        o.stride[0], o.stride[1], o.padding[0], o.padding[1], o.groups, bf16_ ? "bf16" : "fp32");
+    const std::string key =
+        fmt::format("x{} k{}x{}x{} s{},{} p{},{} g{} {}{}", in.str(), o.out_channels, o.kernel[0],
+                    o.kernel[1], o.stride[0], o.stride[1], o.padding[0], o.padding[1], o.groups,
+                    bf16_ ? "bf16" : "fp32", context.layout() == Layout::nhwc ? " nhwc" : "");
     algorithms_ =
         find_algorithms(context, conv_in_desc_, w_desc_, conv_out_desc_, fwd_, data_, filter_, key);
     SB_CHECK(cudnnSetConvolutionMathType(fwd_.get(), algorithms_.forward_math));

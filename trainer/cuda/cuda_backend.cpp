@@ -35,6 +35,7 @@ class CudaBackend final : public Backend {
     options.precision = parse_precision(backend.precision);
     options.cuda_graph = backend.cuda_graph;
     options.deterministic = backend.deterministic;
+    options.layout = backend.channels_last ? Layout::nhwc : Layout::nchw;
     const int device = pick_device(backend.local_rank);
     if (const auto why = precision_refusal(options.precision, device)) throw BackendError(*why);
     // The backend-neutral description and its initial parameters (the CPU backend's for the

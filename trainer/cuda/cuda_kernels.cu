@@ -5,6 +5,7 @@
 
 #include "trainer/cuda/check.hpp"
 #include "trainer/cuda/cuda_kernels.hpp"
+#include "trainer/cuda/nhwc_index.hpp"
 #include "trainer/model/dropout_mask.hpp"
 
 namespace scalebench::trainer::cuda {
@@ -38,11 +39,26 @@ __global__ void from_bf16_kernel(const __nv_bfloat16* x, float* y, std::size_t n
   SB_GRID_STRIDE(i, n) y[i] = __bfloat162float(x[i]);
 }
 
+// channels == 0: the tensor is N×C×H×W, its position is the mask's index; else it is N×H×W×C
+// and the mask's index is the element's N×C×H×W one (the CPU's elements are dropped).
 __global__ void dropout_kernel(const float* x, float* y, std::size_t n,
                                const std::uint64_t* key_in_memory, std::uint32_t threshold,
-                               float scale) {
+                               float scale, std::uint64_t channels, std::uint64_t plane) {
   const std::uint64_t key = *key_in_memory;
-  SB_GRID_STRIDE(i, n) { y[i] = model::dropout_keeps(key, i, threshold) ? x[i] * scale : 0.0f; }
+  SB_GRID_STRIDE(i, n) {
+    const std::uint64_t index = channels == 0 ? i : nchw_index_of_nhwc(i, channels, plane);
+    y[i] = model::dropout_keeps(key, index, threshold) ? x[i] * scale : 0.0f;
+  }
+}
+
+__global__ void nchw_to_nhwc_kernel(const float* x, float* y, std::size_t n, std::uint64_t channels,
+                                    std::uint64_t plane) {
+  SB_GRID_STRIDE(i, n) y[i] = x[nchw_index_of_nhwc(i, channels, plane)];
+}
+
+__global__ void nhwc_to_nchw_kernel(const float* x, float* y, std::size_t n, std::uint64_t channels,
+                                    std::uint64_t plane) {
+  SB_GRID_STRIDE(i, n) y[nchw_index_of_nhwc(i, channels, plane)] = x[i];
 }
 
 // One warp per row: the maximum and its first index, Σ exp(z − max) in double, then the loss
@@ -198,16 +214,35 @@ void from_bf16(const std::uint16_t* x, float* y, std::size_t n, cudaStream_t str
 }
 
 void dropout_forward(const float* x, float* y, std::size_t n, const std::uint64_t* key,
-                     std::uint32_t threshold, float scale, cudaStream_t stream) {
+                     std::uint32_t threshold, float scale, cudaStream_t stream,
+                     std::size_t nhwc_channels, std::size_t plane) {
   if (n == 0) return;
-  dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, key, threshold, scale);
+  dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, key, threshold, scale,
+                                                         nhwc_channels, plane);
   SB_CHECK(cudaGetLastError());
 }
 
 void dropout_backward(const float* dy, float* dx, std::size_t n, const std::uint64_t* key,
-                      std::uint32_t threshold, float scale, cudaStream_t stream) {
+                      std::uint32_t threshold, float scale, cudaStream_t stream,
+                      std::size_t nhwc_channels, std::size_t plane) {
   // The same mask applied to the gradient: the forward kernel does exactly that.
-  dropout_forward(dy, dx, n, key, threshold, scale, stream);
+  dropout_forward(dy, dx, n, key, threshold, scale, stream, nhwc_channels, plane);
+}
+
+void nchw_to_nhwc(const float* x, float* y, std::size_t batch, std::size_t channels,
+                  std::size_t plane, cudaStream_t stream) {
+  const std::size_t n = batch * channels * plane;
+  if (n == 0) return;
+  nchw_to_nhwc_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, channels, plane);
+  SB_CHECK(cudaGetLastError());
+}
+
+void nhwc_to_nchw(const float* x, float* y, std::size_t batch, std::size_t channels,
+                  std::size_t plane, cudaStream_t stream) {
+  const std::size_t n = batch * channels * plane;
+  if (n == 0) return;
+  nhwc_to_nchw_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, channels, plane);
+  SB_CHECK(cudaGetLastError());
 }
 
 void softmax_cross_entropy(const float* logits, const std::int32_t* labels, std::size_t batch,

@@ -29,10 +29,20 @@ void from_bf16(const std::uint16_t* x, float* y, std::size_t n, cudaStream_t str
 // Inverted dropout with the mask of trainer/model/dropout_mask.hpp: element i is kept when the top
 // 24 bits of splitmix64(*key + i) are >= threshold; kept elements are scaled by `scale`. The key is
 // read from device memory when the kernel runs, so a captured CUDA graph gets each step's key.
+// With nhwc_channels > 0 the tensor is stored N×H×W×C (plane = H·W) and element i is the one of
+// N×C×H×W index i, wherever it is stored (trainer/cuda/channels_last.hpp).
 void dropout_forward(const float* x, float* y, std::size_t n, const std::uint64_t* key,
-                     std::uint32_t threshold, float scale, cudaStream_t stream);
+                     std::uint32_t threshold, float scale, cudaStream_t stream,
+                     std::size_t nhwc_channels = 0, std::size_t plane = 1);
 void dropout_backward(const float* dy, float* dx, std::size_t n, const std::uint64_t* key,
-                      std::uint32_t threshold, float scale, cudaStream_t stream);
+                      std::uint32_t threshold, float scale, cudaStream_t stream,
+                      std::size_t nhwc_channels = 0, std::size_t plane = 1);
+
+// N×C×H×W (plane = H·W) to N×H×W×C and back, into another buffer.
+void nchw_to_nhwc(const float* x, float* y, std::size_t batch, std::size_t channels,
+                  std::size_t plane, cudaStream_t stream);
+void nhwc_to_nchw(const float* x, float* y, std::size_t batch, std::size_t channels,
+                  std::size_t plane, cudaStream_t stream);
 
 // Per row of batch × classes logits: row_loss = −log softmax(z)[label] and row_correct = 1 when
 // the first arg-max is the label; with dlogits, also d(mean loss)/dz = (softmax(z) − 1ₗ)/batch.

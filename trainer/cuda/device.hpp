@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "trainer/cuda/channels_last.hpp"
 #include "trainer/cuda/check.hpp"
 
 namespace scalebench::trainer::cuda {
@@ -118,6 +119,8 @@ struct DeviceOptions {
   // Only convolution algorithms cuDNN documents as deterministic (CUDNN_DETERMINISTIC): the same
   // run twice gives the same bits, at some cost in speed (cudnn.deterministic in PyTorch).
   bool deterministic = false;
+  // Where a tensor's channels go (--memory-format): nchw, or nhwc (channels_last.hpp).
+  Layout layout = Layout::nchw;
 };
 
 // bfloat16 scratch buffers a layer fills right before the library call that reads them (work
@@ -134,6 +137,7 @@ class Context {
   int device() const { return device_; }
   Precision precision() const { return options_.precision; }
   bool deterministic() const { return options_.deterministic; }
+  Layout layout() const { return options_.layout; }
   // A bf16 scratch slot of at least `count` elements, grown (never shrunk) at plan time.
   void reserve_bf16(BF16Slot slot, std::size_t count);
   std::uint16_t* bf16(BF16Slot slot) const { return bf16_[slot].data(); }

@@ -51,25 +51,33 @@ DeviceConcat::DeviceConcat(Context& context, const std::vector<Shape>& inputs)
   }
 }
 
-void DeviceConcat::forward(const std::vector<const float*>& inputs, float* dst) {
+DeviceConcat::Rows DeviceConcat::rows(std::size_t k) const {
   const std::size_t plane = static_cast<std::size_t>(shape_.h) * static_cast<std::size_t>(shape_.w);
-  const std::size_t dst_pitch = static_cast<std::size_t>(shape_.c) * plane * sizeof(float);
+  const auto channels = static_cast<std::size_t>(inputs_[k].c);
+  if (context_.layout() == Layout::nhwc) {
+    // One row per pixel: input k's C_k floats go to channel offset k of the output's C.
+    return Rows{offsets_[k], channels * sizeof(float),
+                static_cast<std::size_t>(shape_.c) * sizeof(float),
+                static_cast<std::size_t>(shape_.n) * plane};
+  }
+  // One row per image: input k's C_k·H·W floats go to channel offset k of the output row.
+  return Rows{offsets_[k] * plane, channels * plane * sizeof(float),
+              static_cast<std::size_t>(shape_.c) * plane * sizeof(float),
+              static_cast<std::size_t>(shape_.n)};
+}
+
+void DeviceConcat::forward(const std::vector<const float*>& inputs, float* dst) {
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    // One row per image: input k's C_k·H·W floats go to channel offset k of the output row.
-    const std::size_t width = static_cast<std::size_t>(inputs_[k].c) * plane * sizeof(float);
-    SB_CHECK(cudaMemcpy2DAsync(dst + offsets_[k] * plane, dst_pitch, inputs[k], width, width,
-                               static_cast<std::size_t>(shape_.n), cudaMemcpyDeviceToDevice,
-                               context_.stream()));
+    const Rows r = rows(k);
+    SB_CHECK(cudaMemcpy2DAsync(dst + r.offset, r.pitch, inputs[k], r.width, r.width, r.count,
+                               cudaMemcpyDeviceToDevice, context_.stream()));
   }
 }
 
 void DeviceConcat::backward(const float* dy, std::size_t k, float* d_input) {
-  const std::size_t plane = static_cast<std::size_t>(shape_.h) * static_cast<std::size_t>(shape_.w);
-  const std::size_t dy_pitch = static_cast<std::size_t>(shape_.c) * plane * sizeof(float);
-  const std::size_t width = static_cast<std::size_t>(inputs_[k].c) * plane * sizeof(float);
-  SB_CHECK(cudaMemcpy2DAsync(d_input, width, dy + offsets_[k] * plane, dy_pitch, width,
-                             static_cast<std::size_t>(shape_.n), cudaMemcpyDeviceToDevice,
-                             context_.stream()));
+  const Rows r = rows(k);
+  SB_CHECK(cudaMemcpy2DAsync(d_input, r.width, dy + r.offset, r.pitch, r.width, r.count,
+                             cudaMemcpyDeviceToDevice, context_.stream()));
 }
 
 void accumulate(Context& context, float* a, const float* b, std::size_t n) {

@@ -39,7 +39,7 @@ class PoolingDesc : public Owned<cudnnPoolingDescriptor_t, &cudnnDestroyPoolingD
 class PoolLayer final : public DeviceLayer {
  public:
   PoolLayer(const model::Pool2dOptions& o, Context& context, const Shape& in)
-      : context_(context), in_desc_(in), pool_(o) {
+      : context_(context), in_desc_(in, CUDNN_DATA_FLOAT, context.layout()), pool_(o) {
     require_4d(in, "pooling");
     require_symmetric(o.padding, o.padding_end, "pooling");
     out_ = {in.n, in.c, output_extent(in.h, o.kernel[0], o.stride[0], o.padding[0], "pooling"),
@@ -50,7 +50,7 @@ class PoolLayer final : public DeviceLayer {
       throw std::logic_error(fmt::format("pooling: cuDNN's output {} differs from {}",
                                          Shape{n, c, h, w}.str(), out_.str()));
     }
-    out_desc_ = TensorDesc(out_);
+    out_desc_ = TensorDesc(out_, CUDNN_DATA_FLOAT, context.layout());
   }
   void forward(const float* x, float* y, bool) override {
     SB_CHECK(cudnnPoolingForward(context_.cudnn(), pool_.get(), &kOne, in_desc_.get(), x, &kZero,
@@ -80,7 +80,7 @@ class BatchNormLayer final : public DeviceLayer {
         epsilon_(op.epsilon),
         momentum_(op.momentum),
         relu_(op.relu),
-        desc_(in),
+        desc_(in, CUDNN_DATA_FLOAT, context.layout()),
         relu_desc_(CUDNN_ACTIVATION_RELU, 0.0),
         param_desc_(desc_),
         save_mean_(static_cast<std::size_t>(op.channels)),
@@ -156,7 +156,7 @@ class ActivationLayer final : public DeviceLayer {
  public:
   ActivationLayer(model::Activation activation, Context& context, const Shape& in)
       : context_(context),
-        desc_(in),
+        desc_(in, CUDNN_DATA_FLOAT, context.layout()),
         activation_(activation == model::Activation::relu    ? CUDNN_ACTIVATION_RELU
                     : activation == model::Activation::relu6 ? CUDNN_ACTIVATION_CLIPPED_RELU
                                                              : CUDNN_ACTIVATION_TANH,
@@ -193,6 +193,12 @@ class DropoutLayer final : public DeviceLayer {
         host_key_(1),
         device_key_(1) {
     out_ = in;
+    // Channels last: the kernel maps each stored element to its N×C×H×W index, the CPU's.
+    const auto plane = static_cast<std::size_t>(in.h) * static_cast<std::size_t>(in.w);
+    if (context.layout() == Layout::nhwc && plane > 1 && in.c > 1) {
+      nhwc_channels_ = static_cast<std::size_t>(in.c);
+      plane_ = plane;
+    }
   }
   void prepare_step() override {
     // The CPU backend's key for its k-th call, so both backends drop the same elements. The
@@ -206,7 +212,8 @@ class DropoutLayer final : public DeviceLayer {
     }
     SB_CHECK(cudaMemcpyAsync(device_key_.data(), host_key_.data(), sizeof(std::uint64_t),
                              cudaMemcpyHostToDevice, context_.stream()));
-    dropout_forward(x, y, out_.count(), device_key_.data(), threshold_, scale_, context_.stream());
+    dropout_forward(x, y, out_.count(), device_key_.data(), threshold_, scale_, context_.stream(),
+                    nhwc_channels_, plane_);
   }
   void backward(const float*, const float*, float* dy, float* dx) override {
     if (dx == nullptr) return;
@@ -215,7 +222,7 @@ class DropoutLayer final : public DeviceLayer {
       return;
     }
     dropout_backward(dy, dx, out_.count(), device_key_.data(), threshold_, scale_,
-                     context_.stream());
+                     context_.stream(), nhwc_channels_, plane_);
   }
 
  private:
@@ -232,26 +239,46 @@ class DropoutLayer final : public DeviceLayer {
   float scale_;
   PinnedArray<std::uint64_t> host_key_;
   DeviceArray<std::uint64_t> device_key_;
+  std::size_t nhwc_channels_ = 0, plane_ = 1;  // 0: stored N×C×H×W (or the same memory)
 };
 
-// ---- flatten: the same memory, copied to its own buffer ----
+// ---- flatten: N×C×H×W memory copied to its own buffer; channels last: reordered to it ----
 
 class FlattenLayer final : public DeviceLayer {
  public:
-  FlattenLayer(Context& context, const Shape& in) : context_(context) {
+  FlattenLayer(Context& context, const Shape& in) : context_(context), in_(in) {
     out_ = {in.n, in.c * in.h * in.w, 1, 1};
+    reorder_ = context.layout() == Layout::nhwc && in.c > 1 && in.h * in.w > 1;
   }
-  void forward(const float* x, float* y, bool) override { copy(x, y); }
+  void forward(const float* x, float* y, bool) override {
+    if (reorder_) {
+      nhwc_to_nchw(x, y, batch(), channels(), plane(), context_.stream());
+    } else {
+      copy(x, y);
+    }
+  }
   void backward(const float*, const float*, float* dy, float* dx) override {
-    if (dx != nullptr) copy(dy, dx);
+    if (dx == nullptr) return;
+    if (reorder_) {
+      nchw_to_nhwc(dy, dx, batch(), channels(), plane(), context_.stream());
+    } else {
+      copy(dy, dx);
+    }
   }
 
  private:
+  std::size_t batch() const { return static_cast<std::size_t>(in_.n); }
+  std::size_t channels() const { return static_cast<std::size_t>(in_.c); }
+  std::size_t plane() const {
+    return static_cast<std::size_t>(in_.h) * static_cast<std::size_t>(in_.w);
+  }
   void copy(const float* from, float* to) {
     SB_CHECK(cudaMemcpyAsync(to, from, out_.count() * sizeof(float), cudaMemcpyDeviceToDevice,
                              context_.stream()));
   }
   Context& context_;
+  Shape in_;
+  bool reorder_ = false;
 };
 
 // ---- dense ----
@@ -270,6 +297,13 @@ class DenseLayer final : public DeviceLayer {
         op.in) {
       throw std::invalid_argument(
           fmt::format("dense expects {} features per image, got {}", op.in, in.str()));
+    }
+    if (context.layout() == Layout::nhwc && in.c > 1 && in.h * in.w > 1) {
+      // Its weights read channel-major features; only Flatten reorders N×H×W×C to those.
+      throw BackendError(fmt::format(
+          "backend cuda: a dense layer straight on a {} tensor reads it channel-major; with "
+          "--memory-format channels_last put a flatten before it",
+          in.str()));
     }
     batch_ = in.n;
     out_ = {in.n, outputs_, 1, 1};
@@ -371,9 +405,11 @@ DeviceArray<float> to_device(std::span<const float> host) {
 
 std::string Shape::str() const { return fmt::format("{}x{}x{}x{}", n, c, h, w); }
 
-TensorDesc::TensorDesc(const Shape& s, cudnnDataType_t type) {
+TensorDesc::TensorDesc(const Shape& s, cudnnDataType_t type, Layout layout) {
   SB_CHECK(cudnnCreateTensorDescriptor(&handle_));
-  SB_CHECK(cudnnSetTensor4dDescriptor(handle_, CUDNN_TENSOR_NCHW, type, s.n, s.c, s.h, s.w));
+  SB_CHECK(cudnnSetTensor4dDescriptor(
+      handle_, layout == Layout::nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, type, s.n, s.c, s.h,
+      s.w));
 }
 
 BatchNormParamDesc::BatchNormParamDesc(const TensorDesc& data) {

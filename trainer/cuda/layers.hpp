@@ -4,9 +4,12 @@
 // descriptors, chosen convolution algorithms and views of the layer's parameters and gradients
 // in the model's flat device buffers, made once and reused every step.
 //
-// Tensors are fp32 NCHW and contiguous, so a flattened N×C×H×W tensor is the same memory as
-// N×(C·H·W), in PyTorch's (channel-major) order like the CPU backend's Flatten. Parameters use
-// the CPU backend's layouts, so one flat buffer means the same on both backends.
+// Tensors are fp32 and contiguous, NCHW by default, so a flattened N×C×H×W tensor is the same
+// memory as N×(C·H·W), in PyTorch's (channel-major) order like the CPU backend's Flatten.
+// Parameters use the CPU backend's layouts, so one flat buffer means the same on both backends.
+// With the context's Layout::nhwc (--memory-format channels_last) activations are N×H×W×C and
+// convolution weights K×R×S×C on the device; Flatten then reorders to channel-major, and the
+// network converts the weights whenever the host reads or writes them (channels_last.hpp).
 #pragma once
 
 #include <cudnn.h>
@@ -34,11 +37,12 @@ struct Shape {
   std::string str() const;
 };
 
-// A cuDNN tensor descriptor of a Shape (NCHW, packed; fp32 unless told).
+// A cuDNN tensor descriptor of a Shape (packed; NCHW and fp32 unless told).
 class TensorDesc : public Owned<cudnnTensorDescriptor_t, &cudnnDestroyTensorDescriptor> {
  public:
   TensorDesc() = default;
-  explicit TensorDesc(const Shape& shape, cudnnDataType_t type = CUDNN_DATA_FLOAT);
+  explicit TensorDesc(const Shape& shape, cudnnDataType_t type = CUDNN_DATA_FLOAT,
+                      Layout layout = Layout::nchw);
 };
 
 // Batch norm's per-channel parameter descriptor, derived from the data's.
@@ -125,6 +129,12 @@ class DeviceConcat {
   Shape shape_;
   std::vector<Shape> inputs_;
   std::vector<std::size_t> offsets_;  // first channel of each input in the output
+  // Input k's place in the output, as cudaMemcpy2D's rows: its first float in the output, its
+  // row's bytes, the output row's bytes and the number of rows.
+  struct Rows {
+    std::size_t offset, width, pitch, count;
+  };
+  Rows rows(std::size_t k) const;
 };
 
 // a += b over n floats (cublasSaxpy): a node's gradient shares from several consumers.

@@ -57,6 +57,7 @@ struct CudaNetwork::Plan {
   std::vector<float*> deltas;               // loss gradient at node i's output (training only)
   std::vector<float*> partials;             // a later consumer's share, for nodes read twice+
   PinnedArray<float> images;                // host staging of the input batch
+  DeviceArray<float> images_nchw;  // channels last: the batch as it arrives, before reordering
   PinnedArray<std::int32_t> host_labels;
   DeviceArray<std::int32_t> labels;
   DeviceArray<double> row_loss;
@@ -109,6 +110,7 @@ CudaNetwork::CudaNetwork(model::ModelDescription description, std::vector<float>
   if (count_ > 0) {
     SB_CHECK(cudaMemsetAsync(gradients_.data(), 0, gradients_.bytes(), context_.stream()));
   }
+  if (context_.layout() == Layout::nhwc) conv_weights_ = conv_weight_blocks(graph_);
   host_parameters_ = std::move(initial_parameters);
   parameters_changed();
   host_parameters_ = {};  // a host copy again only when parameters() is asked for
@@ -128,19 +130,27 @@ CudaNetwork::~CudaNetwork() {
 std::span<float> CudaNetwork::parameters() {
   host_parameters_.resize(count_);
   copy_to_host(context_, parameters_, host_parameters_.data());
+  weights_from_channels_last(host_parameters_, conv_weights_);  // nothing unless channels last
   return host_parameters_;
 }
 
 std::span<float> CudaNetwork::gradients() {
   host_gradients_.resize(count_);
   copy_to_host(context_, gradients_, host_gradients_.data());
+  weights_from_channels_last(host_gradients_, conv_weights_);
   return host_gradients_;
 }
 
 void CudaNetwork::parameters_changed() {
   context_.synchronize();
   if (host_parameters_.size() != count_) return;  // nothing on the host to upload
-  const std::span<float> host = host_parameters_;
+  std::span<const float> host = host_parameters_;
+  std::vector<float> reordered;  // the device's order of convolution weights (channels last)
+  if (!conv_weights_.empty()) {
+    reordered = host_parameters_;
+    weights_to_channels_last(reordered, conv_weights_);
+    host = reordered;
+  }
   if (count_ > 0) {
     // On the compute stream, and waited for: a pageable cudaMemcpy may return before the data
     // has arrived, and the compute stream would not wait for it.
@@ -228,6 +238,8 @@ CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
     throw std::logic_error("the last node of a model must give batch × classes logits");
   }
   p->images = PinnedArray<float>(in.count());
+  if (context_.layout() == Layout::nhwc && in.c > 1 && in.h * in.w > 1)
+    p->images_nchw = DeviceArray<float>(in.count());
   p->host_labels = PinnedArray<std::int32_t>(batch);
   p->labels = DeviceArray<std::int32_t>(batch);
   p->row_loss = DeviceArray<double>(batch);
@@ -274,8 +286,17 @@ void CudaNetwork::forward(Plan& p, std::size_t batch, bool training) {
   OpEventTimer* timer = training ? timer_.get() : nullptr;
   const std::size_t input_count = p.shapes[0].count();
   timed(timer, Part::forward, 0, stream, [&] {
-    SB_CHECK(cudaMemcpyAsync(p.activations[0], p.images.data(), input_count * sizeof(float),
-                             cudaMemcpyHostToDevice, stream));
+    const Shape& in = p.shapes[0];
+    if (p.images_nchw.size() > 0) {  // channels last: the data set's N×C×H×W, reordered
+      SB_CHECK(cudaMemcpyAsync(p.images_nchw.data(), p.images.data(), input_count * sizeof(float),
+                               cudaMemcpyHostToDevice, stream));
+      nchw_to_nhwc(p.images_nchw.data(), p.activations[0], static_cast<std::size_t>(in.n),
+                   static_cast<std::size_t>(in.c),
+                   static_cast<std::size_t>(in.h) * static_cast<std::size_t>(in.w), stream);
+    } else {
+      SB_CHECK(cudaMemcpyAsync(p.activations[0], p.images.data(), input_count * sizeof(float),
+                               cudaMemcpyHostToDevice, stream));
+    }
     SB_CHECK(cudaMemcpyAsync(p.labels.data(), p.host_labels.data(), batch * sizeof(std::int32_t),
                              cudaMemcpyHostToDevice, stream));
   });

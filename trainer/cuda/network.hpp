@@ -84,6 +84,8 @@ class CudaNetwork final : public Model {
   std::size_t count_ = 0;
   DeviceArray<float> parameters_, gradients_;
   std::vector<std::size_t> parameter_offset_;
+  // Channels last: the convolution weights stored K×R×S×C on the device (empty otherwise).
+  std::vector<ConvWeights> conv_weights_;
   std::vector<LayerState> states_;
   std::unique_ptr<DeviceOptimizer> optimizer_;
   double lr_;
