@@ -38,6 +38,10 @@ struct BackendOptions {
   bool deterministic = false;
   // Activations stored N×H×W×C on the device (cuda; PyTorch's torch.channels_last).
   bool channels_last = false;
+  // "legacy" (cudnnFind) or "graph" (cuDNN's graph API, fused epilogues) convolutions (cuda).
+  std::string conv_engine = "legacy";
+  // Say on stderr what the backend chose and why something fell back.
+  bool verbose = false;
 };
 
 // What a backend needs from the MPI layer to set up a communicator of its own (NCCL), since only

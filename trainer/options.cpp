@@ -104,6 +104,13 @@ void add_options(CLI::App& app, TrainOptions& o) {
                  "nchw, or channels_last: activations stored N×H×W×C on the GPU, convolution "
                  "weights K×R×S×C (cuda backend)")
       ->check(CLI::IsMember({"nchw", "channels_last"}));
+  app.add_option("--conv-engine", o.conv_engine,
+                 "legacy (cudnnFind, the default), or graph: cuDNN's graph API with the bias and "
+                 "ReLU fused into the convolution (cuda backend)")
+      ->check(CLI::IsMember({"legacy", "graph"}));
+  app.add_flag("--verbose", o.verbose,
+               "Say on stderr what the backend chose (convolution plans) and why anything fell "
+               "back");
   app.add_flag("--profile-ops", o.profile_ops,
                "After training, print each operation's share of a step: forward and backward "
                "times summed over the steps after the first, with achieved FLOP/s or bytes/s");
@@ -197,6 +204,12 @@ void validate(const TrainOptions& o) {
     throw UsageError(
         "--memory-format channels_last needs --backend cuda (oneDNN picks the cpu "
         "backend's layouts itself)");
+  }
+  if (o.conv_engine != "legacy" && o.conv_engine != "graph") {
+    throw UsageError("--conv-engine is legacy or graph");
+  }
+  if (o.conv_engine == "graph" && o.backend != "cuda") {
+    throw UsageError("--conv-engine graph needs --backend cuda (cuDNN's graph API)");
   }
   if (o.cuda_graph == OnOff::On && o.backend != "cuda") {
     throw UsageError("--cuda-graph on needs --backend cuda");

@@ -45,6 +45,8 @@ struct TrainOptions {
   OnOff cuda_graph = OnOff::Off;       // on: replay each step as a CUDA graph (cuda backend only)
   bool deterministic = false;          // cuda: deterministic cuDNN algorithms only
   std::string memory_format = "nchw";  // nchw | channels_last (cuda backend only)
+  std::string conv_engine = "legacy";  // legacy | graph (cuda backend only)
+  bool verbose = false;                // the backend's choices and fallbacks, on stderr
   bool profile_ops = false;            // print per-operation times after training (op_profile.hpp)
   // Gradient allreduce: bucket size in MiB (Horovod's 64 MiB fusion threshold) and whether
   // buckets are reduced during backward ("on") or after it ("off"). Off by default: on the 2-core

@@ -83,6 +83,7 @@ std::string format_header(const RunInfo& i) {
              i.overlap ? "on" : "off") +
          (i.cuda_graph ? " cuda_graph=on" : "") + (i.deterministic ? " deterministic=on" : "") +
          (i.channels_last ? " memory_format=channels_last" : "") +
+         (i.conv_engine_graph ? " conv_engine=graph" : "") +
          (i.hosts.empty() ? "" : " hosts=" + i.hosts) +
          (i.rank_hosts.empty() ? "" : " rank_hosts=" + i.rank_hosts) +
          (i.emulated_compute_ms > 0
@@ -180,6 +181,8 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   backend_options.cuda_graph = o.cuda_graph == OnOff::On;
   backend_options.deterministic = o.deterministic;
   backend_options.channels_last = o.memory_format == "channels_last";
+  backend_options.conv_engine = o.conv_engine;
+  backend_options.verbose = o.verbose;
   std::unique_ptr<Model> model = backend.make_model(spec, sgd, backend_options);
   if (o.profile_ops && !model->start_op_timing()) {
     throw UsageError(
@@ -219,6 +222,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   info.cuda_graph = backend_options.cuda_graph;
   info.deterministic = backend_options.deterministic;
   info.channels_last = backend_options.channels_last;
+  info.conv_engine_graph = backend_options.conv_engine == "graph";
   info.fusion_mb = o.fusion_mb;
   info.overlap = reducer->overlap();
   const std::vector<std::string> rank_hosts = dist::rank_host_names();

@@ -6,11 +6,13 @@
 # CPU with BACKEND=cpu PROFILE_PRECISIONS=fp32.
 # usage: scripts/gpu/profile-ops.sh [TRAINER]   (default build/scalebench-train)
 #   env: PROFILE_MODELS, PROFILE_PRECISIONS, PROFILE_BATCH (default 64; mnist_cnn 128),
-#        PROFILE_STEPS (default 21), BACKEND (default cuda), PROFILE_FORMATS (--memory-format
-#        values, default nchw channels_last; cuda only)
+#        PROFILE_STEPS (default 21), BACKEND (default cuda), PROFILE_SETUPS (FORMAT:ENGINE
+#        pairs of --memory-format and --conv-engine, default "nchw:legacy channels_last:legacy
+#        channels_last:graph"; cuda only), PROFILE_ARGS (more options, word-split)
 set -euo pipefail
 train=${1:-build/scalebench-train}
 steps=${PROFILE_STEPS:-21}
+failed=0
 for model in ${PROFILE_MODELS:-resnet50}; do
   case $model in
     mnist_cnn) shape=1x28x28 classes=10 batch=${PROFILE_BATCH:-128} ;;
@@ -19,12 +21,16 @@ for model in ${PROFILE_MODELS:-resnet50}; do
     *) echo "profile-ops: no input shape for model '$model'" >&2; exit 2 ;;
   esac
   for precision in ${PROFILE_PRECISIONS:-fp32 bf16}; do
-    for format in ${PROFILE_FORMATS:-nchw channels_last}; do
+    for setup in ${PROFILE_SETUPS:-nchw:legacy channels_last:legacy channels_last:graph}; do
+      # One failing set-up (a plan cuDNN refuses) must not cost the others their tables.
+      # shellcheck disable=SC2086
       "$train" --backend "${BACKEND:-cuda}" --model "$model" --dataset synthetic \
         --input-shape "$shape" --classes "$classes" --train-images $((steps * batch)) \
         --test-images 0 --epochs 1 --batch-size "$batch" --optimizer momentum --lr 0.01 \
-        --precision "$precision" --memory-format "$format" --profile-ops
+        --precision "$precision" --memory-format "${setup%%:*}" --conv-engine "${setup##*:}" \
+        --profile-ops ${PROFILE_ARGS:-} || { echo "profile-ops: $model $precision $setup failed"; failed=1; }
       echo
     done
   done
 done
+exit $failed

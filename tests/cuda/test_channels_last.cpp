@@ -20,7 +20,8 @@ TEST_CASE("channels_last: every stored element maps to its own N×C×H×W index"
   CHECK(cuda::nchw_index_of_nhwc(0, c, plane) == 0);
   CHECK(cuda::nchw_index_of_nhwc(1, c, plane) == plane);  // channel 1 of the first pixel
   std::set<std::uint64_t> seen;
-  for (std::uint64_t p = 0; p < n * c * plane; ++p) seen.insert(cuda::nchw_index_of_nhwc(p, c, plane));
+  for (std::uint64_t p = 0; p < n * c * plane; ++p)
+    seen.insert(cuda::nchw_index_of_nhwc(p, c, plane));
   CHECK(seen.size() == n * c * plane);  // a permutation
   CHECK(*seen.rbegin() == n * c * plane - 1);
   // One channel, or one pixel: the layouts are the same memory.

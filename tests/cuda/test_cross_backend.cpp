@@ -16,6 +16,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_support.hpp"
@@ -189,7 +190,8 @@ struct Tolerance {
 void compare_networks(const model::ModelDescription& description, std::uint32_t seed,
                       const OptimizerOptions& optimizer, std::size_t batch, int classes,
                       Tolerance tol = {}, cuda::Precision precision = cuda::Precision::fp32,
-                      cuda::Layout memory_layout = cuda::Layout::nchw) {
+                      cuda::Layout memory_layout = cuda::Layout::nchw,
+                      cuda::ConvEngine engine = cuda::ConvEngine::legacy) {
   const auto reference = cpu::make_network(description, seed, optimizer);
   cpu::Network& cpu_net = *reference;
   std::vector<std::unique_ptr<cpu::Network>> twins;
@@ -213,6 +215,8 @@ void compare_networks(const model::ModelDescription& description, std::uint32_t 
   cuda::DeviceOptions options;
   options.precision = precision;
   options.layout = memory_layout;
+  options.conv_engine = engine;
+  options.verbose = true;  // which plans, and any fallback, in the test's output
   cuda::CudaNetwork gpu(description, model::initial_parameters(description.graph, seed), optimizer,
                         0, options);
   {
@@ -319,11 +323,17 @@ void compare_layer(int in_channels, const std::function<int(Graph&, int)>& add_l
     g.op(last, model::Dense{features, static_cast<std::size_t>(kClasses), model::Init::glorot});
     return g;
   };
-  // Both layouts: channels last reorders the input, the convolution weights, flatten, dropout's
-  // mask and concat, and must give the same numbers.
-  for (const cuda::Layout layout : {cuda::Layout::nchw, cuda::Layout::nhwc}) {
+  // Both layouts, and the graph API's convolutions in both: channels last reorders the input,
+  // the convolution weights, flatten, dropout's mask and concat, the graph API fuses the bias
+  // and the ReLU; all must give the same numbers.
+  for (const auto& [layout, engine] : {std::pair{cuda::Layout::nchw, cuda::ConvEngine::legacy},
+                                       std::pair{cuda::Layout::nhwc, cuda::ConvEngine::legacy},
+                                       std::pair{cuda::Layout::nchw, cuda::ConvEngine::graph},
+                                       std::pair{cuda::Layout::nhwc, cuda::ConvEngine::graph}}) {
     CAPTURE((layout == cuda::Layout::nhwc ? "channels_last" : "nchw"));
-    compare_networks({full(), input}, 3, sgd(), batch, kClasses, {}, cuda::Precision::fp32, layout);
+    CAPTURE((engine == cuda::ConvEngine::graph ? "conv graph API" : "conv legacy API"));
+    compare_networks({full(), input}, 3, sgd(), batch, kClasses, {}, cuda::Precision::fp32, layout,
+                     engine);
   }
 }
 
@@ -466,7 +476,8 @@ namespace {
 // The whole body of a test case: it skips (returns) where there is no GPU.
 void compare_model(const std::string& name, int channels, int size, std::size_t batch, int classes,
                    cuda::Precision precision = cuda::Precision::fp32,
-                   cuda::Layout layout = cuda::Layout::nchw) {
+                   cuda::Layout layout = cuda::Layout::nchw,
+                   cuda::ConvEngine engine = cuda::ConvEngine::legacy) {
   SCALEBENCH_SKIP_IF(why_no_gpu());
   ModelSpec spec;
   spec.name = name;
@@ -490,7 +501,7 @@ void compare_model(const std::string& name, int channels, int size, std::size_t 
     tol.floor_noise = 1.0 / 512;  // bf16's relative rounding, 2^-9
   }
   compare_networks(model::describe_model(spec), spec.seed, o, batch, classes, tol, precision,
-                   layout);
+                   layout, engine);
 }
 
 }  // namespace
@@ -516,6 +527,23 @@ TEST_CASE("cuda channels_last vs cpu: inception_v3 at 3x75x75") {
 }
 TEST_CASE("cuda channels_last bf16 vs cpu fp32: resnet50 at 3x32x32, within bf16's rounding") {
   compare_model("resnet50", 3, 32, 4, 10, cuda::Precision::bf16, cuda::Layout::nhwc);
+}
+// --conv-engine graph (unverified on a GPU when written: none was lent).
+TEST_CASE("cuda conv graph API, channels_last vs cpu: resnet50 at 3x32x32") {
+  compare_model("resnet50", 3, 32, 4, 10, cuda::Precision::fp32, cuda::Layout::nhwc,
+                cuda::ConvEngine::graph);
+}
+TEST_CASE("cuda conv graph API, channels_last vs cpu: mobilenet_v2 at 3x32x32") {
+  compare_model("mobilenet_v2", 3, 32, 4, 10, cuda::Precision::fp32, cuda::Layout::nhwc,
+                cuda::ConvEngine::graph);
+}
+TEST_CASE("cuda conv graph API vs cpu: mnist_cnn (fused bias and ReLU)") {
+  compare_model("mnist_cnn", 1, 28, 8, 10, cuda::Precision::fp32, cuda::Layout::nchw,
+                cuda::ConvEngine::graph);
+}
+TEST_CASE("cuda conv graph API, channels_last bf16 vs cpu fp32: resnet50 at 3x32x32") {
+  compare_model("resnet50", 3, 32, 4, 10, cuda::Precision::bf16, cuda::Layout::nhwc,
+                cuda::ConvEngine::graph);
 }
 TEST_CASE("cuda bf16 vs cpu fp32: mnist_cnn, within bf16's rounding") {
   compare_model("mnist_cnn", 1, 28, 8, 10, cuda::Precision::bf16);
@@ -586,36 +614,43 @@ TEST_CASE("cuda graph: replayed steps train exactly as queued ones (new dropout 
   spec.input_size = 256;
   OptimizerOptions o = sgd(0.01);
   o.name = "adam";
-  std::vector<std::vector<double>> losses;
-  std::vector<std::vector<float>> parameters;
-  for (const bool graph : {false, true}) {
-    CAPTURE(graph);
-    cuda::DeviceOptions options;
-    options.cuda_graph = graph;
-    options.deterministic = true;  // compared bit for bit
-    cuda::CudaNetwork gpu(model::describe_model(spec),
-                          model::initial_parameters(model::describe_model(spec).graph, spec.seed),
-                          o, 0, options);
-    std::vector<double> run;
-    for (int step = 0; step < 6; ++step) {  // eager, capture + launch, then replays
-      const Batch b = random_batch(8, 256, 10, 20 + static_cast<std::uint32_t>(step));
-      run.push_back(gpu.train_batch(b.images, b.labels, 8).loss_sum);
-      gpu.optimizer_step();
-      if (step == 2) {
-        // A new plan between replays (evaluation at another batch size) may grow the
-        // workspace: the graph must then be captured again, not replayed with stale addresses.
-        const Batch e = random_batch(64, 256, 10, 4);
-        run.push_back(gpu.evaluate(e.images, e.labels, 64).loss_sum);
+  // Also with channels last and the graph API's convolutions (a plan executed inside a capture).
+  for (const auto& [layout, engine] : {std::pair{cuda::Layout::nchw, cuda::ConvEngine::legacy},
+                                       std::pair{cuda::Layout::nhwc, cuda::ConvEngine::graph}}) {
+    CAPTURE((engine == cuda::ConvEngine::graph ? "channels_last, conv graph API" : "nchw, legacy"));
+    std::vector<std::vector<double>> losses;
+    std::vector<std::vector<float>> parameters;
+    for (const bool graph : {false, true}) {
+      CAPTURE(graph);
+      cuda::DeviceOptions options;
+      options.cuda_graph = graph;
+      options.layout = layout;
+      options.conv_engine = engine;
+      options.deterministic = true;  // compared bit for bit
+      cuda::CudaNetwork gpu(model::describe_model(spec),
+                            model::initial_parameters(model::describe_model(spec).graph, spec.seed),
+                            o, 0, options);
+      std::vector<double> run;
+      for (int step = 0; step < 6; ++step) {  // eager, capture + launch, then replays
+        const Batch b = random_batch(8, 256, 10, 20 + static_cast<std::uint32_t>(step));
+        run.push_back(gpu.train_batch(b.images, b.labels, 8).loss_sum);
+        gpu.optimizer_step();
+        if (step == 2) {
+          // A new plan between replays (evaluation at another batch size) may grow the
+          // workspace: the graph must then be captured again, not replayed with stale addresses.
+          const Batch e = random_batch(64, 256, 10, 4);
+          run.push_back(gpu.evaluate(e.images, e.labels, 64).loss_sum);
+        }
       }
+      const Batch e = random_batch(5, 256, 10, 3);
+      run.push_back(gpu.evaluate(e.images, e.labels, 5).loss_sum);  // another plan, no graph
+      losses.push_back(run);
+      const std::span<float> p = gpu.parameters();
+      parameters.emplace_back(p.begin(), p.end());
     }
-    const Batch e = random_batch(5, 256, 10, 3);
-    run.push_back(gpu.evaluate(e.images, e.labels, 5).loss_sum);  // another plan, no graph
-    losses.push_back(run);
-    const std::span<float> p = gpu.parameters();
-    parameters.emplace_back(p.begin(), p.end());
+    CHECK(losses[0] == losses[1]);
+    CHECK(parameters[0] == parameters[1]);
   }
-  CHECK(losses[0] == losses[1]);
-  CHECK(parameters[0] == parameters[1]);
 }
 
 TEST_CASE(

@@ -351,3 +351,18 @@ TEST_CASE("--memory-format channels_last: in the header when on, refused off the
   o.memory_format = "nhwc";
   CHECK_THROWS_AS(validate(o), UsageError);
 }
+
+TEST_CASE("--conv-engine graph: in the header when on, refused off the cuda backend") {
+  RunInfo info;
+  info.backend = "cuda";
+  info.channels_last = true;
+  info.conv_engine_graph = true;
+  CHECK(format_header(info).find(" memory_format=channels_last conv_engine=graph") !=
+        std::string::npos);
+  TrainOptions o;
+  o.conv_engine = "graph";
+  CHECK_THROWS_WITH_AS(validate(o), "--conv-engine graph needs --backend cuda (cuDNN's graph API)",
+                       UsageError);
+  o.backend = "cuda";
+  CHECK_NOTHROW(validate(o));
+}

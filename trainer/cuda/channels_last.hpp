@@ -24,8 +24,8 @@ struct ConvWeights {
   std::size_t offset = 0;
   int k = 0, c = 0, r = 0, s = 0;  // c: input channels per group
   std::size_t count() const {
-    return static_cast<std::size_t>(k) * static_cast<std::size_t>(c) *
-           static_cast<std::size_t>(r) * static_cast<std::size_t>(s);
+    return static_cast<std::size_t>(k) * static_cast<std::size_t>(c) * static_cast<std::size_t>(r) *
+           static_cast<std::size_t>(s);
   }
 };
 

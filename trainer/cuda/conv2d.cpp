@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <string>
@@ -290,6 +291,19 @@ class ConvLayer final : public DeviceLayer {
 std::unique_ptr<DeviceLayer> make_conv2d_layer(const model::Conv2dOptions& options,
                                                Context& context, const Shape& in, float* params,
                                                float* grads) {
+  if (context.conv_engine() == ConvEngine::graph) {
+    try {
+      return make_graph_conv2d_layer(options, context, in, params, grads);
+    } catch (const BackendError& e) {
+      // Never silently: the run's header says conv_engine=graph, so say what did not use it.
+      if (context.verbose()) {
+        fmt::print(stderr,
+                   "scalebench-train: conv2d on {}: the graph API has no plan ({}); "
+                   "using the legacy API\n",
+                   in.str(), e.what());
+      }
+    }
+  }
   return std::make_unique<ConvLayer>(options, context, in, params, grads);
 }
 

@@ -36,6 +36,8 @@ class CudaBackend final : public Backend {
     options.cuda_graph = backend.cuda_graph;
     options.deterministic = backend.deterministic;
     options.layout = backend.channels_last ? Layout::nhwc : Layout::nchw;
+    options.conv_engine = backend.conv_engine == "graph" ? ConvEngine::graph : ConvEngine::legacy;
+    options.verbose = backend.verbose;
     const int device = pick_device(backend.local_rank);
     if (const auto why = precision_refusal(options.precision, device)) throw BackendError(*why);
     // The backend-neutral description and its initial parameters (the CPU backend's for the

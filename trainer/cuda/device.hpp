@@ -112,6 +112,8 @@ std::optional<std::string> precision_refusal(Precision precision, std::string_vi
 // The same for `device`, asked of the driver.
 std::optional<std::string> precision_refusal(Precision precision, int device);
 
+enum class ConvEngine { legacy, graph };
+
 // How a model runs on its GPU (scalebench-train --precision, --cuda-graph, --deterministic).
 struct DeviceOptions {
   Precision precision = Precision::fp32;
@@ -121,6 +123,11 @@ struct DeviceOptions {
   bool deterministic = false;
   // Where a tensor's channels go (--memory-format): nchw, or nhwc (channels_last.hpp).
   Layout layout = Layout::nchw;
+  // Convolutions through the legacy API (cudnnFind, the verified path) or the graph API with
+  // fused epilogues (--conv-engine graph, conv2d_graph.cpp).
+  ConvEngine conv_engine = ConvEngine::legacy;
+  // Say on stderr which plans were chosen, and why something fell back (--verbose).
+  bool verbose = false;
 };
 
 // bfloat16 scratch buffers a layer fills right before the library call that reads them (work
@@ -138,6 +145,8 @@ class Context {
   Precision precision() const { return options_.precision; }
   bool deterministic() const { return options_.deterministic; }
   Layout layout() const { return options_.layout; }
+  ConvEngine conv_engine() const { return options_.conv_engine; }
+  bool verbose() const { return options_.verbose; }
   // A bf16 scratch slot of at least `count` elements, grown (never shrunk) at plan time.
   void reserve_bf16(BF16Slot slot, std::size_t count);
   std::uint16_t* bf16(BF16Slot slot) const { return bf16_[slot].data(); }

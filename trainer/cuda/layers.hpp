@@ -92,10 +92,16 @@ std::unique_ptr<DeviceLayer> make_device_layer(const model::Op& op, Context& con
                                                const Shape& in, float* params, float* grads,
                                                LayerState& state);
 
-// The convolution's device plan (conv2d.cpp), as make_device_layer makes it for model::Conv2d.
+// The convolution's device plan (conv2d.cpp), as make_device_layer makes it for model::Conv2d:
+// the graph API's (conv2d_graph.cpp) with ConvEngine::graph, unless it has no plan for this one
+// (then the legacy layer, the reason said under --verbose).
 std::unique_ptr<DeviceLayer> make_conv2d_layer(const model::Conv2dOptions& options,
                                                Context& context, const Shape& in, float* params,
                                                float* grads);
+// The graph API's layer alone; throws BackendError where cuDNN has no plan.
+std::unique_ptr<DeviceLayer> make_graph_conv2d_layer(const model::Conv2dOptions& options,
+                                                     Context& context, const Shape& in,
+                                                     float* params, float* grads);
 
 // dst = a + b (a residual connection) through cudnnOpTensor; both inputs get dy back.
 class DeviceAdd {
