@@ -42,6 +42,8 @@ struct BackendOptions {
   std::string conv_engine = "legacy";
   // Say on stderr what the backend chose and why something fell back.
   bool verbose = false;
+  // "fp32", or "bf16": activations and their gradients stored in bfloat16 (cuda, bf16 only).
+  std::string activation_type = "fp32";
 };
 
 // What a backend needs from the MPI layer to set up a communicator of its own (NCCL), since only

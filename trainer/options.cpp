@@ -108,6 +108,10 @@ void add_options(CLI::App& app, TrainOptions& o) {
                  "legacy (cudnnFind, the default), or graph: cuDNN's graph API with the bias and "
                  "ReLU fused into the convolution (cuda backend)")
       ->check(CLI::IsMember({"legacy", "graph"}));
+  app.add_option("--activation-type", o.activation_type,
+                 "fp32, or bf16: activations and their gradients stored in bfloat16 between "
+                 "layers (half the memory traffic; with --precision bf16, cuda backend)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   app.add_flag("--verbose", o.verbose,
                "Say on stderr what the backend chose (convolution plans) and why anything fell "
                "back");
@@ -210,6 +214,14 @@ void validate(const TrainOptions& o) {
   }
   if (o.conv_engine == "graph" && o.backend != "cuda") {
     throw UsageError("--conv-engine graph needs --backend cuda (cuDNN's graph API)");
+  }
+  if (o.activation_type != "fp32" && o.activation_type != "bf16") {
+    throw UsageError("--activation-type is fp32 or bf16");
+  }
+  if (o.activation_type == "bf16" && (o.backend != "cuda" || o.precision != "bf16")) {
+    throw UsageError(
+        "--activation-type bf16 needs --backend cuda --precision bf16 (parameters, gradients "
+        "and the optimizer stay fp32)");
   }
   if (o.cuda_graph == OnOff::On && o.backend != "cuda") {
     throw UsageError("--cuda-graph on needs --backend cuda");

@@ -41,13 +41,14 @@ struct TrainOptions {
   std::uint32_t seed = 1;
   int threads = 1;
   std::string backend = "cpu";
-  std::string precision = "fp32";      // fp32 | bf16 (mixed precision, cuda backend only)
-  OnOff cuda_graph = OnOff::Off;       // on: replay each step as a CUDA graph (cuda backend only)
-  bool deterministic = false;          // cuda: deterministic cuDNN algorithms only
-  std::string memory_format = "nchw";  // nchw | channels_last (cuda backend only)
-  std::string conv_engine = "legacy";  // legacy | graph (cuda backend only)
-  bool verbose = false;                // the backend's choices and fallbacks, on stderr
-  bool profile_ops = false;            // print per-operation times after training (op_profile.hpp)
+  std::string precision = "fp32";        // fp32 | bf16 (mixed precision, cuda backend only)
+  OnOff cuda_graph = OnOff::Off;         // on: replay each step as a CUDA graph (cuda backend only)
+  bool deterministic = false;            // cuda: deterministic cuDNN algorithms only
+  std::string memory_format = "nchw";    // nchw | channels_last (cuda backend only)
+  std::string conv_engine = "legacy";    // legacy | graph (cuda backend only)
+  std::string activation_type = "fp32";  // fp32 | bf16 (stored activations; cuda, bf16 only)
+  bool verbose = false;                  // the backend's choices and fallbacks, on stderr
+  bool profile_ops = false;  // print per-operation times after training (op_profile.hpp)
   // Gradient allreduce: bucket size in MiB (Horovod's 64 MiB fusion threshold) and whether
   // buckets are reduced during backward ("on") or after it ("off"). Off by default: on the 2-core
   // machine overlap gained nothing for mnist_cnn and cost 17% with 1 MiB buckets

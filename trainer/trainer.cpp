@@ -84,6 +84,7 @@ std::string format_header(const RunInfo& i) {
          (i.cuda_graph ? " cuda_graph=on" : "") + (i.deterministic ? " deterministic=on" : "") +
          (i.channels_last ? " memory_format=channels_last" : "") +
          (i.conv_engine_graph ? " conv_engine=graph" : "") +
+         (i.bf16_activations ? " activation_type=bf16" : "") +
          (i.hosts.empty() ? "" : " hosts=" + i.hosts) +
          (i.rank_hosts.empty() ? "" : " rank_hosts=" + i.rank_hosts) +
          (i.emulated_compute_ms > 0
@@ -183,6 +184,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   backend_options.channels_last = o.memory_format == "channels_last";
   backend_options.conv_engine = o.conv_engine;
   backend_options.verbose = o.verbose;
+  backend_options.activation_type = o.activation_type;
   std::unique_ptr<Model> model = backend.make_model(spec, sgd, backend_options);
   if (o.profile_ops && !model->start_op_timing()) {
     throw UsageError(
@@ -223,6 +225,7 @@ TrainingSummary train(const TrainOptions& o, const DataSplit& data,
   info.deterministic = backend_options.deterministic;
   info.channels_last = backend_options.channels_last;
   info.conv_engine_graph = backend_options.conv_engine == "graph";
+  info.bf16_activations = backend_options.activation_type == "bf16";
   info.fusion_mb = o.fusion_mb;
   info.overlap = reducer->overlap();
   const std::vector<std::string> rank_hosts = dist::rank_host_names();

@@ -32,6 +32,7 @@ struct RunInfo {  // what the header line reports
   bool deterministic = false;      // printed only when on
   bool channels_last = false;      // printed only when on (memory_format=channels_last)
   bool conv_engine_graph = false;  // printed only when on (conv_engine=graph)
+  bool bf16_activations = false;   // printed only when on (activation_type=bf16)
   std::string hosts = {};          // "node1:4,node2:4" (dist::hosts_summary); printed when known
   std::string rank_hosts = {};     // "node1*4,node2*4" (dist::rank_hosts_runs); printed when known
   double emulated_compute_ms = 0;  // printed only when set (--emulated-compute-ms)

@@ -366,3 +366,21 @@ TEST_CASE("--conv-engine graph: in the header when on, refused off the cuda back
   o.backend = "cuda";
   CHECK_NOTHROW(validate(o));
 }
+
+TEST_CASE("--activation-type bf16: in the header when on, only with cuda and bf16 precision") {
+  RunInfo info;
+  info.backend = "cuda";
+  info.precision = "bf16";
+  info.conv_engine_graph = true;
+  info.bf16_activations = true;
+  CHECK(format_header(info).find(" conv_engine=graph activation_type=bf16") != std::string::npos);
+  TrainOptions o;
+  o.backend = "cuda";
+  o.activation_type = "bf16";
+  CHECK_THROWS_WITH_AS(validate(o),
+                       "--activation-type bf16 needs --backend cuda --precision bf16 (parameters, "
+                       "gradients and the optimizer stay fp32)",
+                       UsageError);
+  o.precision = "bf16";
+  CHECK_NOTHROW(validate(o));
+}

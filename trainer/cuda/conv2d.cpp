@@ -190,17 +190,21 @@ class ConvLayer final : public DeviceLayer {
     context.reserve_workspace(algorithms_.workspace);
   }
 
-  void forward(const float* x, float* y, bool) override {
+  void forward(const void* x, void* y, bool) override {
     cudnnHandle_t h = context_.cudnn();
+    if (bf16_io_) {
+      forward_bf16_io(x, y);
+      return;
+    }
     if (bf16_) {
       cudaStream_t s = context_.stream();
-      to_bf16(x, context_.bf16(kBF16Input), in_.count(), s);
+      to_bf16(static_cast<const float*>(x), context_.bf16(kBF16Input), in_.count(), s);
       to_bf16(weights_, context_.bf16(kBF16Weights), weight_count_, s);
       SB_CHECK(cudnnConvolutionForward(
           h, &kOne, conv_in_desc_.get(), context_.bf16(kBF16Input), w_desc_.get(),
           context_.bf16(kBF16Weights), fwd_.get(), algorithms_.forward, context_.workspace(),
           context_.workspace_bytes(), &kZero, conv_out_desc_.get(), context_.bf16(kBF16Output)));
-      from_bf16(context_.bf16(kBF16Output), y, out_.count(), s);
+      from_bf16(context_.bf16(kBF16Output), static_cast<float*>(y), out_.count(), s);
     } else {
       SB_CHECK(cudnnConvolutionForward(h, &kOne, in_desc_.get(), x, w_desc_.get(), weights_,
                                        fwd_.get(), algorithms_.forward, context_.workspace(),
@@ -215,8 +219,12 @@ class ConvLayer final : public DeviceLayer {
     }
   }
 
-  void backward(const float* x, const float* y, float* dy, float* dx) override {
+  void backward(const void* x, const void* y, void* dy, void* dx) override {
     cudnnHandle_t h = context_.cudnn();
+    if (bf16_io_) {
+      backward_bf16_io(x, y, dy, dx);
+      return;
+    }
     if (relu_) {
       // dy ← dy·[y > 0] in place (y > 0 exactly where the pre-activation was).
       SB_CHECK(cudnnActivationBackward(h, relu_desc_.get(), &kOne, out_desc_.get(), y,
@@ -224,7 +232,7 @@ class ConvLayer final : public DeviceLayer {
                                        out_desc_.get(), dy));
     }
     if (bf16_) {
-      backward_bf16(x, dy, dx);
+      backward_bf16(static_cast<const float*>(x), static_cast<float*>(dy), static_cast<float*>(dx));
       return;
     }
     SB_CHECK(cudnnConvolutionBackwardFilter(h, &kOne, in_desc_.get(), x, out_desc_.get(), dy,
@@ -246,6 +254,52 @@ class ConvLayer final : public DeviceLayer {
  private:
   // dy (after the fused ReLU's mask) in bf16 feeds both products; x and W are cast again rather
   // than kept from forward, so the scratch slots stay shared by all layers.
+  // bf16 activations: x, y, dy and dx are bf16 already; only W is cast, the bias and the ReLU
+  // run as kernels (cuDNN's bias and activation calls are kept to fp32 here).
+  void forward_bf16_io(const void* x, void* y) {
+    cudaStream_t s = context_.stream();
+    to_bf16(weights_, context_.bf16(kBF16Weights), weight_count_, s);
+    SB_CHECK(cudnnConvolutionForward(context_.cudnn(), &kOne, conv_in_desc_.get(), x, w_desc_.get(),
+                                     context_.bf16(kBF16Weights), fwd_.get(), algorithms_.forward,
+                                     context_.workspace(), context_.workspace_bytes(), &kZero,
+                                     conv_out_desc_.get(), y));
+    auto* y16 = static_cast<std::uint16_t*>(y);
+    if (has_bias_) {
+      add_channel_bias_bf16(y16, bias_, static_cast<std::size_t>(out_.n),
+                            static_cast<std::size_t>(out_.c), plane(out_), channels_last(), s);
+    }
+    if (relu_) activation_forward_bf16(y16, y16, out_.count(), 0, s);
+  }
+  void backward_bf16_io(const void* x, const void* y, void* dy, void* dx) {
+    cudnnHandle_t h = context_.cudnn();
+    cudaStream_t s = context_.stream();
+    auto* dy16 = static_cast<std::uint16_t*>(dy);
+    if (relu_) {
+      activation_backward_bf16(static_cast<const std::uint16_t*>(y), dy16, dy16, out_.count(), 0,
+                               s);
+    }
+    if (has_bias_) {
+      channel_sums_bf16(dy16, bias_grad_, static_cast<std::size_t>(out_.n),
+                        static_cast<std::size_t>(out_.c), plane(out_), channels_last(), s);
+    }
+    std::uint16_t* w16 = context_.bf16(kBF16Weights);
+    SB_CHECK(cudnnConvolutionBackwardFilter(h, &kOne, conv_in_desc_.get(), x, conv_out_desc_.get(),
+                                            dy, filter_.get(), algorithms_.backward_filter,
+                                            context_.workspace(), context_.workspace_bytes(),
+                                            &kZero, w_desc_.get(), w16));
+    from_bf16(w16, weight_grad_, weight_count_, s);
+    if (dx == nullptr) return;
+    to_bf16(weights_, w16, weight_count_, s);
+    SB_CHECK(cudnnConvolutionBackwardData(h, &kOne, w_desc_.get(), w16, conv_out_desc_.get(), dy,
+                                          data_.get(), algorithms_.backward_data,
+                                          context_.workspace(), context_.workspace_bytes(), &kZero,
+                                          conv_in_desc_.get(), dx));
+  }
+  static std::size_t plane(const Shape& s) {
+    return static_cast<std::size_t>(s.h) * static_cast<std::size_t>(s.w);
+  }
+  bool channels_last() const { return context_.layout() == Layout::nhwc; }
+
   void backward_bf16(const float* x, float* dy, float* dx) {
     cudnnHandle_t h = context_.cudnn();
     cudaStream_t s = context_.stream();
@@ -274,6 +328,7 @@ class ConvLayer final : public DeviceLayer {
 
   Context& context_;
   bool bf16_, has_bias_, relu_;
+  bool bf16_io_ = context_.activation_type() == DType::bf16;  // bf16 activations
   Shape in_;
   std::size_t weight_count_ = 0;
   // fp32 descriptors of x and y (bias, ReLU, and the convolution in fp32), and the

@@ -84,21 +84,35 @@ class GraphConvLayer final : public DeviceLayer {
     plan(s, o);
   }
 
-  void forward(const float* x, float* y, bool) override {
+  void forward(const void* x, void* y, bool) override {
     cudnnHandle_t h = context_.cudnn();
     cudaStream_t stream = context_.stream();
     ConvBuffers b;
-    if (bf16_) {
-      to_bf16(x, context_.bf16(kBF16Input), in_.count(), stream);
+    if (bf16_io_) {  // x and y are bf16 already
+      to_bf16(weights_, context_.bf16(kBF16Weights), weight_count_, stream);
+      if (fused_bias_) to_bf16(bias_, bias16_.data(), bias16_.size(), stream);
+      b = {const_cast<void*>(x), context_.bf16(kBF16Weights), y,
+           fused_bias_ ? bias16_.data() : nullptr};
+    } else if (bf16_) {
+      to_bf16(static_cast<const float*>(x), context_.bf16(kBF16Input), in_.count(), stream);
       to_bf16(weights_, context_.bf16(kBF16Weights), weight_count_, stream);
       if (fused_bias_) to_bf16(bias_, bias16_.data(), bias16_.size(), stream);
       b = {context_.bf16(kBF16Input), context_.bf16(kBF16Weights), context_.bf16(kBF16Output),
            fused_bias_ ? bias16_.data() : nullptr};
     } else {
-      b = {const_cast<float*>(x), weights_for_plan(), y, fused_bias_ ? bias_for_plan() : nullptr};
+      b = {const_cast<void*>(x), weights_for_plan(), y, fused_bias_ ? bias_for_plan() : nullptr};
     }
     forward_->execute(h, b, context_.workspace(), context_.workspace_bytes());
-    if (bf16_) from_bf16(context_.bf16(kBF16Output), y, out_.count(), stream);
+    if (bf16_io_) {
+      auto* y16 = static_cast<std::uint16_t*>(y);
+      if (has_bias_ && !fused_bias_) {
+        add_channel_bias_bf16(y16, bias_, static_cast<std::size_t>(out_.n),
+                              static_cast<std::size_t>(out_.c), plane(), channels_last(), stream);
+      }
+      if (relu_ && !fused_relu_) activation_forward_bf16(y16, y16, out_.count(), 0, stream);
+      return;
+    }
+    if (bf16_) from_bf16(context_.bf16(kBF16Output), static_cast<float*>(y), out_.count(), stream);
     // What the plan could not fuse, as the legacy layer does it.
     if (has_bias_ && !fused_bias_) {
       SB_CHECK(cudnnAddTensor(h, &kOne, bias_desc_.get(), bias_, &kOne, out_desc_.get(), y));
@@ -109,9 +123,28 @@ class GraphConvLayer final : public DeviceLayer {
     }
   }
 
-  void backward(const float* x, const float* y, float* dy, float* dx) override {
+  void backward(const void* x, const void* y, void* dy, void* dx) override {
     cudnnHandle_t h = context_.cudnn();
     cudaStream_t stream = context_.stream();
+    if (bf16_io_) {
+      auto* dy16 = static_cast<std::uint16_t*>(dy);
+      if (relu_) {
+        activation_backward_bf16(static_cast<const std::uint16_t*>(y), dy16, dy16, out_.count(), 0,
+                                 stream);
+      }
+      if (has_bias_) {
+        channel_sums_bf16(dy16, bias_grad_, static_cast<std::size_t>(out_.n),
+                          static_cast<std::size_t>(out_.c), plane(), channels_last(), stream);
+      }
+      std::uint16_t* w16 = context_.bf16(kBF16Weights);
+      filter_->execute(h, {const_cast<void*>(x), w16, dy, nullptr}, context_.workspace(),
+                       context_.workspace_bytes());
+      from_bf16(w16, weight_grad_, weight_count_, stream);
+      if (dx == nullptr) return;
+      to_bf16(weights_, w16, weight_count_, stream);
+      data_->execute(h, {dx, w16, dy, nullptr}, context_.workspace(), context_.workspace_bytes());
+      return;
+    }
     if (relu_) {
       // dy ← dy·[y > 0] in place (y > 0 exactly where the pre-activation was).
       SB_CHECK(cudnnActivationBackward(h, relu_desc_.get(), &kOne, out_desc_.get(), y,
@@ -126,8 +159,8 @@ class GraphConvLayer final : public DeviceLayer {
       std::uint16_t* x16 = context_.bf16(kBF16Input);
       std::uint16_t* dy16 = context_.bf16(kBF16Output);
       std::uint16_t* w16 = context_.bf16(kBF16Weights);
-      to_bf16(dy, dy16, out_.count(), stream);
-      to_bf16(x, x16, in_.count(), stream);
+      to_bf16(static_cast<const float*>(dy), dy16, out_.count(), stream);
+      to_bf16(static_cast<const float*>(x), x16, in_.count(), stream);
       filter_->execute(h, {x16, w16, dy16, nullptr}, context_.workspace(),
                        context_.workspace_bytes());
       from_bf16(w16, weight_grad_, weight_count_, stream);
@@ -135,11 +168,11 @@ class GraphConvLayer final : public DeviceLayer {
       to_bf16(weights_, w16, weight_count_, stream);
       data_->execute(h, {x16, w16, dy16, nullptr}, context_.workspace(),
                      context_.workspace_bytes());
-      from_bf16(x16, dx, in_.count(), stream);
+      from_bf16(x16, static_cast<float*>(dx), in_.count(), stream);
       return;
     }
     float* dw = aligned_grad_.size() > 0 ? aligned_grad_.data() : weight_grad_;
-    filter_->execute(h, {const_cast<float*>(x), dw, dy, nullptr}, context_.workspace(),
+    filter_->execute(h, {const_cast<void*>(x), dw, dy, nullptr}, context_.workspace(),
                      context_.workspace_bytes());
     if (dw != weight_grad_) copy(dw, weight_grad_, weight_count_);
     if (dx != nullptr) {
@@ -178,8 +211,8 @@ class GraphConvLayer final : public DeviceLayer {
       } catch (const BackendError& e) {
         if (!bias_fused && !relu_fused) throw;
         if (context_.verbose()) {
-          fmt::print(stderr, "scalebench-train: conv2d {}: not fused ({}); trying less\n",
-                     p.key(), e.what());
+          fmt::print(stderr, "scalebench-train: conv2d {}: not fused ({}); trying less\n", p.key(),
+                     e.what());
         }
       }
     }
@@ -197,6 +230,10 @@ class GraphConvLayer final : public DeviceLayer {
     }
   }
 
+  std::size_t plane() const {
+    return static_cast<std::size_t>(out_.h) * static_cast<std::size_t>(out_.w);
+  }
+  bool channels_last() const { return context_.layout() == Layout::nhwc; }
   float* weights_for_plan() {
     if (aligned_weights_.size() == 0) return weights_;
     copy(weights_, aligned_weights_.data(), weight_count_);
@@ -208,12 +245,13 @@ class GraphConvLayer final : public DeviceLayer {
     return aligned_bias_.data();
   }
   void copy(const float* from, float* to, std::size_t n) {
-    SB_CHECK(cudaMemcpyAsync(to, from, n * sizeof(float), cudaMemcpyDeviceToDevice,
-                             context_.stream()));
+    SB_CHECK(
+        cudaMemcpyAsync(to, from, n * sizeof(float), cudaMemcpyDeviceToDevice, context_.stream()));
   }
 
   Context& context_;
   bool bf16_, has_bias_, relu_;
+  bool bf16_io_ = context_.activation_type() == DType::bf16;  // bf16 activations
   bool fused_bias_ = false, fused_relu_ = false;
   Shape in_;
   std::size_t weight_count_ = 0;

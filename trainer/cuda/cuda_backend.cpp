@@ -38,6 +38,10 @@ class CudaBackend final : public Backend {
     options.layout = backend.channels_last ? Layout::nhwc : Layout::nchw;
     options.conv_engine = backend.conv_engine == "graph" ? ConvEngine::graph : ConvEngine::legacy;
     options.verbose = backend.verbose;
+    options.activations = backend.activation_type == "bf16" ? DType::bf16 : DType::f32;
+    if (options.activations == DType::bf16 && options.precision != Precision::bf16) {
+      throw BackendError("backend cuda: bf16 activations need --precision bf16");
+    }
     const int device = pick_device(backend.local_rank);
     if (const auto why = precision_refusal(options.precision, device)) throw BackendError(*why);
     // The backend-neutral description and its initial parameters (the CPU backend's for the

@@ -39,26 +39,107 @@ __global__ void from_bf16_kernel(const __nv_bfloat16* x, float* y, std::size_t n
   SB_GRID_STRIDE(i, n) y[i] = __bfloat162float(x[i]);
 }
 
+// Loads and stores of either element type, computing in fp32.
+__device__ __forceinline__ float load(const float* p, std::size_t i) { return p[i]; }
+__device__ __forceinline__ float load(const __nv_bfloat16* p, std::size_t i) {
+  return __bfloat162float(p[i]);
+}
+__device__ __forceinline__ void store(float* p, std::size_t i, float v) { p[i] = v; }
+__device__ __forceinline__ void store(__nv_bfloat16* p, std::size_t i, float v) {
+  p[i] = __float2bfloat16_rn(v);
+}
+
 // channels == 0: the tensor is N×C×H×W, its position is the mask's index; else it is N×H×W×C
 // and the mask's index is the element's N×C×H×W one (the CPU's elements are dropped).
-__global__ void dropout_kernel(const float* x, float* y, std::size_t n,
-                               const std::uint64_t* key_in_memory, std::uint32_t threshold,
-                               float scale, std::uint64_t channels, std::uint64_t plane) {
+template <typename T>
+__global__ void dropout_kernel(const T* x, T* y, std::size_t n, const std::uint64_t* key_in_memory,
+                               std::uint32_t threshold, float scale, std::uint64_t channels,
+                               std::uint64_t plane) {
   const std::uint64_t key = *key_in_memory;
   SB_GRID_STRIDE(i, n) {
     const std::uint64_t index = channels == 0 ? i : nchw_index_of_nhwc(i, channels, plane);
-    y[i] = model::dropout_keeps(key, index, threshold) ? x[i] * scale : 0.0f;
+    store(y, i, model::dropout_keeps(key, index, threshold) ? load(x, i) * scale : 0.0f);
   }
 }
 
-__global__ void nchw_to_nhwc_kernel(const float* x, float* y, std::size_t n, std::uint64_t channels,
-                                    std::uint64_t plane) {
-  SB_GRID_STRIDE(i, n) y[i] = x[nchw_index_of_nhwc(i, channels, plane)];
+// y in `to` order from x in the other; kLayoutSame copies. Converts the element type on the way.
+enum LayoutMove { kLayoutSame = 0, kToNhwc = 1, kToNchw = 2 };
+template <typename In, typename Out>
+__global__ void move_kernel(const In* x, Out* y, std::size_t n, std::uint64_t channels,
+                            std::uint64_t plane, int move) {
+  SB_GRID_STRIDE(i, n) {
+    if (move == kToNhwc) {
+      store(y, i, load(x, nchw_index_of_nhwc(i, channels, plane)));
+    } else if (move == kToNchw) {
+      store(y, nchw_index_of_nhwc(i, channels, plane), load(x, i));
+    } else {
+      store(y, i, load(x, i));
+    }
+  }
 }
 
-__global__ void nhwc_to_nchw_kernel(const float* x, float* y, std::size_t n, std::uint64_t channels,
-                                    std::uint64_t plane) {
-  SB_GRID_STRIDE(i, n) y[nchw_index_of_nhwc(i, channels, plane)] = x[i];
+__global__ void add_bf16_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* y,
+                                std::size_t n) {
+  SB_GRID_STRIDE(i, n) store(y, i, load(a, i) + load(b, i));
+}
+
+__global__ void accumulate_bf16_kernel(__nv_bfloat16* a, const __nv_bfloat16* b, std::size_t n) {
+  SB_GRID_STRIDE(i, n) store(a, i, load(a, i) + load(b, i));
+}
+
+// The channel of element i: innermost with channels last (or a batch × features matrix).
+__device__ __forceinline__ std::size_t channel_of(std::size_t i, std::size_t channels,
+                                                  std::size_t plane, bool channels_last) {
+  return channels_last ? i % channels : (i / plane) % channels;
+}
+
+__global__ void add_channel_bias_kernel(__nv_bfloat16* y, const float* bias, std::size_t n,
+                                        std::size_t channels, std::size_t plane,
+                                        bool channels_last) {
+  SB_GRID_STRIDE(i, n)
+  store(y, i, load(y, i) + bias[channel_of(i, channels, plane, channels_last)]);
+}
+
+// One block per channel: the fp32 sum of its batch·plane values, in a fixed order (the same
+// bits every run).
+__global__ void channel_sums_kernel(const __nv_bfloat16* dy, float* sums, std::size_t batch,
+                                    std::size_t channels, std::size_t plane, bool channels_last) {
+  __shared__ float partial[kThreads];
+  const std::size_t c = blockIdx.x;
+  const std::size_t count = batch * plane;
+  float sum = 0.0f;
+  for (std::size_t j = threadIdx.x; j < count; j += blockDim.x) {
+    const std::size_t i =
+        channels_last ? j * channels + c : ((j / plane) * channels + c) * plane + j % plane;
+    sum += load(dy, i);
+  }
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) sums[c] = partial[0];
+}
+
+// mode 0 relu, 1 relu6 (ReLU clipped at 6), 2 tanh; backward from y, as cuDNN's.
+__device__ __forceinline__ float activate(float x, int mode) {
+  return mode == 0 ? fmaxf(x, 0.0f) : mode == 1 ? fminf(fmaxf(x, 0.0f), 6.0f) : tanhf(x);
+}
+__device__ __forceinline__ float activation_slope(float y, int mode) {
+  return mode == 0   ? (y > 0.0f ? 1.0f : 0.0f)
+         : mode == 1 ? (y > 0.0f && y < 6.0f ? 1.0f : 0.0f)
+                     : 1.0f - y * y;
+}
+
+__global__ void activation_forward_kernel(const __nv_bfloat16* x, __nv_bfloat16* y, std::size_t n,
+                                          int mode) {
+  SB_GRID_STRIDE(i, n) store(y, i, activate(load(x, i), mode));
+}
+
+__global__ void activation_backward_kernel(const __nv_bfloat16* y, const __nv_bfloat16* dy,
+                                           __nv_bfloat16* dx, std::size_t n, int mode) {
+  SB_GRID_STRIDE(i, n) store(dx, i, load(dy, i) * activation_slope(load(y, i), mode));
 }
 
 // One warp per row: the maximum and its first index, Σ exp(z − max) in double, then the loss
@@ -213,35 +294,119 @@ void from_bf16(const std::uint16_t* x, float* y, std::size_t n, cudaStream_t str
   SB_CHECK(cudaGetLastError());
 }
 
-void dropout_forward(const float* x, float* y, std::size_t n, const std::uint64_t* key,
+void dropout_forward(const void* x, void* y, std::size_t n, const std::uint64_t* key,
                      std::uint32_t threshold, float scale, cudaStream_t stream,
-                     std::size_t nhwc_channels, std::size_t plane) {
+                     std::size_t nhwc_channels, std::size_t plane, DType type) {
   if (n == 0) return;
-  dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, key, threshold, scale,
-                                                         nhwc_channels, plane);
+  if (type == DType::bf16) {
+    dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(x),
+                                                           static_cast<__nv_bfloat16*>(y), n, key,
+                                                           threshold, scale, nhwc_channels, plane);
+  } else {
+    dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const float*>(x),
+                                                           static_cast<float*>(y), n, key,
+                                                           threshold, scale, nhwc_channels, plane);
+  }
   SB_CHECK(cudaGetLastError());
 }
 
-void dropout_backward(const float* dy, float* dx, std::size_t n, const std::uint64_t* key,
+void dropout_backward(const void* dy, void* dx, std::size_t n, const std::uint64_t* key,
                       std::uint32_t threshold, float scale, cudaStream_t stream,
-                      std::size_t nhwc_channels, std::size_t plane) {
+                      std::size_t nhwc_channels, std::size_t plane, DType type) {
   // The same mask applied to the gradient: the forward kernel does exactly that.
-  dropout_forward(dy, dx, n, key, threshold, scale, stream, nhwc_channels, plane);
+  dropout_forward(dy, dx, n, key, threshold, scale, stream, nhwc_channels, plane, type);
 }
 
-void nchw_to_nhwc(const float* x, float* y, std::size_t batch, std::size_t channels,
-                  std::size_t plane, cudaStream_t stream) {
+namespace {
+
+template <typename In, typename Out>
+void launch_move(const void* x, void* y, std::size_t n, std::size_t channels, std::size_t plane,
+                 int move, cudaStream_t stream) {
+  move_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+      static_cast<const In*>(x), static_cast<Out*>(y), n, channels, plane, move);
+}
+
+void move(const void* x, DType from, void* y, DType to, std::size_t batch, std::size_t channels,
+          std::size_t plane, int how, cudaStream_t stream) {
   const std::size_t n = batch * channels * plane;
   if (n == 0) return;
-  nchw_to_nhwc_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, channels, plane);
+  if (from == DType::f32 && to == DType::f32) {
+    launch_move<float, float>(x, y, n, channels, plane, how, stream);
+  } else if (from == DType::f32) {
+    launch_move<float, __nv_bfloat16>(x, y, n, channels, plane, how, stream);
+  } else if (to == DType::f32) {
+    launch_move<__nv_bfloat16, float>(x, y, n, channels, plane, how, stream);
+  } else {
+    launch_move<__nv_bfloat16, __nv_bfloat16>(x, y, n, channels, plane, how, stream);
+  }
   SB_CHECK(cudaGetLastError());
 }
 
-void nhwc_to_nchw(const float* x, float* y, std::size_t batch, std::size_t channels,
-                  std::size_t plane, cudaStream_t stream) {
+}  // namespace
+
+void nchw_to_nhwc(const void* x, DType from, void* y, DType to, std::size_t batch,
+                  std::size_t channels, std::size_t plane, cudaStream_t stream) {
+  move(x, from, y, to, batch, channels, plane, kToNhwc, stream);
+}
+
+void nhwc_to_nchw(const void* x, DType from, void* y, DType to, std::size_t batch,
+                  std::size_t channels, std::size_t plane, cudaStream_t stream) {
+  move(x, from, y, to, batch, channels, plane, kToNchw, stream);
+}
+
+void convert(const void* x, DType from, void* y, DType to, std::size_t n, cudaStream_t stream) {
+  move(x, from, y, to, n, 1, 1, kLayoutSame, stream);
+}
+
+void add_bf16(const std::uint16_t* a, const std::uint16_t* b, std::uint16_t* y, std::size_t n,
+              cudaStream_t stream) {
+  if (n == 0) return;
+  add_bf16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(reinterpret_cast<const __nv_bfloat16*>(a),
+                                                          reinterpret_cast<const __nv_bfloat16*>(b),
+                                                          reinterpret_cast<__nv_bfloat16*>(y), n);
+  SB_CHECK(cudaGetLastError());
+}
+
+void add_channel_bias_bf16(std::uint16_t* y, const float* bias, std::size_t batch,
+                           std::size_t channels, std::size_t plane, bool channels_last,
+                           cudaStream_t stream) {
   const std::size_t n = batch * channels * plane;
   if (n == 0) return;
-  nhwc_to_nchw_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, channels, plane);
+  add_channel_bias_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+      reinterpret_cast<__nv_bfloat16*>(y), bias, n, channels, plane, channels_last);
+  SB_CHECK(cudaGetLastError());
+}
+
+void channel_sums_bf16(const std::uint16_t* dy, float* sums, std::size_t batch,
+                       std::size_t channels, std::size_t plane, bool channels_last,
+                       cudaStream_t stream) {
+  if (channels == 0) return;
+  channel_sums_kernel<<<static_cast<unsigned>(channels), kThreads, 0, stream>>>(
+      reinterpret_cast<const __nv_bfloat16*>(dy), sums, batch, channels, plane, channels_last);
+  SB_CHECK(cudaGetLastError());
+}
+
+void activation_forward_bf16(const std::uint16_t* x, std::uint16_t* y, std::size_t n, int mode,
+                             cudaStream_t stream) {
+  if (n == 0) return;
+  activation_forward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+      reinterpret_cast<const __nv_bfloat16*>(x), reinterpret_cast<__nv_bfloat16*>(y), n, mode);
+  SB_CHECK(cudaGetLastError());
+}
+
+void activation_backward_bf16(const std::uint16_t* y, const std::uint16_t* dy, std::uint16_t* dx,
+                              std::size_t n, int mode, cudaStream_t stream) {
+  if (n == 0) return;
+  activation_backward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+      reinterpret_cast<const __nv_bfloat16*>(y), reinterpret_cast<const __nv_bfloat16*>(dy),
+      reinterpret_cast<__nv_bfloat16*>(dx), n, mode);
+  SB_CHECK(cudaGetLastError());
+}
+
+void accumulate_bf16(std::uint16_t* a, const std::uint16_t* b, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  accumulate_bf16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+      reinterpret_cast<__nv_bfloat16*>(a), reinterpret_cast<const __nv_bfloat16*>(b), n);
   SB_CHECK(cudaGetLastError());
 }
 

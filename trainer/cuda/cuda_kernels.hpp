@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <string>
 
+#include "trainer/cuda/dtype.hpp"
+
 namespace scalebench::trainer::cuda {
 
 // Number of usable GPUs; 0 when there is no GPU or no driver (never throws).
@@ -31,18 +33,42 @@ void from_bf16(const std::uint16_t* x, float* y, std::size_t n, cudaStream_t str
 // read from device memory when the kernel runs, so a captured CUDA graph gets each step's key.
 // With nhwc_channels > 0 the tensor is stored N×H×W×C (plane = H·W) and element i is the one of
 // N×C×H×W index i, wherever it is stored (trainer/cuda/channels_last.hpp).
-void dropout_forward(const float* x, float* y, std::size_t n, const std::uint64_t* key,
+// `type` is x's and y's element type (bf16 is computed in fp32 and rounded once).
+void dropout_forward(const void* x, void* y, std::size_t n, const std::uint64_t* key,
                      std::uint32_t threshold, float scale, cudaStream_t stream,
-                     std::size_t nhwc_channels = 0, std::size_t plane = 1);
-void dropout_backward(const float* dy, float* dx, std::size_t n, const std::uint64_t* key,
+                     std::size_t nhwc_channels = 0, std::size_t plane = 1, DType type = DType::f32);
+void dropout_backward(const void* dy, void* dx, std::size_t n, const std::uint64_t* key,
                       std::uint32_t threshold, float scale, cudaStream_t stream,
-                      std::size_t nhwc_channels = 0, std::size_t plane = 1);
+                      std::size_t nhwc_channels = 0, std::size_t plane = 1,
+                      DType type = DType::f32);
 
-// N×C×H×W (plane = H·W) to N×H×W×C and back, into another buffer.
-void nchw_to_nhwc(const float* x, float* y, std::size_t batch, std::size_t channels,
-                  std::size_t plane, cudaStream_t stream);
-void nhwc_to_nchw(const float* x, float* y, std::size_t batch, std::size_t channels,
-                  std::size_t plane, cudaStream_t stream);
+// N×C×H×W (plane = H·W) to N×H×W×C and back, into another buffer, converting the element type
+// from `from` to `to` on the way (fp32 → bf16 rounds to nearest even).
+void nchw_to_nhwc(const void* x, DType from, void* y, DType to, std::size_t batch,
+                  std::size_t channels, std::size_t plane, cudaStream_t stream);
+void nhwc_to_nchw(const void* x, DType from, void* y, DType to, std::size_t batch,
+                  std::size_t channels, std::size_t plane, cudaStream_t stream);
+// n values converted from `from` to `to`, the order kept.
+void convert(const void* x, DType from, void* y, DType to, std::size_t n, cudaStream_t stream);
+// y = a + b and a += b over n bf16 values, each sum in fp32 rounded once.
+void add_bf16(const std::uint16_t* a, const std::uint16_t* b, std::uint16_t* y, std::size_t n,
+              cudaStream_t stream);
+void accumulate_bf16(std::uint16_t* a, const std::uint16_t* b, std::size_t n, cudaStream_t stream);
+// bf16 activations (--activation-type bf16) where cuDNN's calls are kept fp32-only: the bias
+// (fp32, one per channel) added to y, the per-channel fp32 sums of dy (the bias gradient), and
+// relu (mode 0), relu6 (1) and tanh (2) forward and backward (from y, as cuDNN's). A tensor is
+// batch × channels × plane, or batch × plane × channels when channels_last (a matrix of batch
+// rows of features is channels_last with plane 1).
+void add_channel_bias_bf16(std::uint16_t* y, const float* bias, std::size_t batch,
+                           std::size_t channels, std::size_t plane, bool channels_last,
+                           cudaStream_t stream);
+void channel_sums_bf16(const std::uint16_t* dy, float* sums, std::size_t batch,
+                       std::size_t channels, std::size_t plane, bool channels_last,
+                       cudaStream_t stream);
+void activation_forward_bf16(const std::uint16_t* x, std::uint16_t* y, std::size_t n, int mode,
+                             cudaStream_t stream);
+void activation_backward_bf16(const std::uint16_t* y, const std::uint16_t* dy, std::uint16_t* dx,
+                              std::size_t n, int mode, cudaStream_t stream);
 
 // Per row of batch × classes logits: row_loss = −log softmax(z)[label] and row_correct = 1 when
 // the first arg-max is the label; with dlogits, also d(mean loss)/dz = (softmax(z) − 1ₗ)/batch.

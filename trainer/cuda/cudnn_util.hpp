@@ -30,6 +30,11 @@ inline cudnnDataType_t compute_type(const Context& context) {
   return context.precision() == Precision::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
 }
 
+// cuDNN's name of a stored element type.
+inline cudnnDataType_t cudnn_type(DType type) {
+  return type == DType::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
 class ActivationDesc
     : public Owned<cudnnActivationDescriptor_t, &cudnnDestroyActivationDescriptor> {
  public:

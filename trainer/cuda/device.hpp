@@ -18,6 +18,7 @@
 
 #include "trainer/cuda/channels_last.hpp"
 #include "trainer/cuda/check.hpp"
+#include "trainer/cuda/dtype.hpp"
 
 namespace scalebench::trainer::cuda {
 
@@ -128,6 +129,9 @@ struct DeviceOptions {
   ConvEngine conv_engine = ConvEngine::legacy;
   // Say on stderr which plans were chosen, and why something fell back (--verbose).
   bool verbose = false;
+  // The element type of stored activations and their gradients (--activation-type; bf16 only
+  // with Precision::bf16): the logits stay fp32.
+  DType activations = DType::f32;
 };
 
 // bfloat16 scratch buffers a layer fills right before the library call that reads them (work
@@ -147,6 +151,7 @@ class Context {
   Layout layout() const { return options_.layout; }
   ConvEngine conv_engine() const { return options_.conv_engine; }
   bool verbose() const { return options_.verbose; }
+  DType activation_type() const { return options_.activations; }
   // A bf16 scratch slot of at least `count` elements, grown (never shrunk) at plan time.
   void reserve_bf16(BF16Slot slot, std::size_t count);
   std::uint16_t* bf16(BF16Slot slot) const { return bf16_[slot].data(); }

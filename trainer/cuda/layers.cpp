@@ -39,7 +39,9 @@ class PoolingDesc : public Owned<cudnnPoolingDescriptor_t, &cudnnDestroyPoolingD
 class PoolLayer final : public DeviceLayer {
  public:
   PoolLayer(const model::Pool2dOptions& o, Context& context, const Shape& in)
-      : context_(context), in_desc_(in, CUDNN_DATA_FLOAT, context.layout()), pool_(o) {
+      : context_(context),
+        in_desc_(in, cudnn_type(context.activation_type()), context.layout()),
+        pool_(o) {
     require_4d(in, "pooling");
     require_symmetric(o.padding, o.padding_end, "pooling");
     out_ = {in.n, in.c, output_extent(in.h, o.kernel[0], o.stride[0], o.padding[0], "pooling"),
@@ -50,13 +52,13 @@ class PoolLayer final : public DeviceLayer {
       throw std::logic_error(fmt::format("pooling: cuDNN's output {} differs from {}",
                                          Shape{n, c, h, w}.str(), out_.str()));
     }
-    out_desc_ = TensorDesc(out_, CUDNN_DATA_FLOAT, context.layout());
+    out_desc_ = TensorDesc(out_, cudnn_type(context.activation_type()), context.layout());
   }
-  void forward(const float* x, float* y, bool) override {
+  void forward(const void* x, void* y, bool) override {
     SB_CHECK(cudnnPoolingForward(context_.cudnn(), pool_.get(), &kOne, in_desc_.get(), x, &kZero,
                                  out_desc_.get(), y));
   }
-  void backward(const float* x, const float* y, float* dy, float* dx) override {
+  void backward(const void* x, const void* y, void* dy, void* dx) override {
     if (dx == nullptr) return;
     SB_CHECK(cudnnPoolingBackward(context_.cudnn(), pool_.get(), &kOne, out_desc_.get(), y,
                                   out_desc_.get(), dy, in_desc_.get(), x, &kZero, in_desc_.get(),
@@ -80,7 +82,7 @@ class BatchNormLayer final : public DeviceLayer {
         epsilon_(op.epsilon),
         momentum_(op.momentum),
         relu_(op.relu),
-        desc_(in, CUDNN_DATA_FLOAT, context.layout()),
+        desc_(in, cudnn_type(context.activation_type()), context.layout()),
         relu_desc_(CUDNN_ACTIVATION_RELU, 0.0),
         param_desc_(desc_),
         save_mean_(static_cast<std::size_t>(op.channels)),
@@ -101,7 +103,7 @@ class BatchNormLayer final : public DeviceLayer {
     beta_grad_ = grads + c;
   }
 
-  void forward(const float* x, float* y, bool training) override {
+  void forward(const void* x, void* y, bool training) override {
     cudnnHandle_t h = context_.cudnn();
     if (training) {
       // cuDNN updates the running variance from the unbiased batch variance, as PyTorch does.
@@ -115,19 +117,26 @@ class BatchNormLayer final : public DeviceLayer {
           param_desc_.get(), gamma_, beta_, state_.running_mean.data(), state_.running_var.data(),
           epsilon_));
     }
-    if (relu_) {
+    if (relu_ && bf16_) {
+      activation_forward_bf16(static_cast<std::uint16_t*>(y), static_cast<std::uint16_t*>(y),
+                              out_.count(), 0, context_.stream());
+    } else if (relu_) {
       SB_CHECK(cudnnActivationForward(h, relu_desc_.get(), &kOne, desc_.get(), y, &kZero,
                                       desc_.get(), y));
     }
   }
 
-  void backward(const float* x, const float* y, float* dy, float* dx) override {
+  void backward(const void* x, const void* y, void* dy, void* dx) override {
     cudnnHandle_t h = context_.cudnn();
-    if (relu_) {
+    if (relu_ && bf16_) {
+      activation_backward_bf16(static_cast<const std::uint16_t*>(y),
+                               static_cast<std::uint16_t*>(dy), static_cast<std::uint16_t*>(dy),
+                               out_.count(), 0, context_.stream());
+    } else if (relu_) {
       SB_CHECK(cudnnActivationBackward(h, relu_desc_.get(), &kOne, desc_.get(), y, desc_.get(), dy,
                                        desc_.get(), y, &kZero, desc_.get(), dy));
     }
-    float* target = dx;
+    void* target = dx;
     if (target == nullptr) {  // cuDNN always writes dx; the first layer has nowhere to put it
       if (scratch_.size() == 0) scratch_ = DeviceArray<float>(out_.count());
       target = scratch_.data();
@@ -143,6 +152,7 @@ class BatchNormLayer final : public DeviceLayer {
   LayerState& state_;
   double epsilon_, momentum_;
   bool relu_;
+  bool bf16_ = context_.activation_type() == DType::bf16;
   TensorDesc desc_;
   ActivationDesc relu_desc_;
   BatchNormParamDesc param_desc_;
@@ -162,13 +172,27 @@ class ActivationLayer final : public DeviceLayer {
                                                              : CUDNN_ACTIVATION_TANH,
                     activation == model::Activation::relu6 ? 6.0 : 0.0) {
     out_ = in;
+    mode_ = activation == model::Activation::relu    ? 0
+            : activation == model::Activation::relu6 ? 1
+                                                     : 2;
   }
-  void forward(const float* x, float* y, bool) override {
+  void forward(const void* x, void* y, bool) override {
+    if (bf16_) {
+      activation_forward_bf16(static_cast<const std::uint16_t*>(x), static_cast<std::uint16_t*>(y),
+                              out_.count(), mode_, context_.stream());
+      return;
+    }
     SB_CHECK(cudnnActivationForward(context_.cudnn(), activation_.get(), &kOne, desc_.get(), x,
                                     &kZero, desc_.get(), y));
   }
-  void backward(const float* x, const float* y, float* dy, float* dx) override {
+  void backward(const void* x, const void* y, void* dy, void* dx) override {
     if (dx == nullptr) return;
+    if (bf16_) {
+      activation_backward_bf16(
+          static_cast<const std::uint16_t*>(y), static_cast<const std::uint16_t*>(dy),
+          static_cast<std::uint16_t*>(dx), out_.count(), mode_, context_.stream());
+      return;
+    }
     SB_CHECK(cudnnActivationBackward(context_.cudnn(), activation_.get(), &kOne, desc_.get(), y,
                                      desc_.get(), dy, desc_.get(), x, &kZero, desc_.get(), dx));
   }
@@ -177,6 +201,9 @@ class ActivationLayer final : public DeviceLayer {
   Context& context_;
   TensorDesc desc_;
   ActivationDesc activation_;
+  // bf16 activations: the kernels of cuda_kernels.hpp (0 relu, 1 relu6, 2 tanh).
+  bool bf16_ = context_.activation_type() == DType::bf16;
+  int mode_ = 0;
 };
 
 // ---- dropout ----
@@ -205,7 +232,7 @@ class DropoutLayer final : public DeviceLayer {
     // previous step's copy of it has run: its forward finished before its loss was read.
     host_key_.data()[0] = model::dropout_mask_key(seed_, state_.dropout_calls++);
   }
-  void forward(const float* x, float* y, bool training) override {
+  void forward(const void* x, void* y, bool training) override {
     if (!training || rate_ <= 0.0f) {
       copy(x, y);
       return;
@@ -213,23 +240,23 @@ class DropoutLayer final : public DeviceLayer {
     SB_CHECK(cudaMemcpyAsync(device_key_.data(), host_key_.data(), sizeof(std::uint64_t),
                              cudaMemcpyHostToDevice, context_.stream()));
     dropout_forward(x, y, out_.count(), device_key_.data(), threshold_, scale_, context_.stream(),
-                    nhwc_channels_, plane_);
+                    nhwc_channels_, plane_, context_.activation_type());
   }
-  void backward(const float*, const float*, float* dy, float* dx) override {
+  void backward(const void*, const void*, void* dy, void* dx) override {
     if (dx == nullptr) return;
     if (rate_ <= 0.0f) {
       copy(dy, dx);
       return;
     }
     dropout_backward(dy, dx, out_.count(), device_key_.data(), threshold_, scale_,
-                     context_.stream(), nhwc_channels_, plane_);
+                     context_.stream(), nhwc_channels_, plane_, context_.activation_type());
   }
 
  private:
-  void copy(const float* from, float* to) {
+  void copy(const void* from, void* to) {
     if (from == to) return;
-    SB_CHECK(cudaMemcpyAsync(to, from, out_.count() * sizeof(float), cudaMemcpyDeviceToDevice,
-                             context_.stream()));
+    SB_CHECK(cudaMemcpyAsync(to, from, out_.count() * bytes_of(context_.activation_type()),
+                             cudaMemcpyDeviceToDevice, context_.stream()));
   }
   Context& context_;
   std::uint64_t seed_;
@@ -250,17 +277,19 @@ class FlattenLayer final : public DeviceLayer {
     out_ = {in.n, in.c * in.h * in.w, 1, 1};
     reorder_ = context.layout() == Layout::nhwc && in.c > 1 && in.h * in.w > 1;
   }
-  void forward(const float* x, float* y, bool) override {
+  void forward(const void* x, void* y, bool) override {
+    const DType t = context_.activation_type();
     if (reorder_) {
-      nhwc_to_nchw(x, y, batch(), channels(), plane(), context_.stream());
+      nhwc_to_nchw(x, t, y, t, batch(), channels(), plane(), context_.stream());
     } else {
       copy(x, y);
     }
   }
-  void backward(const float*, const float*, float* dy, float* dx) override {
+  void backward(const void*, const void*, void* dy, void* dx) override {
     if (dx == nullptr) return;
+    const DType t = context_.activation_type();
     if (reorder_) {
-      nchw_to_nhwc(dy, dx, batch(), channels(), plane(), context_.stream());
+      nchw_to_nhwc(dy, t, dx, t, batch(), channels(), plane(), context_.stream());
     } else {
       copy(dy, dx);
     }
@@ -272,9 +301,9 @@ class FlattenLayer final : public DeviceLayer {
   std::size_t plane() const {
     return static_cast<std::size_t>(in_.h) * static_cast<std::size_t>(in_.w);
   }
-  void copy(const float* from, float* to) {
-    SB_CHECK(cudaMemcpyAsync(to, from, out_.count() * sizeof(float), cudaMemcpyDeviceToDevice,
-                             context_.stream()));
+  void copy(const void* from, void* to) {
+    SB_CHECK(cudaMemcpyAsync(to, from, out_.count() * bytes_of(context_.activation_type()),
+                             cudaMemcpyDeviceToDevice, context_.stream()));
   }
   Context& context_;
   Shape in_;
@@ -285,11 +314,17 @@ class FlattenLayer final : public DeviceLayer {
 
 // Row-major y (batch × out) = x (batch × in) · W (in × out) + b. cuBLAS is column-major, where
 // the same memory holds the transposes: yᵀ = Wᵀ·xᵀ with Wᵀ (out × in, ld out) and xᵀ (in × batch).
+// fp32 activations: cublasSgemm, or with bf16 precision cublasGemmEx on bf16 copies of x, W and
+// dy (fp32 outputs). bf16 activations: x, dx and (except for the logits) y and dy are bf16
+// already; only W is cast.
 class DenseLayer final : public DeviceLayer {
  public:
-  DenseLayer(const model::Dense& op, Context& context, const Shape& in, float* params, float* grads)
+  DenseLayer(const model::Dense& op, Context& context, const Shape& in, float* params, float* grads,
+             DType out_type)
       : context_(context),
         bf16_(context.precision() == Precision::bf16),
+        bf16_io_(context.activation_type() == DType::bf16),
+        out_type_(out_type),
         in_(static_cast<int>(op.in)),
         outputs_(static_cast<int>(op.out)) {
     if (static_cast<std::size_t>(in.c) * static_cast<std::size_t>(in.h) *
@@ -321,36 +356,51 @@ class DenseLayer final : public DeviceLayer {
     }
   }
 
-  void forward(const float* x, float* y, bool) override {
-    if (bf16_) {
-      // bf16 inputs, fp32 output and accumulation (cublasGemmEx, CUBLAS_COMPUTE_32F).
-      to_bf16(x, context_.bf16(kBF16Input), rows(in_), context_.stream());
+  void forward(const void* x, void* y, bool) override {
+    if (bf16_io_) {
       to_bf16(weights_, context_.bf16(kBF16Weights), weight_count(), context_.stream());
       gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_N, outputs_, batch_, in_, context_.bf16(kBF16Weights),
-                outputs_, context_.bf16(kBF16Input), in_, y, outputs_);
+                outputs_, static_cast<const std::uint16_t*>(x), in_, y, out_type_, outputs_);
+      if (out_type_ == DType::bf16) {
+        add_channel_bias_bf16(static_cast<std::uint16_t*>(y), bias_,
+                              static_cast<std::size_t>(batch_), static_cast<std::size_t>(outputs_),
+                              1, true, context_.stream());
+        return;
+      }
+    } else if (bf16_) {
+      // bf16 inputs, fp32 output and accumulation (cublasGemmEx, CUBLAS_COMPUTE_32F).
+      to_bf16(static_cast<const float*>(x), context_.bf16(kBF16Input), rows(in_),
+              context_.stream());
+      to_bf16(weights_, context_.bf16(kBF16Weights), weight_count(), context_.stream());
+      gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_N, outputs_, batch_, in_, context_.bf16(kBF16Weights),
+                outputs_, context_.bf16(kBF16Input), in_, y, DType::f32, outputs_);
     } else {
       SB_CHECK(cublasSgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, outputs_, batch_, in_,
-                           &kOne, weights_, outputs_, x, in_, &kZero, y, outputs_));
+                           &kOne, weights_, outputs_, static_cast<const float*>(x), in_, &kZero,
+                           static_cast<float*>(y), outputs_));
     }
     SB_CHECK(cudnnAddTensor(context_.cudnn(), &kOne, bias_desc_.get(), bias_, &kOne,
                             out_desc_.get(), y));
   }
 
-  void backward(const float* x, const float*, float* dy, float* dx) override {
-    if (bf16_) {
+  void backward(const void* x, const void*, void* dy, void* dx) override {
+    if (bf16_ || bf16_io_) {
       backward_bf16(x, dy, dx);
       return;
     }
+    const auto* xf = static_cast<const float*>(x);
+    auto* dyf = static_cast<float*>(dy);
     // dW (in × out, row-major) = xᵀ·dy; column-major: dWᵀ (out × in) = dyᵀ · x.
     SB_CHECK(cublasSgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, outputs_, in_, batch_, &kOne,
-                         dy, outputs_, x, in_, &kZero, weight_grad_, outputs_));
+                         dyf, outputs_, xf, in_, &kZero, weight_grad_, outputs_));
     // db = Σ over rows of dy: the per-channel sum of an N×out×1×1 tensor.
     SB_CHECK(cudnnConvolutionBackwardBias(context_.cudnn(), &kOne, out_desc_.get(), dy, &kZero,
                                           bias_desc_.get(), bias_grad_));
     if (dx != nullptr) {
       // dx (batch × in) = dy·Wᵀ; column-major: dxᵀ (in × batch) = W (in × out) · dyᵀ.
       SB_CHECK(cublasSgemm(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, in_, batch_, outputs_,
-                           &kOne, weights_, outputs_, dy, outputs_, &kZero, dx, in_));
+                           &kOne, weights_, outputs_, dyf, outputs_, &kZero,
+                           static_cast<float*>(dx), in_));
     }
   }
 
@@ -361,33 +411,48 @@ class DenseLayer final : public DeviceLayer {
   std::size_t weight_count() const {
     return static_cast<std::size_t>(in_) * static_cast<std::size_t>(outputs_);
   }
+  // C (fp32 or bf16) = op(A)·op(B) of bf16 A and B, fp32 accumulation.
   void gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                 const std::uint16_t* a, int lda, const std::uint16_t* b, int ldb, float* c,
-                 int ldc) {
+                 const std::uint16_t* a, int lda, const std::uint16_t* b, int ldb, void* c,
+                 DType c_type, int ldc) {
     SB_CHECK(cublasGemmEx(context_.cublas(), ta, tb, m, n, k, &kOne, a, CUDA_R_16BF, lda, b,
-                          CUDA_R_16BF, ldb, &kZero, c, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
+                          CUDA_R_16BF, ldb, &kZero, c,
+                          c_type == DType::bf16 ? CUDA_R_16BF : CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
                           CUBLAS_GEMM_DEFAULT));
   }
-  // The same three products as fp32, on bf16 copies of x, dy and W.
-  void backward_bf16(const float* x, float* dy, float* dx) {
+  // The three products of fp32 on bf16 x, dy and W: copies of them in the scratch slots unless
+  // the activations are bf16 already (then only W, and dy of the fp32 logits, are cast).
+  void backward_bf16(const void* x, void* dy, void* dx) {
     cudaStream_t s = context_.stream();
-    std::uint16_t* x16 = context_.bf16(kBF16Input);
-    std::uint16_t* dy16 = context_.bf16(kBF16Output);
+    const std::uint16_t* x16 = static_cast<const std::uint16_t*>(x);
+    if (!bf16_io_) {
+      to_bf16(static_cast<const float*>(x), context_.bf16(kBF16Input), rows(in_), s);
+      x16 = context_.bf16(kBF16Input);
+    }
+    const std::uint16_t* dy16 = static_cast<const std::uint16_t*>(dy);
+    if (out_type_ == DType::f32) {
+      to_bf16(static_cast<const float*>(dy), context_.bf16(kBF16Output), rows(outputs_), s);
+      dy16 = context_.bf16(kBF16Output);
+    }
     std::uint16_t* w16 = context_.bf16(kBF16Weights);
-    to_bf16(dy, dy16, rows(outputs_), s);
-    to_bf16(x, x16, rows(in_), s);
     gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_T, outputs_, in_, batch_, dy16, outputs_, x16, in_,
-              weight_grad_, outputs_);
-    SB_CHECK(cudnnConvolutionBackwardBias(context_.cudnn(), &kOne, out_desc_.get(), dy, &kZero,
-                                          bias_desc_.get(), bias_grad_));
+              weight_grad_, DType::f32, outputs_);
+    if (out_type_ == DType::f32) {
+      SB_CHECK(cudnnConvolutionBackwardBias(context_.cudnn(), &kOne, out_desc_.get(), dy, &kZero,
+                                            bias_desc_.get(), bias_grad_));
+    } else {
+      channel_sums_bf16(dy16, bias_grad_, static_cast<std::size_t>(batch_),
+                        static_cast<std::size_t>(outputs_), 1, true, s);
+    }
     if (dx == nullptr) return;
     to_bf16(weights_, w16, weight_count(), s);
     gemm_bf16(CUBLAS_OP_T, CUBLAS_OP_N, in_, batch_, outputs_, w16, outputs_, dy16, outputs_, dx,
-              in_);
+              bf16_io_ ? DType::bf16 : DType::f32, in_);
   }
 
   Context& context_;
-  bool bf16_;
+  bool bf16_, bf16_io_;
+  DType out_type_;
   int in_, outputs_, batch_ = 0;
   TensorDesc out_desc_, bias_desc_;
   float *weights_ = nullptr, *bias_ = nullptr, *weight_grad_ = nullptr, *bias_grad_ = nullptr;
@@ -447,7 +512,13 @@ LayerState make_layer_state(const model::Op& op) {
 
 std::unique_ptr<DeviceLayer> make_device_layer(const model::Op& op, Context& context,
                                                const Shape& in, float* params, float* grads,
-                                               LayerState& state) {
+                                               LayerState& state, DType out_type) {
+  if (out_type != context.activation_type() && !std::holds_alternative<model::Dense>(op)) {
+    throw BackendError(fmt::format(
+        "backend cuda: {} cannot give {} from {} activations (the logits must come from a dense "
+        "layer with --activation-type bf16)",
+        model::op_name(op), dtype_name(out_type), dtype_name(context.activation_type())));
+  }
   // One device layer per operation; a new operation without a case here does not compile.
   return std::visit(
       [&](const auto& o) -> std::unique_ptr<DeviceLayer> {
@@ -472,7 +543,7 @@ std::unique_ptr<DeviceLayer> make_device_layer(const model::Op& op, Context& con
           return std::make_unique<FlattenLayer>(context, in);
         } else {
           static_assert(std::is_same_v<T, model::Dense>, "an operation cuda cannot lower");
-          return std::make_unique<DenseLayer>(o, context, in, params, grads);
+          return std::make_unique<DenseLayer>(o, context, in, params, grads, out_type);
         }
       },
       op);

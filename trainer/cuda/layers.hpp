@@ -65,12 +65,14 @@ class DeviceLayer {
   // Host-side state of the next training forward (dropout's key for this call), set before the
   // forward is queued or a captured CUDA graph of it replays. Default: nothing.
   virtual void prepare_step() {}
-  // y = f(x); `training` selects batch statistics and dropout masks.
-  virtual void forward(const float* x, float* y, bool training) = 0;
+  // y = f(x); `training` selects batch statistics and dropout masks. x, y, dy and dx hold the
+  // context's activation type (fp32, or bf16 with --activation-type bf16), except the logits (the
+  // last node's y and dy: fp32 always).
+  virtual void forward(const void* x, void* y, bool training) = 0;
   // From the last forward's x and y and the loss gradient dy: overwrites the layer's parameter
   // gradients and writes dx (skipped when dx is null: the first layer needs none). May
   // overwrite dy.
-  virtual void backward(const float* x, const float* y, float* dy, float* dx) = 0;
+  virtual void backward(const void* x, const void* y, void* dy, void* dx) = 0;
 
  protected:
   Shape out_;
@@ -85,12 +87,13 @@ std::optional<std::string> unsupported(const model::Op& op);
 LayerState make_layer_state(const model::Op& op);
 
 // The device plan of `layer` for inputs of shape `in`; params/grads point at its
-// parameter_count() floats in the flat device buffers. Throws BackendError for a layer or an
-// option the cuda backend cannot run (e.g. asymmetric padding), std::invalid_argument for a shape
-// that does not fit the layer.
+// parameter_count() floats in the flat device buffers; its input holds the context's activation
+// type, its output `out_type` (fp32 for the logits; only a dense layer can give fp32 from bf16).
+// Throws BackendError for a layer or an option the cuda backend cannot run (e.g. asymmetric
+// padding), std::invalid_argument for a shape that does not fit the layer.
 std::unique_ptr<DeviceLayer> make_device_layer(const model::Op& op, Context& context,
                                                const Shape& in, float* params, float* grads,
-                                               LayerState& state);
+                                               LayerState& state, DType out_type);
 
 // The convolution's device plan (conv2d.cpp), as make_device_layer makes it for model::Conv2d:
 // the graph API's (conv2d_graph.cpp) with ConvEngine::graph, unless it has no plan for this one
@@ -108,9 +111,9 @@ class DeviceAdd {
  public:
   DeviceAdd(Context& context, const Shape& a, const Shape& b);
   const Shape& output() const { return shape_; }
-  void forward(const float* a, const float* b, float* dst);
+  void forward(const void* a, const void* b, void* dst);
   // Copies dy to d_input (either input's gradient).
-  void backward(const float* dy, float* d_input);
+  void backward(const void* dy, void* d_input);
 
  private:
   Context& context_;
@@ -126,16 +129,16 @@ class DeviceConcat {
  public:
   DeviceConcat(Context& context, const std::vector<Shape>& inputs);
   const Shape& output() const { return shape_; }
-  void forward(const std::vector<const float*>& inputs, float* dst);
+  void forward(const std::vector<const void*>& inputs, void* dst);
   // Copies input k's channels of dy to d_input.
-  void backward(const float* dy, std::size_t k, float* d_input);
+  void backward(const void* dy, std::size_t k, void* d_input);
 
  private:
   Context& context_;
   Shape shape_;
   std::vector<Shape> inputs_;
   std::vector<std::size_t> offsets_;  // first channel of each input in the output
-  // Input k's place in the output, as cudaMemcpy2D's rows: its first float in the output, its
+  // Input k's place in the output, as cudaMemcpy2D's rows: its first byte in the output, its
   // row's bytes, the output row's bytes and the number of rows.
   struct Rows {
     std::size_t offset, width, pitch, count;
@@ -143,7 +146,8 @@ class DeviceConcat {
   Rows rows(std::size_t k) const;
 };
 
-// a += b over n floats (cublasSaxpy): a node's gradient shares from several consumers.
-void accumulate(Context& context, float* a, const float* b, std::size_t n);
+// a += b over n values of the context's activation type (cublasSaxpy for fp32): a node's
+// gradient shares from several consumers.
+void accumulate(Context& context, void* a, const void* b, std::size_t n);
 
 }  // namespace scalebench::trainer::cuda

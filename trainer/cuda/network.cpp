@@ -52,12 +52,20 @@ struct CudaNetwork::Plan {
   std::vector<std::unique_ptr<DeviceLayer>> layers;
   std::vector<std::unique_ptr<DeviceAdd>> adds;
   std::vector<std::unique_ptr<DeviceConcat>> concats;
+  std::vector<DType> types;  // node i's output and its gradients: the activations', the logits fp32
   std::vector<DeviceArray<float>> buffers;  // every activation, delta and partial
-  std::vector<float*> activations;          // node i's output (node 0: the input batch)
-  std::vector<float*> deltas;               // loss gradient at node i's output (training only)
-  std::vector<float*> partials;             // a later consumer's share, for nodes read twice+
+  std::vector<void*> activations;           // node i's output (node 0: the input batch)
+  std::vector<void*> deltas;                // loss gradient at node i's output (training only)
+  std::vector<void*> partials;              // a later consumer's share, for nodes read twice+
   PinnedArray<float> images;                // host staging of the input batch
-  DeviceArray<float> images_nchw;  // channels last: the batch as it arrives, before reordering
+  // The batch as it arrives (fp32 N×C×H×W), when node 0 is stored otherwise (channels last, or
+  // bf16 activations): reordered and converted from here.
+  DeviceArray<float> images_nchw;
+  // A buffer for `count` values of `type` (the float slots that hold them).
+  void* allocate(std::size_t count, DType type) {
+    buffers.emplace_back((count * bytes_of(type) + sizeof(float) - 1) / sizeof(float));
+    return buffers.back().data();
+  }
   PinnedArray<std::int32_t> host_labels;
   DeviceArray<std::int32_t> labels;
   DeviceArray<double> row_loss;
@@ -182,6 +190,9 @@ CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
   p->adds.resize(n);
   p->concats.resize(n);
   p->activations.assign(n, nullptr);
+  // Every stored activation in the context's type but the logits (the loss reads fp32).
+  p->types.assign(n, context_.activation_type());
+  p->types[n - 1] = DType::f32;
   const model::InputDims& input = input_;
   Shape& in = p->shapes[0];
   in.n = static_cast<int>(batch);
@@ -195,8 +206,7 @@ CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
     throw std::invalid_argument("cuda network: inputs must be C, or C×H×W");
   }
   require_int_sized(in);
-  p->buffers.emplace_back(in.count());
-  p->activations[0] = p->buffers.back().data();
+  p->activations[0] = p->allocate(in.count(), p->types[0]);
   for (std::size_t i = 1; i < n; ++i) {
     const model::Node& node = nodes[i];
     auto src = [&](std::size_t k) -> const Shape& {
@@ -205,16 +215,20 @@ CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
     try {
       switch (node.kind) {
         case model::Node::Kind::op:
-          p->layers[i] = make_device_layer(node.op, context_, src(0),
-                                           parameters_.data() + parameter_offset_[i],
-                                           gradients_.data() + parameter_offset_[i], states_[i]);
+          p->layers[i] = make_device_layer(
+              node.op, context_, src(0), parameters_.data() + parameter_offset_[i],
+              gradients_.data() + parameter_offset_[i], states_[i], p->types[i]);
           p->shapes[i] = p->layers[i]->output();
           break;
         case model::Node::Kind::add:
+          if (p->types[i] != context_.activation_type())
+            throw BackendError("backend cuda: the logits must come from a dense layer");
           p->adds[i] = std::make_unique<DeviceAdd>(context_, src(0), src(1));
           p->shapes[i] = p->adds[i]->output();
           break;
         case model::Node::Kind::concat: {
+          if (p->types[i] != context_.activation_type())
+            throw BackendError("backend cuda: the logits must come from a dense layer");
           std::vector<Shape> srcs;
           for (std::size_t k = 0; k < node.inputs.size(); ++k) srcs.push_back(src(k));
           p->concats[i] = std::make_unique<DeviceConcat>(context_, srcs);
@@ -230,15 +244,15 @@ CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
           node.kind == model::Node::Kind::op ? model::op_name(node.op) : "add/concat", e.what()));
     }
     require_int_sized(p->shapes[i]);
-    p->buffers.emplace_back(p->shapes[i].count());
-    p->activations[i] = p->buffers.back().data();
+    p->activations[i] = p->allocate(p->shapes[i].count(), p->types[i]);
   }
   const Shape& out = p->shapes.back();
   if (out.h != 1 || out.w != 1) {
     throw std::logic_error("the last node of a model must give batch × classes logits");
   }
   p->images = PinnedArray<float>(in.count());
-  if (context_.layout() == Layout::nhwc && in.c > 1 && in.h * in.w > 1)
+  if ((context_.layout() == Layout::nhwc && in.c > 1 && in.h * in.w > 1) ||
+      p->types[0] != DType::f32)
     p->images_nchw = DeviceArray<float>(in.count());
   p->host_labels = PinnedArray<std::int32_t>(batch);
   p->labels = DeviceArray<std::int32_t>(batch);
@@ -250,16 +264,14 @@ CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
 }
 
 void CudaNetwork::allocate_backward(Plan& p) {
-  // The backend-neutral liveness (trainer/model/backward.hpp): every tensor is packed NCHW here,
-  // so equal element counts are interchangeable buffers.
+  // The backend-neutral liveness (trainer/model/backward.hpp): every tensor is packed here, so
+  // buffers of equal size in bytes are interchangeable.
   const std::size_t n = graph_.nodes().size();
-  const model::BackwardBuffers plan =
-      model::plan_backward_buffers(graph_, [&](std::size_t i) { return p.shapes[i].count(); });
-  std::vector<float*> buffers;
-  for (const std::size_t node : plan.sized_by) {
-    p.buffers.emplace_back(p.shapes[node].count());
-    buffers.push_back(p.buffers.back().data());
-  }
+  const model::BackwardBuffers plan = model::plan_backward_buffers(
+      graph_, [&](std::size_t i) { return p.shapes[i].count() * bytes_of(p.types[i]); });
+  std::vector<void*> buffers;
+  for (const std::size_t node : plan.sized_by)
+    buffers.push_back(p.allocate(p.shapes[node].count(), p.types[node]));
   p.deltas.assign(n, nullptr);
   p.partials.assign(n, nullptr);
   for (std::size_t i = 1; i < n; ++i) {
@@ -287,12 +299,17 @@ void CudaNetwork::forward(Plan& p, std::size_t batch, bool training) {
   const std::size_t input_count = p.shapes[0].count();
   timed(timer, Part::forward, 0, stream, [&] {
     const Shape& in = p.shapes[0];
-    if (p.images_nchw.size() > 0) {  // channels last: the data set's N×C×H×W, reordered
+    if (p.images_nchw.size() > 0) {  // the data set's fp32 N×C×H×W, reordered or converted
       SB_CHECK(cudaMemcpyAsync(p.images_nchw.data(), p.images.data(), input_count * sizeof(float),
                                cudaMemcpyHostToDevice, stream));
-      nchw_to_nhwc(p.images_nchw.data(), p.activations[0], static_cast<std::size_t>(in.n),
-                   static_cast<std::size_t>(in.c),
-                   static_cast<std::size_t>(in.h) * static_cast<std::size_t>(in.w), stream);
+      const std::size_t plane = static_cast<std::size_t>(in.h) * static_cast<std::size_t>(in.w);
+      if (context_.layout() == Layout::nhwc && in.c > 1 && plane > 1) {
+        nchw_to_nhwc(p.images_nchw.data(), DType::f32, p.activations[0], p.types[0],
+                     static_cast<std::size_t>(in.n), static_cast<std::size_t>(in.c), plane, stream);
+      } else {
+        convert(p.images_nchw.data(), DType::f32, p.activations[0], p.types[0], input_count,
+                stream);
+      }
     } else {
       SB_CHECK(cudaMemcpyAsync(p.activations[0], p.images.data(), input_count * sizeof(float),
                                cudaMemcpyHostToDevice, stream));
@@ -311,7 +328,7 @@ void CudaNetwork::forward(Plan& p, std::size_t batch, bool training) {
       } else if (p.adds[i]) {
         p.adds[i]->forward(in(0), in(1), p.activations[i]);
       } else {
-        std::vector<const float*> srcs;
+        std::vector<const void*> srcs;
         for (std::size_t k = 0; k < node.inputs.size(); ++k) srcs.push_back(in(k));
         p.concats[i]->forward(srcs, p.activations[i]);
       }
@@ -319,9 +336,9 @@ void CudaNetwork::forward(Plan& p, std::size_t batch, bool training) {
   }
   const Shape& out = p.shapes.back();
   timed(timer, Part::loss, 0, stream, [&] {
-    softmax_cross_entropy(p.activations.back(), p.labels.data(), batch,
+    softmax_cross_entropy(static_cast<const float*>(p.activations.back()), p.labels.data(), batch,
                           static_cast<std::size_t>(out.c), p.row_loss.data(), p.row_correct.data(),
-                          training ? p.deltas.back() : nullptr, stream);
+                          training ? static_cast<float*>(p.deltas.back()) : nullptr, stream);
     SB_CHECK(cudaMemcpyAsync(p.host_loss.data(), p.row_loss.data(), batch * sizeof(double),
                              cudaMemcpyDeviceToHost, stream));
     SB_CHECK(cudaMemcpyAsync(p.host_correct.data(), p.row_correct.data(),
@@ -350,7 +367,7 @@ void CudaNetwork::backward(Plan& p) {
   const std::vector<model::Node>& nodes = graph_.nodes();
   // Node i's k-th input: where its share goes (null: the model's input, no gradient), and adding
   // it to the delta when it was a partial (model::BackwardSchedule).
-  auto target = [&](std::size_t i, std::size_t k) -> float* {
+  auto target = [&](std::size_t i, std::size_t k) -> void* {
     const auto j = static_cast<std::size_t>(nodes[i].inputs[k]);
     switch (schedule_.share(i, k)) {
       case model::Share::none:
@@ -377,12 +394,12 @@ void CudaNetwork::backward(Plan& p) {
         settle(i, 0);
       } else if (p.adds[i]) {
         for (std::size_t k = 0; k < 2; ++k) {
-          if (float* t = target(i, k)) p.adds[i]->backward(p.deltas[i], t);
+          if (void* t = target(i, k)) p.adds[i]->backward(p.deltas[i], t);
           settle(i, k);
         }
       } else {
         for (std::size_t k = 0; k < node.inputs.size(); ++k) {
-          if (float* t = target(i, k)) p.concats[i]->backward(p.deltas[i], k, t);
+          if (void* t = target(i, k)) p.concats[i]->backward(p.deltas[i], k, t);
           settle(i, k);
         }
       }
@@ -472,7 +489,7 @@ OpTimes CudaNetwork::take_op_times() {
   times_ = OpTimes{};
   times_.nodes.resize(graph_.nodes().size());
   times_.clock = "CUDA events";
-  times_.activation_bytes = sizeof(float);  // activations are stored in fp32 in either precision
+  times_.activation_bytes = bytes_of(context_.activation_type());
   return taken;
 }
 
