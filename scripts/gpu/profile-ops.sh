@@ -6,9 +6,10 @@
 # CPU with BACKEND=cpu PROFILE_PRECISIONS=fp32.
 # usage: scripts/gpu/profile-ops.sh [TRAINER]   (default build/scalebench-train)
 #   env: PROFILE_MODELS, PROFILE_PRECISIONS, PROFILE_BATCH (default 64; mnist_cnn 128),
-#        PROFILE_STEPS (default 21), BACKEND (default cuda), PROFILE_SETUPS (FORMAT:ENGINE
-#        pairs of --memory-format and --conv-engine, default "nchw:legacy channels_last:legacy
-#        channels_last:graph"; cuda only), PROFILE_ARGS (more options, word-split)
+#        PROFILE_STEPS (default 21), BACKEND (default cuda), PROFILE_SETUPS (FORMAT:ENGINE or
+#        FORMAT:ENGINE:ACTIVATIONS of --memory-format, --conv-engine and --activation-type;
+#        default "nchw:legacy channels_last:legacy channels_last:graph channels_last:graph:bf16",
+#        the last for bf16 precision only; cuda only), PROFILE_ARGS (more options, word-split)
 set -euo pipefail
 train=${1:-build/scalebench-train}
 steps=${PROFILE_STEPS:-21}
@@ -21,14 +22,18 @@ for model in ${PROFILE_MODELS:-resnet50}; do
     *) echo "profile-ops: no input shape for model '$model'" >&2; exit 2 ;;
   esac
   for precision in ${PROFILE_PRECISIONS:-fp32 bf16}; do
-    for setup in ${PROFILE_SETUPS:-nchw:legacy channels_last:legacy channels_last:graph}; do
+    for setup in ${PROFILE_SETUPS:-nchw:legacy channels_last:legacy channels_last:graph channels_last:graph:bf16}; do
+      IFS=: read -r format engine activations <<<"$setup"
+      activations=${activations:-fp32}
+      [[ $activations == fp32 || $precision == bf16 ]] || continue  # bf16 storage: bf16 only
       # One failing set-up (a plan cuDNN refuses) must not cost the others their tables.
       # shellcheck disable=SC2086
       "$train" --backend "${BACKEND:-cuda}" --model "$model" --dataset synthetic \
         --input-shape "$shape" --classes "$classes" --train-images $((steps * batch)) \
         --test-images 0 --epochs 1 --batch-size "$batch" --optimizer momentum --lr 0.01 \
-        --precision "$precision" --memory-format "${setup%%:*}" --conv-engine "${setup##*:}" \
-        --profile-ops ${PROFILE_ARGS:-} || { echo "profile-ops: $model $precision $setup failed"; failed=1; }
+        --precision "$precision" --memory-format "$format" --conv-engine "$engine" \
+        --activation-type "$activations" --profile-ops ${PROFILE_ARGS:-} ||
+        { echo "profile-ops: $model $precision $setup failed"; failed=1; }
       echo
     done
   done
