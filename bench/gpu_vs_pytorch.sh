@@ -45,7 +45,8 @@
 #        HOST_INPUT=1 (0: no PyTorch host-input runs) THREADS=1 (host threads of either side)
 #        RUN_TIMEOUT=900 (s per run) FLOPS_TIMEOUT=120 PYTHON=/usr/bin/python3
 #        TRAIN_ARGS="...": more scalebench-train options for all its runs (word-split), e.g.
-#        "--memory-format channels_last"
+#        "--memory-format channels_last"; TRAIN_ARGS_BF16="...": more for its bf16 runs only,
+#        e.g. "--activation-type bf16"
 #        OVERLAP_NP=N: also run scalebench alone at np=N under mpirun (one GPU per rank) with
 #        --overlap off and on, one line per model (at its first batch):
 #          MODEL np=N precision=fp32 overlap_off=X img/s overlap_on=Y img/s on/off=R   (fp32 only)
@@ -180,9 +181,12 @@ scalebench_rate() {
   local cmd=("$train" --backend cuda --model "$model" --dataset synthetic --input-shape "$shape"
     --classes "$classes" --train-images $((np * b * n)) --test-images 0 --epochs "$epochs"
     --batch-size "$b" --optimizer momentum --lr 0.01 --threads "$threads" --overlap "$overlap" "$@")
-  # TRAIN_ARGS: more scalebench-train options for every run (e.g. --memory-format channels_last).
+  # TRAIN_ARGS: more scalebench-train options for every run (e.g. --memory-format channels_last);
+  # TRAIN_ARGS_BF16: more for the bf16 runs only (e.g. --activation-type bf16).
   # shellcheck disable=SC2206
   [[ -z ${TRAIN_ARGS:-} ]] || cmd+=($TRAIN_ARGS)
+  # shellcheck disable=SC2206
+  [[ -z ${TRAIN_ARGS_BF16:-} || " $* " != *" --precision bf16 "* ]] || cmd+=($TRAIN_ARGS_BF16)
   ((np == 1)) || cmd=(mpirun -np "$np" --bind-to none -x OMP_NUM_THREADS "${cmd[@]}")
   run_timed "scalebench-train ($model batch=$b np=$np overlap=$overlap${*:+ $*})" "${cmd[@]}" || return 1
   rate=$(awk '/images\/s:/ {n++; if (n > 1) {for (i = 1; i <= NF; i++) if ($i == "images/s:") print $(i+1)}}' "$tmp/out" | median)
