@@ -197,6 +197,9 @@ class GraphConvLayer final : public DeviceLayer {
     const ConvBuffers scratch{x.data(), w.data(), y.data(), bias.data()};
     AutotuneOptions tune;
     tune.deterministic = context_.deterministic();
+    // Heuristics mode A ranks its proposals; finalizing one can compile it (NVRTC, seconds), and
+    // ResNet-50 has ~70 problems: the first five of each, not PyTorch's ten.
+    tune.max_candidates = 5;
     // Forward with the bias and the ReLU fused, or with what of them cuDNN can fuse.
     for (const auto& [bias_fused, relu_fused] :
          {std::pair{o.bias, o.relu}, std::pair{o.bias, false}, std::pair{false, false}}) {
