@@ -346,10 +346,17 @@ inline void compare_layer(int in_channels, const std::function<int(Graph&, int)>
     compare_networks({full(), input}, 3, sgd(), batch, kClasses, {}, cuda::Precision::fp32, layout,
                      engine);
   }
-  CAPTURE("channels_last, legacy API, bf16 activations");
-  compare_networks({full(), input}, 3, sgd(), batch, kClasses, bf16_tolerance(),
-                   cuda::Precision::bf16, cuda::Layout::nhwc, cuda::ConvEngine::legacy,
-                   cuda::DType::bf16);
+  // bf16 activations in three set-ups: each layer's bf16 path in either layout, and the graph
+  // API's fused and unfused bias on bf16.
+  for (const auto& [layout, engine] : {std::pair{cuda::Layout::nhwc, cuda::ConvEngine::legacy},
+                                       std::pair{cuda::Layout::nchw, cuda::ConvEngine::legacy},
+                                       std::pair{cuda::Layout::nhwc, cuda::ConvEngine::graph}}) {
+    CAPTURE((layout == cuda::Layout::nhwc ? "channels_last" : "nchw"));
+    CAPTURE((engine == cuda::ConvEngine::graph ? "conv graph API" : "conv legacy API"));
+    CAPTURE("bf16 activations");
+    compare_networks({full(), input}, 3, sgd(), batch, kClasses, bf16_tolerance(),
+                     cuda::Precision::bf16, layout, engine, cuda::DType::bf16);
+  }
 }
 
 // The whole body of a test case: it skips (returns) where there is no GPU.

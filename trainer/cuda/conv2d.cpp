@@ -170,8 +170,10 @@ class ConvLayer final : public DeviceLayer {
                                 static_cast<std::size_t>(o.kernel[0] * o.kernel[1]);
     weight_count_ = weights;
     if (bf16_) {
-      context.reserve_bf16(kBF16Input, in.count());
-      context.reserve_bf16(kBF16Output, out_.count());
+      if (!bf16_io_) {  // bf16 activations are read and written where they are
+        context.reserve_bf16(kBF16Input, in.count());
+        context.reserve_bf16(kBF16Output, out_.count());
+      }
       context.reserve_bf16(kBF16Weights, weights);
     }
     weights_ = params;
@@ -188,6 +190,10 @@ class ConvLayer final : public DeviceLayer {
     SB_CHECK(cudnnSetConvolutionMathType(data_.get(), algorithms_.data_math));
     SB_CHECK(cudnnSetConvolutionMathType(filter_.get(), algorithms_.filter_math));
     context.reserve_workspace(algorithms_.workspace);
+    if (bf16_io_ && has_bias_) {  // the bias gradient's partial sums, before the products use it
+      context.reserve_workspace(channel_sums_scratch_bytes(
+          static_cast<std::size_t>(out_.n), static_cast<std::size_t>(out_.c), plane(out_)));
+    }
   }
 
   void forward(const void* x, void* y, bool) override {
@@ -280,7 +286,8 @@ class ConvLayer final : public DeviceLayer {
     }
     if (has_bias_) {
       channel_sums_bf16(dy16, bias_grad_, static_cast<std::size_t>(out_.n),
-                        static_cast<std::size_t>(out_.c), plane(out_), channels_last(), s);
+                        static_cast<std::size_t>(out_.c), plane(out_), channels_last(),
+                        context_.workspace(), s);
     }
     std::uint16_t* w16 = context_.bf16(kBF16Weights);
     SB_CHECK(cudnnConvolutionBackwardFilter(h, &kOne, conv_in_desc_.get(), x, conv_out_desc_.get(),

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "trainer/cuda/cuda_kernels.hpp"
 #include "trainer/cuda/cudnn_graph.hpp"
@@ -66,8 +67,10 @@ class GraphConvLayer final : public DeviceLayer {
     out_desc_ = TensorDesc(out_, CUDNN_DATA_FLOAT, context.layout());
     bias_desc_ = TensorDesc(Shape{1, o.out_channels, 1, 1});
     if (bf16_) {
-      context.reserve_bf16(kBF16Input, in.count());
-      context.reserve_bf16(kBF16Output, out_.count());
+      if (!bf16_io_) {  // bf16 activations are read and written where they are
+        context.reserve_bf16(kBF16Input, in.count());
+        context.reserve_bf16(kBF16Output, out_.count());
+      }
       context.reserve_bf16(kBF16Weights, weight_count_);
       if (has_bias_) bias16_ = DeviceArray<std::uint16_t>(static_cast<std::size_t>(s.k));
     } else {
@@ -134,7 +137,8 @@ class GraphConvLayer final : public DeviceLayer {
       }
       if (has_bias_) {
         channel_sums_bf16(dy16, bias_grad_, static_cast<std::size_t>(out_.n),
-                          static_cast<std::size_t>(out_.c), plane(), channels_last(), stream);
+                          static_cast<std::size_t>(out_.c), plane(), channels_last(),
+                          context_.workspace(), stream);
       }
       std::uint16_t* w16 = context_.bf16(kBF16Weights);
       filter_->execute(h, {const_cast<void*>(x), w16, dy, nullptr}, context_.workspace(),
@@ -193,7 +197,10 @@ class GraphConvLayer final : public DeviceLayer {
     DeviceArray<unsigned char> x(s.x_count() * value), w(s.w_count() * value),
         y(s.y_count() * value), bias(static_cast<std::size_t>(s.k) * value);
     // Zeros, not whatever the memory held: no NaN or denormal in the timed runs.
-    for (auto* a : {&x, &w, &y, &bias}) SB_CHECK(cudaMemset(a->data(), 0, a->bytes()));
+    // On the compute stream, which the autotune waits for (cudaMemset would go on the legacy
+    // stream, which a non-blocking stream does not wait for).
+    for (auto* a : {&x, &w, &y, &bias})
+      SB_CHECK(cudaMemsetAsync(a->data(), 0, a->bytes(), context_.stream()));
     const ConvBuffers scratch{x.data(), w.data(), y.data(), bias.data()};
     AutotuneOptions tune;
     tune.deterministic = context_.deterministic();
@@ -201,8 +208,10 @@ class GraphConvLayer final : public DeviceLayer {
     // ResNet-50 has ~70 problems: the first five of each, not PyTorch's ten.
     tune.max_candidates = 5;
     // Forward with the bias and the ReLU fused, or with what of them cuDNN can fuse.
-    for (const auto& [bias_fused, relu_fused] :
-         {std::pair{o.bias, o.relu}, std::pair{o.bias, false}, std::pair{false, false}}) {
+    std::vector<std::pair<bool, bool>> attempts{{o.bias, o.relu}};  // the most fused first
+    if (o.relu && o.bias) attempts.emplace_back(true, false);
+    if (o.relu || o.bias) attempts.emplace_back(false, false);
+    for (const auto& [bias_fused, relu_fused] : attempts) {
       p.direction = ConvDirection::forward;
       p.bias = bias_fused;
       p.relu = relu_fused;
@@ -226,6 +235,10 @@ class GraphConvLayer final : public DeviceLayer {
     filter_ = plan_cache().get(context_.cudnn(), p, scratch, tune);
     context_.reserve_workspace(std::max(
         {forward_->workspace_bytes(), data_->workspace_bytes(), filter_->workspace_bytes()}));
+    if (bf16_io_ && o.bias) {  // the bias gradient's partial sums, before the products use it
+      context_.reserve_workspace(channel_sums_scratch_bytes(
+          static_cast<std::size_t>(s.n), static_cast<std::size_t>(s.k), plane()));
+    }
     if (context_.verbose()) {
       fmt::print(stderr, "scalebench-train: conv2d {}: forward {}{}{}, data {}, filter {}\n",
                  p.key(), forward_->engine(), fused_bias_ ? " +bias" : "",

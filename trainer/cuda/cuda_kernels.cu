@@ -100,26 +100,51 @@ __global__ void add_channel_bias_kernel(__nv_bfloat16* y, const float* bias, std
   store(y, i, load(y, i) + bias[channel_of(i, channels, plane, channels_last)]);
 }
 
-// One block per channel: the fp32 sum of its batch·plane values, in a fixed order (the same
-// bits every run).
-__global__ void channel_sums_kernel(const __nv_bfloat16* dy, float* sums, std::size_t batch,
-                                    std::size_t channels, std::size_t plane, bool channels_last) {
-  __shared__ float partial[kThreads];
-  const std::size_t c = blockIdx.x;
+// The per-channel fp32 sums in two passes, in a fixed order (the same bits every run): each
+// block sums a tile of kSumChannels channels over one chunk of the batch·plane pixels (threads
+// across channels, so channels-last reads are coalesced) into partial[chunk][channel]; then
+// each channel's chunks are added in order.
+constexpr unsigned kSumChannels = 32, kSumLanes = 8, kSumMaxChunks = 256;
+
+std::size_t sum_chunks(std::size_t count) {
+  const std::size_t chunks = (count + 2047) / 2048;
+  return chunks < 1 ? 1 : (chunks > kSumMaxChunks ? kSumMaxChunks : chunks);
+}
+
+__global__ void channel_partial_sums_kernel(const __nv_bfloat16* dy, float* partial,
+                                            std::size_t batch, std::size_t channels,
+                                            std::size_t plane, bool channels_last,
+                                            std::size_t chunks) {
+  __shared__ float lane_sums[kSumLanes][kSumChannels];
+  const std::size_t c = static_cast<std::size_t>(blockIdx.x) * kSumChannels + threadIdx.x;
   const std::size_t count = batch * plane;
+  const std::size_t per_chunk = (count + chunks - 1) / chunks;
+  const std::size_t begin = blockIdx.y * per_chunk;
+  const std::size_t end = begin + per_chunk < count ? begin + per_chunk : count;
   float sum = 0.0f;
-  for (std::size_t j = threadIdx.x; j < count; j += blockDim.x) {
-    const std::size_t i =
-        channels_last ? j * channels + c : ((j / plane) * channels + c) * plane + j % plane;
-    sum += load(dy, i);
+  if (c < channels) {
+    for (std::size_t j = begin + threadIdx.y; j < end; j += kSumLanes) {
+      const std::size_t i =
+          channels_last ? j * channels + c : ((j / plane) * channels + c) * plane + j % plane;
+      sum += load(dy, i);
+    }
   }
-  partial[threadIdx.x] = sum;
+  lane_sums[threadIdx.y][threadIdx.x] = sum;
   __syncthreads();
-  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
+  if (threadIdx.y == 0 && c < channels) {
+    float total = 0.0f;
+    for (unsigned lane = 0; lane < kSumLanes; ++lane) total += lane_sums[lane][threadIdx.x];
+    partial[blockIdx.y * channels + c] = total;
   }
-  if (threadIdx.x == 0) sums[c] = partial[0];
+}
+
+__global__ void channel_chunk_sums_kernel(const float* partial, float* sums, std::size_t channels,
+                                          std::size_t chunks) {
+  SB_GRID_STRIDE(c, channels) {
+    float total = 0.0f;
+    for (std::size_t k = 0; k < chunks; ++k) total += partial[k * channels + c];
+    sums[c] = total;
+  }
 }
 
 // mode 0 relu, 1 relu6 (ReLU clipped at 6), 2 tanh; backward from y, as cuDNN's.
@@ -377,12 +402,25 @@ void add_channel_bias_bf16(std::uint16_t* y, const float* bias, std::size_t batc
   SB_CHECK(cudaGetLastError());
 }
 
+std::size_t channel_sums_scratch_bytes(std::size_t batch, std::size_t channels, std::size_t plane) {
+  return sum_chunks(batch * plane) * channels * sizeof(float);
+}
+
 void channel_sums_bf16(const std::uint16_t* dy, float* sums, std::size_t batch,
-                       std::size_t channels, std::size_t plane, bool channels_last,
+                       std::size_t channels, std::size_t plane, bool channels_last, void* scratch,
                        cudaStream_t stream) {
   if (channels == 0) return;
-  channel_sums_kernel<<<static_cast<unsigned>(channels), kThreads, 0, stream>>>(
-      reinterpret_cast<const __nv_bfloat16*>(dy), sums, batch, channels, plane, channels_last);
+  const std::size_t chunks = sum_chunks(batch * plane);
+  const dim3 grid(static_cast<unsigned>((channels + kSumChannels - 1) / kSumChannels),
+                  static_cast<unsigned>(chunks));
+  const dim3 block(kSumChannels, kSumLanes);
+  auto* partial = static_cast<float*>(scratch);
+  channel_partial_sums_kernel<<<grid, block, 0, stream>>>(
+      reinterpret_cast<const __nv_bfloat16*>(dy), partial, batch, channels, plane, channels_last,
+      chunks);
+  SB_CHECK(cudaGetLastError());
+  channel_chunk_sums_kernel<<<blocks_for(channels), kThreads, 0, stream>>>(partial, sums, channels,
+                                                                           chunks);
   SB_CHECK(cudaGetLastError());
 }
 

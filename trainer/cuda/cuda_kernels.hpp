@@ -62,8 +62,11 @@ void accumulate_bf16(std::uint16_t* a, const std::uint16_t* b, std::size_t n, cu
 void add_channel_bias_bf16(std::uint16_t* y, const float* bias, std::size_t batch,
                            std::size_t channels, std::size_t plane, bool channels_last,
                            cudaStream_t stream);
+// channel_sums_bf16 needs `scratch` of channel_sums_scratch_bytes (partial sums per chunk of
+// pixels, added in a fixed order: the same bits every run).
+std::size_t channel_sums_scratch_bytes(std::size_t batch, std::size_t channels, std::size_t plane);
 void channel_sums_bf16(const std::uint16_t* dy, float* sums, std::size_t batch,
-                       std::size_t channels, std::size_t plane, bool channels_last,
+                       std::size_t channels, std::size_t plane, bool channels_last, void* scratch,
                        cudaStream_t stream);
 void activation_forward_bf16(const std::uint16_t* x, std::uint16_t* y, std::size_t n, int mode,
                              cudaStream_t stream);

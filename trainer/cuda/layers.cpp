@@ -350,9 +350,15 @@ class DenseLayer final : public DeviceLayer {
     weight_grad_ = grads;
     bias_grad_ = grads + weights;
     if (bf16_) {
-      context.reserve_bf16(kBF16Input, static_cast<std::size_t>(batch_) * op.in);
+      if (!bf16_io_) {  // bf16 activations are read where they are (the logits' dy is cast)
+        context.reserve_bf16(kBF16Input, static_cast<std::size_t>(batch_) * op.in);
+      }
       context.reserve_bf16(kBF16Output, static_cast<std::size_t>(batch_) * op.out);
       context.reserve_bf16(kBF16Weights, weights);
+    }
+    if (bf16_io_ && out_type_ == DType::bf16) {  // the bias gradient's partial sums
+      context.reserve_workspace(
+          channel_sums_scratch_bytes(static_cast<std::size_t>(batch_), op.out, 1));
     }
   }
 
@@ -442,7 +448,7 @@ class DenseLayer final : public DeviceLayer {
                                             bias_desc_.get(), bias_grad_));
     } else {
       channel_sums_bf16(dy16, bias_grad_, static_cast<std::size_t>(batch_),
-                        static_cast<std::size_t>(outputs_), 1, true, s);
+                        static_cast<std::size_t>(outputs_), 1, true, context_.workspace(), s);
     }
     if (dx == nullptr) return;
     to_bf16(weights_, w16, weight_count(), s);
@@ -480,6 +486,15 @@ TensorDesc::TensorDesc(const Shape& s, cudnnDataType_t type, Layout layout) {
 BatchNormParamDesc::BatchNormParamDesc(const TensorDesc& data) {
   SB_CHECK(cudnnCreateTensorDescriptor(&handle_));
   SB_CHECK(cudnnDeriveBNTensorDescriptor(handle_, data.get(), CUDNN_BATCHNORM_SPATIAL));
+  // The scale, shift and statistics must be fp32 unless the data are double (cudnn_ops.h); the
+  // header does not say what the derivation gives for bf16 data, so make sure (PyTorch and
+  // TensorFlow build this descriptor themselves).
+  cudnnDataType_t type{};
+  int n = 0, c = 0, h = 0, w = 0, sn = 0, sc = 0, sh = 0, sw = 0;
+  SB_CHECK(cudnnGetTensor4dDescriptor(handle_, &type, &n, &c, &h, &w, &sn, &sc, &sh, &sw));
+  if (type != CUDNN_DATA_FLOAT && type != CUDNN_DATA_DOUBLE) {
+    SB_CHECK(cudnnSetTensor4dDescriptor(handle_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, c, 1, 1));
+  }
 }
 
 std::optional<std::string> unsupported(const model::Op& op) {
