@@ -147,11 +147,7 @@ class ConvLayer final : public DeviceLayer {
         data_(o),
         filter_(o),
         relu_desc_(CUDNN_ACTIVATION_RELU, 0.0) {
-    require_symmetric(o.padding, o.padding_end, "conv2d");
-    if (in.c != o.in_channels) {
-      throw std::invalid_argument(
-          fmt::format("conv2d expects {} input channels, got {}", o.in_channels, in.c));
-    }
+    require_conv_input(o, in);
     out_ = {in.n, o.out_channels,
             output_extent(in.h, o.kernel[0], o.stride[0], o.padding[0], "conv2d"),
             output_extent(in.w, o.kernel[1], o.stride[1], o.padding[1], "conv2d")};
@@ -192,7 +188,8 @@ class ConvLayer final : public DeviceLayer {
     context.reserve_workspace(algorithms_.workspace);
     if (bf16_io_ && has_bias_) {  // the bias gradient's partial sums, before the products use it
       context.reserve_workspace(channel_sums_scratch_bytes(
-          static_cast<std::size_t>(out_.n), static_cast<std::size_t>(out_.c), plane(out_)));
+          static_cast<std::size_t>(out_.n), static_cast<std::size_t>(out_.c),
+          static_cast<std::size_t>(out_.h) * static_cast<std::size_t>(out_.w)));
     }
   }
 
@@ -269,26 +266,12 @@ class ConvLayer final : public DeviceLayer {
                                      context_.bf16(kBF16Weights), fwd_.get(), algorithms_.forward,
                                      context_.workspace(), context_.workspace_bytes(), &kZero,
                                      conv_out_desc_.get(), y));
-    auto* y16 = static_cast<std::uint16_t*>(y);
-    if (has_bias_) {
-      add_channel_bias_bf16(y16, bias_, static_cast<std::size_t>(out_.n),
-                            static_cast<std::size_t>(out_.c), plane(out_), channels_last(), s);
-    }
-    if (relu_) activation_forward_bf16(y16, y16, out_.count(), 0, s);
+    bias_relu_forward_bf16(context_, y, out_, has_bias_ ? bias_ : nullptr, relu_);
   }
   void backward_bf16_io(const void* x, const void* y, void* dy, void* dx) {
     cudnnHandle_t h = context_.cudnn();
     cudaStream_t s = context_.stream();
-    auto* dy16 = static_cast<std::uint16_t*>(dy);
-    if (relu_) {
-      activation_backward_bf16(static_cast<const std::uint16_t*>(y), dy16, dy16, out_.count(), 0,
-                               s);
-    }
-    if (has_bias_) {
-      channel_sums_bf16(dy16, bias_grad_, static_cast<std::size_t>(out_.n),
-                        static_cast<std::size_t>(out_.c), plane(out_), channels_last(),
-                        context_.workspace(), s);
-    }
+    bias_relu_backward_bf16(context_, y, dy, out_, relu_, has_bias_ ? bias_grad_ : nullptr);
     std::uint16_t* w16 = context_.bf16(kBF16Weights);
     SB_CHECK(cudnnConvolutionBackwardFilter(h, &kOne, conv_in_desc_.get(), x, conv_out_desc_.get(),
                                             dy, filter_.get(), algorithms_.backward_filter,
@@ -302,10 +285,6 @@ class ConvLayer final : public DeviceLayer {
                                           context_.workspace(), context_.workspace_bytes(), &kZero,
                                           conv_in_desc_.get(), dx));
   }
-  static std::size_t plane(const Shape& s) {
-    return static_cast<std::size_t>(s.h) * static_cast<std::size_t>(s.w);
-  }
-  bool channels_last() const { return context_.layout() == Layout::nhwc; }
 
   void backward_bf16(const float* x, float* dy, float* dx) {
     cudnnHandle_t h = context_.cudnn();

@@ -40,11 +40,7 @@ class GraphConvLayer final : public DeviceLayer {
         relu_(o.relu),
         in_(in),
         relu_desc_(CUDNN_ACTIVATION_RELU, 0.0) {
-    require_symmetric(o.padding, o.padding_end, "conv2d");
-    if (in.c != o.in_channels) {
-      throw std::invalid_argument(
-          fmt::format("conv2d expects {} input channels, got {}", o.in_channels, in.c));
-    }
+    require_conv_input(o, in);
     ConvShape s;
     s.n = in.n;
     s.c = in.c;
@@ -107,12 +103,8 @@ class GraphConvLayer final : public DeviceLayer {
     }
     forward_->execute(h, b, context_.workspace(), context_.workspace_bytes());
     if (bf16_io_) {
-      auto* y16 = static_cast<std::uint16_t*>(y);
-      if (has_bias_ && !fused_bias_) {
-        add_channel_bias_bf16(y16, bias_, static_cast<std::size_t>(out_.n),
-                              static_cast<std::size_t>(out_.c), plane(), channels_last(), stream);
-      }
-      if (relu_ && !fused_relu_) activation_forward_bf16(y16, y16, out_.count(), 0, stream);
+      bias_relu_forward_bf16(context_, y, out_, has_bias_ && !fused_bias_ ? bias_ : nullptr,
+                             relu_ && !fused_relu_);
       return;
     }
     if (bf16_) from_bf16(context_.bf16(kBF16Output), static_cast<float*>(y), out_.count(), stream);
@@ -130,16 +122,7 @@ class GraphConvLayer final : public DeviceLayer {
     cudnnHandle_t h = context_.cudnn();
     cudaStream_t stream = context_.stream();
     if (bf16_io_) {
-      auto* dy16 = static_cast<std::uint16_t*>(dy);
-      if (relu_) {
-        activation_backward_bf16(static_cast<const std::uint16_t*>(y), dy16, dy16, out_.count(), 0,
-                                 stream);
-      }
-      if (has_bias_) {
-        channel_sums_bf16(dy16, bias_grad_, static_cast<std::size_t>(out_.n),
-                          static_cast<std::size_t>(out_.c), plane(), channels_last(),
-                          context_.workspace(), stream);
-      }
+      bias_relu_backward_bf16(context_, y, dy, out_, relu_, has_bias_ ? bias_grad_ : nullptr);
       std::uint16_t* w16 = context_.bf16(kBF16Weights);
       filter_->execute(h, {const_cast<void*>(x), w16, dy, nullptr}, context_.workspace(),
                        context_.workspace_bytes());
@@ -249,7 +232,6 @@ class GraphConvLayer final : public DeviceLayer {
   std::size_t plane() const {
     return static_cast<std::size_t>(out_.h) * static_cast<std::size_t>(out_.w);
   }
-  bool channels_last() const { return context_.layout() == Layout::nhwc; }
   float* weights_for_plan() {
     if (aligned_weights_.size() == 0) return weights_;
     copy(weights_, aligned_weights_.data(), weight_count_);

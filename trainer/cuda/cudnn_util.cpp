@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "trainer/cuda/cuda_kernels.hpp"
 #include "trainer/errors.hpp"
 
 namespace scalebench::trainer::cuda {
@@ -28,6 +29,47 @@ void require_symmetric(const model::Pair& begin, const model::Pair& end, std::st
 
 void require_4d(const Shape& in, std::string_view layer) {
   if (in.h < 1 || in.w < 1) throw std::invalid_argument(fmt::format("{}: empty input", layer));
+}
+
+void require_conv_input(const model::Conv2dOptions& o, const Shape& in) {
+  require_symmetric(o.padding, o.padding_end, "conv2d");
+  if (in.c != o.in_channels) {
+    throw std::invalid_argument(
+        fmt::format("conv2d expects {} input channels, got {}", o.in_channels, in.c));
+  }
+}
+
+namespace {
+
+std::size_t plane_of(const Shape& s) {
+  return static_cast<std::size_t>(s.h) * static_cast<std::size_t>(s.w);
+}
+
+}  // namespace
+
+void bias_relu_forward_bf16(const Context& context, void* y, const Shape& out, const float* bias,
+                            bool relu) {
+  auto* y16 = static_cast<std::uint16_t*>(y);
+  if (bias != nullptr) {
+    add_channel_bias_bf16(y16, bias, static_cast<std::size_t>(out.n),
+                          static_cast<std::size_t>(out.c), plane_of(out),
+                          context.layout() == Layout::nhwc, context.stream());
+  }
+  if (relu) activation_forward_bf16(y16, y16, out.count(), 0, context.stream());
+}
+
+void bias_relu_backward_bf16(const Context& context, const void* y, void* dy, const Shape& out,
+                             bool relu, float* bias_grad) {
+  auto* dy16 = static_cast<std::uint16_t*>(dy);
+  if (relu) {
+    activation_backward_bf16(static_cast<const std::uint16_t*>(y), dy16, dy16, out.count(), 0,
+                             context.stream());
+  }
+  if (bias_grad != nullptr) {
+    channel_sums_bf16(dy16, bias_grad, static_cast<std::size_t>(out.n),
+                      static_cast<std::size_t>(out.c), plane_of(out),
+                      context.layout() == Layout::nhwc, context.workspace(), context.stream());
+  }
 }
 
 }  // namespace scalebench::trainer::cuda

@@ -24,6 +24,19 @@ int output_extent(int size, int kernel, int stride, int padding, std::string_vie
 void require_symmetric(const model::Pair& begin, const model::Pair& end, std::string_view layer);
 // std::invalid_argument for an input without height or width.
 void require_4d(const Shape& in, std::string_view layer);
+// A convolution's checks on its input: symmetric padding (BackendError) and the channel count
+// (std::invalid_argument).
+void require_conv_input(const model::Conv2dOptions& o, const Shape& in);
+
+// A convolution's bias and ReLU on bf16 activations, as kernels (cuDNN's bias and activation
+// calls are kept to fp32 here): y += bias then y = relu(y) in place (each only when asked).
+void bias_relu_forward_bf16(const Context& context, void* y, const Shape& out, const float* bias,
+                            bool relu);
+// Backward of the same: dy ← dy·[y > 0] in place (with `relu`), then the bias gradient (with a
+// bias_grad): the per-channel sums of dy, through the context's workspace (reserve
+// channel_sums_scratch_bytes of it at plan time).
+void bias_relu_backward_bf16(const Context& context, const void* y, void* dy, const Shape& out,
+                             bool relu, float* bias_grad);
 
 // The data type of convolutions and matrix products: bf16 with --precision bf16, else fp32.
 inline cudnnDataType_t compute_type(const Context& context) {
