@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -101,11 +103,19 @@ class BatchNormLayer final : public DeviceLayer {
     beta_ = params + c;
     gamma_grad_ = grads;
     beta_grad_ = grads + c;
+    if (context.layout() == Layout::nhwc) plan_persistent();
   }
 
   void forward(const void* x, void* y, bool training) override {
     cudnnHandle_t h = context_.cudnn();
-    if (training) {
+    if (training && persistent_) {
+      SB_CHECK(cudnnBatchNormalizationForwardTrainingEx(
+          h, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_OPS_BN, &kOne, &kZero, desc_.get(),
+          x, nullptr, nullptr, desc_.get(), y, param_desc_.get(), gamma_, beta_, momentum_,
+          state_.running_mean.data(), state_.running_var.data(), epsilon_, save_mean_.data(),
+          save_inv_var_.data(), nullptr, context_.workspace(), context_.workspace_bytes(),
+          reserve_.data(), reserve_.bytes()));
+    } else if (training) {
       // cuDNN updates the running variance from the unbiased batch variance, as PyTorch does.
       SB_CHECK(cudnnBatchNormalizationForwardTraining(
           h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, desc_.get(), x, desc_.get(), y,
@@ -141,6 +151,15 @@ class BatchNormLayer final : public DeviceLayer {
       if (scratch_.size() == 0) scratch_ = DeviceArray<float>(out_.count());
       target = scratch_.data();
     }
+    if (persistent_) {
+      SB_CHECK(cudnnBatchNormalizationBackwardEx(
+          h, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_OPS_BN, &kOne, &kZero, &kOne,
+          &kZero, desc_.get(), x, nullptr, nullptr, desc_.get(), dy, nullptr, nullptr, desc_.get(),
+          target, param_desc_.get(), gamma_, beta_, gamma_grad_, beta_grad_, epsilon_,
+          save_mean_.data(), save_inv_var_.data(), nullptr, context_.workspace(),
+          context_.workspace_bytes(), reserve_.data(), reserve_.bytes()));
+      return;
+    }
     SB_CHECK(cudnnBatchNormalizationBackward(
         h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, desc_.get(), x, desc_.get(), dy,
         desc_.get(), target, param_desc_.get(), gamma_, gamma_grad_, beta_grad_, epsilon_,
@@ -157,7 +176,45 @@ class BatchNormLayer final : public DeviceLayer {
   ActivationDesc relu_desc_;
   BatchNormParamDesc param_desc_;
   DeviceArray<float> save_mean_, save_inv_var_, scratch_;
+  // Channels last: training through cuDNN's persistent NHWC kernels (the *Ex calls, as PyTorch
+  // for channels_last), with their workspace (the context's) and this layer's reserve space,
+  // written by forward and read by backward.
+  bool persistent_ = false;
+  DeviceArray<unsigned char> reserve_;
   float *gamma_ = nullptr, *beta_ = nullptr, *gamma_grad_ = nullptr, *beta_grad_ = nullptr;
+
+  // The sizes the persistent calls need; a status other than success keeps the plain calls
+  // (said under --verbose), never a wrong result.
+  void plan_persistent() {
+    cudnnHandle_t h = context_.cudnn();
+    const auto mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+    const auto ops = CUDNN_BATCHNORM_OPS_BN;
+    std::size_t forward_bytes = 0, backward_bytes = 0, reserve_bytes = 0;
+    cudnnStatus_t status = cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+        h, mode, ops, desc_.get(), nullptr, desc_.get(), param_desc_.get(), nullptr,
+        &forward_bytes);
+    if (status == CUDNN_STATUS_SUCCESS) {
+      status = cudnnGetBatchNormalizationBackwardExWorkspaceSize(
+          h, mode, ops, desc_.get(), desc_.get(), desc_.get(), nullptr, desc_.get(),
+          param_desc_.get(), nullptr, &backward_bytes);
+    }
+    if (status == CUDNN_STATUS_SUCCESS) {
+      status = cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, ops, nullptr,
+                                                                    desc_.get(), &reserve_bytes);
+    }
+    if (status != CUDNN_STATUS_SUCCESS) {
+      if (context_.verbose()) {
+        fmt::print(stderr,
+                   "scalebench-train: batch norm on {}: no persistent NHWC kernels ({}); using "
+                   "the plain calls\n",
+                   out_.str(), cudnnGetErrorString(status));
+      }
+      return;
+    }
+    context_.reserve_workspace(std::max(forward_bytes, backward_bytes));
+    reserve_ = DeviceArray<unsigned char>(std::max<std::size_t>(reserve_bytes, 1));
+    persistent_ = true;
+  }
 };
 
 // ---- activations ----
