@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -182,15 +183,45 @@ struct Tolerance {
   double floor_noise = 1e-6;  // the twin's relative parameter noise (perturb)
 };
 
+// One way of running a model on the GPU: the verified default (NCHW, the legacy convolutions,
+// fp32), or what --precision, --memory-format, --conv-engine and --activation-type choose.
+struct GpuSetup {
+  cuda::Precision precision = cuda::Precision::fp32;
+  cuda::Layout layout = cuda::Layout::nchw;
+  cuda::ConvEngine engine = cuda::ConvEngine::legacy;
+  cuda::DType activations = cuda::DType::f32;
+  std::string name() const {
+    return std::string(precision == cuda::Precision::bf16 ? "bf16" : "fp32") +
+           (layout == cuda::Layout::nhwc ? " channels_last" : " nchw") +
+           (engine == cuda::ConvEngine::graph ? " graph-API" : " legacy-API") +
+           (activations == cuda::DType::bf16 ? " bf16-activations" : "");
+  }
+};
+
+// The set-ups of issue 33 beside the verified default, for one test each: fp32 (channels last
+// with either convolution API, NCHW with the graph API) and bf16 (bf16 arithmetic in channels
+// last with the graph API; bf16 activations with either API).
+inline std::vector<GpuSetup> new_fp32_setups() {
+  using cuda::ConvEngine, cuda::Layout;
+  return {{cuda::Precision::fp32, Layout::nhwc, ConvEngine::legacy, cuda::DType::f32},
+          {cuda::Precision::fp32, Layout::nhwc, ConvEngine::graph, cuda::DType::f32},
+          {cuda::Precision::fp32, Layout::nchw, ConvEngine::graph, cuda::DType::f32}};
+}
+inline std::vector<GpuSetup> new_bf16_setups() {
+  using cuda::ConvEngine, cuda::Layout;
+  return {{cuda::Precision::bf16, Layout::nhwc, ConvEngine::graph, cuda::DType::f32},
+          {cuda::Precision::bf16, Layout::nhwc, ConvEngine::legacy, cuda::DType::bf16},
+          {cuda::Precision::bf16, Layout::nhwc, ConvEngine::graph, cuda::DType::bf16},
+          {cuda::Precision::bf16, Layout::nchw, ConvEngine::legacy, cuda::DType::bf16}};
+}
+
 // Two training steps (forward, backward, optimizer) and an evaluation on both backends: the CPU
 // lowers `description` (parameters from `seed`), the GPU lowers the same description with
-// model::initial_parameters.
+// model::initial_parameters, once per set-up; the CPU's work (the reference and its twins) is
+// done once for all of them.
 inline void compare_networks(const model::ModelDescription& description, std::uint32_t seed,
                              const OptimizerOptions& optimizer, std::size_t batch, int classes,
-                             Tolerance tol = {}, cuda::Precision precision = cuda::Precision::fp32,
-                             cuda::Layout memory_layout = cuda::Layout::nchw,
-                             cuda::ConvEngine engine = cuda::ConvEngine::legacy,
-                             cuda::DType activations = cuda::DType::f32) {
+                             Tolerance tol = {}, const std::vector<GpuSetup>& setups = {{}}) {
   const auto reference = cpu::make_network(description, seed, optimizer);
   cpu::Network& cpu_net = *reference;
   std::vector<std::unique_ptr<cpu::Network>> twins;
@@ -211,42 +242,53 @@ inline void compare_networks(const model::ModelDescription& description, std::ui
   };
   const model::Graph& layout = description.graph;
   const std::vector<float> initial(cpu_net.parameters().begin(), cpu_net.parameters().end());
-  cuda::DeviceOptions options;
-  options.precision = precision;
-  options.layout = memory_layout;
-  options.conv_engine = engine;
-  options.activations = activations;
-  options.verbose = true;  // which plans, and any fallback, in the test's output
-  cuda::CudaNetwork gpu(description, model::initial_parameters(description.graph, seed), optimizer,
-                        0, options);
-  {
-    const std::span<float> p = gpu.parameters();
+  std::vector<std::unique_ptr<cuda::CudaNetwork>> gpus;
+  for (const GpuSetup& setup : setups) {
+    const std::string name = setup.name();
+    CAPTURE(name);
+    cuda::DeviceOptions options;
+    options.precision = setup.precision;
+    options.layout = setup.layout;
+    options.conv_engine = setup.engine;
+    options.activations = setup.activations;
+    options.verbose = true;  // which plans, and any fallback, in the test's output
+    gpus.push_back(std::make_unique<cuda::CudaNetwork>(
+        description, model::initial_parameters(description.graph, seed), optimizer, 0, options));
+    const std::span<float> p = gpus.back()->parameters();
     REQUIRE(std::equal(p.begin(), p.end(), initial.begin()));  // same seed, same layout
   }
   const std::size_t image = elements(cpu_net.input_shape());
-  std::vector<Tally> tallies(3);  // step 0, step 1, then the running statistics and evaluation
+  // Per set-up: step 0, step 1, then the running statistics and evaluation.
+  std::vector<std::array<Tally, 3>> tallies(setups.size());
   for (int step = 0; step < 2; ++step) {
     CAPTURE(step);
-    Tally& tally = tallies[static_cast<std::size_t>(step)];
     const Batch b = random_batch(batch, image, classes, 100 + static_cast<std::uint32_t>(step));
     const BatchStats expected = cpu_net.train_batch(b.images, b.labels, batch);
     const auto floor =
         twin_stats([&](cpu::Network& twin) { return twin.train_batch(b.images, b.labels, batch); });
-    const BatchStats actual = gpu.train_batch(b.images, b.labels, batch);
-    check_stats(expected, actual, floor, tol.loss, tally);
-    check_per_node(layout, cpu_net.gradients(), gpu.gradients(), twin_spans([](cpu::Network& t) {
-                     return std::span<const float>(t.gradients());
-                   }),
-                   "gradient", tol.gradients, tally);
+    const auto twin_gradients =
+        twin_spans([](cpu::Network& t) { return std::span<const float>(t.gradients()); });
+    for (std::size_t g = 0; g < gpus.size(); ++g) {
+      const std::string name = setups[g].name();
+      CAPTURE(name);
+      Tally& tally = tallies[g][static_cast<std::size_t>(step)];
+      const BatchStats actual = gpus[g]->train_batch(b.images, b.labels, batch);
+      check_stats(expected, actual, floor, tol.loss, tally);
+      check_per_node(layout, cpu_net.gradients(), gpus[g]->gradients(), twin_gradients, "gradient",
+                     tol.gradients, tally);
+    }
     cpu_net.optimizer_step();
     for (const auto& twin : twins) twin->optimizer_step();
-    gpu.optimizer_step();
-    check_per_node(layout, cpu_net.parameters(), gpu.parameters(), twin_spans([](cpu::Network& t) {
-                     return std::span<const float>(t.parameters());
-                   }),
-                   "parameter", tol.parameters, tally);
+    const auto twin_parameters =
+        twin_spans([](cpu::Network& t) { return std::span<const float>(t.parameters()); });
+    for (std::size_t g = 0; g < gpus.size(); ++g) {
+      const std::string name = setups[g].name();
+      CAPTURE(name);
+      gpus[g]->optimizer_step();
+      check_per_node(layout, cpu_net.parameters(), gpus[g]->parameters(), twin_parameters,
+                     "parameter", tol.parameters, tallies[g][static_cast<std::size_t>(step)]);
+    }
   }
-  Tally& after = tallies[2];
   // Batch norm's running statistics after two training steps, then inference with them.
   for (std::size_t i = 0; i < cpu_net.nodes().size(); ++i) {
     const auto* bn = dynamic_cast<const cpu::BatchNorm*>(cpu_net.layer(i));
@@ -261,34 +303,45 @@ inline void compare_networks(const model::ModelDescription& description, std::ui
       var_floor =
           std::max(var_floor, relative_difference(bn->running_var(), twin_bn->running_var()));
     }
-    if (mean_floor >= kChaotic || var_floor >= kChaotic) {
-      ++after.skipped;
-      continue;
+    for (std::size_t g = 0; g < gpus.size(); ++g) {
+      const std::string name = setups[g].name();
+      CAPTURE(name);
+      Tally& after = tallies[g][2];
+      if (mean_floor >= kChaotic || var_floor >= kChaotic) {
+        ++after.skipped;
+        continue;
+      }
+      ++after.compared;
+      CHECK(mean_difference(bn->running_mean(), gpus[g]->running_mean(i), bn->running_var()) <=
+            bound(tol.running_stats, mean_floor));
+      CHECK(relative_difference(bn->running_var(), gpus[g]->running_var(i)) <=
+            bound(tol.running_stats, var_floor));
     }
-    ++after.compared;
-    CHECK(mean_difference(bn->running_mean(), gpu.running_mean(i), bn->running_var()) <=
-          bound(tol.running_stats, mean_floor));
-    CHECK(relative_difference(bn->running_var(), gpu.running_var(i)) <=
-          bound(tol.running_stats, var_floor));
   }
   const std::size_t eval_batch = batch > 1 ? batch - 1 : 1;  // a second plan, another size
   const Batch e = random_batch(eval_batch, image, classes, 7);
   const BatchStats expected = cpu_net.evaluate(e.images, e.labels, eval_batch);
   const auto floor =
       twin_stats([&](cpu::Network& twin) { return twin.evaluate(e.images, e.labels, eval_batch); });
-  const BatchStats actual = gpu.evaluate(e.images, e.labels, eval_batch);
-  check_stats(expected, actual, floor, tol.loss, after);
-  MESSAGE("compared/skipped as chaotic: step 0 "
-          << tallies[0].compared << "/" << tallies[0].skipped << ", step 1 " << tallies[1].compared
-          << "/" << tallies[1].skipped << ", running statistics and evaluation " << after.compared
-          << "/" << after.skipped);
-  // Not vacuous: the first step's loss (every layer's forward) is compared, and at least a fifth
-  // of its other values. Deep networks at batch 2-4 leave most of them to rounding: their last
-  // batch norms normalize over 2-4 values (1x1 maps), so the gradients behind them are chaotic
-  // (an H100, 2026-11-26: step 0 compared 56 of 215 values for bf16 ResNet-50, 139 of 379 for
-  // Inception v3; the other models more than half).
-  CHECK(tallies[0].loss_compared);
-  CHECK(tallies[0].compared * 4 >= tallies[0].skipped);
+  for (std::size_t g = 0; g < gpus.size(); ++g) {
+    const std::string name = setups[g].name();
+    CAPTURE(name);
+    const std::array<Tally, 3>& t = tallies[g];
+    Tally after = t[2];
+    const BatchStats actual = gpus[g]->evaluate(e.images, e.labels, eval_batch);
+    check_stats(expected, actual, floor, tol.loss, after);
+    MESSAGE(name << ": compared/skipped as chaotic: step 0 " << t[0].compared << "/" << t[0].skipped
+                 << ", step 1 " << t[1].compared << "/" << t[1].skipped
+                 << ", running statistics and evaluation " << after.compared << "/"
+                 << after.skipped);
+    // Not vacuous: the first step's loss (every layer's forward) is compared, and at least a
+    // fifth of its other values. Deep networks at batch 2-4 leave most of them to rounding:
+    // their last batch norms normalize over 2-4 values (1x1 maps), so the gradients behind
+    // them are chaotic (an H100, 2026-11-26: step 0 compared 56 of 215 values for bf16
+    // ResNet-50, 139 of 379 for Inception v3; the other models more than half).
+    CHECK(t[0].loss_compared);
+    CHECK(t[0].compared * 4 >= t[0].skipped);
+  }
 }
 
 // bf16 keeps 8 significant bits: ~0.4% per rounded value, against the CPU's fp32.
@@ -333,38 +386,20 @@ inline void compare_layer(int in_channels, const std::function<int(Graph&, int)>
     g.op(last, model::Dense{features, static_cast<std::size_t>(kClasses), model::Init::glorot});
     return g;
   };
-  // Both layouts, and the graph API's convolutions in both: channels last reorders the input,
-  // the convolution weights, flatten, dropout's mask and concat, the graph API fuses the bias
-  // and the ReLU; all must give the same numbers. Then bf16 activations (every layer's bf16
-  // path) within bf16's rounding.
-  for (const auto& [layout, engine] : {std::pair{cuda::Layout::nchw, cuda::ConvEngine::legacy},
-                                       std::pair{cuda::Layout::nhwc, cuda::ConvEngine::legacy},
-                                       std::pair{cuda::Layout::nchw, cuda::ConvEngine::graph},
-                                       std::pair{cuda::Layout::nhwc, cuda::ConvEngine::graph}}) {
-    CAPTURE((layout == cuda::Layout::nhwc ? "channels_last" : "nchw"));
-    CAPTURE((engine == cuda::ConvEngine::graph ? "conv graph API" : "conv legacy API"));
-    compare_networks({full(), input}, 3, sgd(), batch, kClasses, {}, cuda::Precision::fp32, layout,
-                     engine);
-  }
-  // bf16 activations in three set-ups: each layer's bf16 path in either layout, and the graph
-  // API's fused and unfused bias on bf16.
-  for (const auto& [layout, engine] : {std::pair{cuda::Layout::nhwc, cuda::ConvEngine::legacy},
-                                       std::pair{cuda::Layout::nchw, cuda::ConvEngine::legacy},
-                                       std::pair{cuda::Layout::nhwc, cuda::ConvEngine::graph}}) {
-    CAPTURE((layout == cuda::Layout::nhwc ? "channels_last" : "nchw"));
-    CAPTURE((engine == cuda::ConvEngine::graph ? "conv graph API" : "conv legacy API"));
-    CAPTURE("bf16 activations");
-    compare_networks({full(), input}, 3, sgd(), batch, kClasses, bf16_tolerance(),
-                     cuda::Precision::bf16, layout, engine, cuda::DType::bf16);
-  }
+  // The verified default and the new fp32 set-ups against one CPU reference: channels last
+  // reorders the input, the convolution weights, flatten, dropout's mask and concat, the graph
+  // API fuses the bias and the ReLU; all must give the same numbers. Then the bf16 set-ups
+  // (every layer's bf16-activation path) within bf16's rounding.
+  std::vector<GpuSetup> fp32{GpuSetup{}};
+  for (const GpuSetup& setup : new_fp32_setups()) fp32.push_back(setup);
+  compare_networks({full(), input}, 3, sgd(), batch, kClasses, {}, fp32);
+  compare_networks({full(), input}, 3, sgd(), batch, kClasses, bf16_tolerance(), new_bf16_setups());
 }
 
-// The whole body of a test case: it skips (returns) where there is no GPU.
+// The whole body of a test case: it skips (returns) where there is no GPU. The set-ups share
+// one CPU reference; bf16 ones (all of them, or none) get bf16's bounds.
 inline void compare_model(const std::string& name, int channels, int size, std::size_t batch,
-                          int classes, cuda::Precision precision = cuda::Precision::fp32,
-                          cuda::Layout layout = cuda::Layout::nchw,
-                          cuda::ConvEngine engine = cuda::ConvEngine::legacy,
-                          cuda::DType activations = cuda::DType::f32) {
+                          int classes, const std::vector<GpuSetup>& setups = {{}}) {
   SCALEBENCH_SKIP_IF(why_no_gpu());
   ModelSpec spec;
   spec.name = name;
@@ -380,13 +415,12 @@ inline void compare_model(const std::string& name, int channels, int size, std::
   tol.gradients = 1e-2;
   tol.loss = 1e-3;
   tol.parameters = 1e-3;
-  if (precision == cuda::Precision::bf16) {
+  if (setups.front().precision == cuda::Precision::bf16) {
     const double parameters = tol.parameters;
     tol = bf16_tolerance();
     tol.parameters = parameters;
   }
-  compare_networks(model::describe_model(spec), spec.seed, o, batch, classes, tol, precision,
-                   layout, engine, activations);
+  compare_networks(model::describe_model(spec), spec.seed, o, batch, classes, tol, setups);
 }
 
 }  // namespace cross_backend
