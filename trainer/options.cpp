@@ -159,6 +159,40 @@ std::size_t fusion_bytes(const TrainOptions& o) {
   return std::max(sizeof(float), static_cast<std::size_t>(std::llround(bytes)));
 }
 
+namespace {
+
+// The struct is filled by tests too, past CLI11's checks: a choice out of its two values.
+void require_one_of(const std::string& value, const char* option, const char* a, const char* b) {
+  if (value != a && value != b) throw UsageError(fmt::format("{} is {} or {}", option, a, b));
+}
+
+// --precision, --memory-format, --conv-engine, --activation-type: their values, and what needs
+// the cuda backend.
+void validate_device_choices(const TrainOptions& o) {
+  require_one_of(o.precision, "--precision", "fp32", "bf16");
+  require_one_of(o.memory_format, "--memory-format", "nchw", "channels_last");
+  require_one_of(o.conv_engine, "--conv-engine", "legacy", "graph");
+  require_one_of(o.activation_type, "--activation-type", "fp32", "bf16");
+  if (o.precision == "bf16" && o.backend != "cuda") {
+    throw UsageError("--precision bf16 needs --backend cuda (the cpu backend trains in fp32)");
+  }
+  if (o.memory_format == "channels_last" && o.backend != "cuda") {
+    throw UsageError(
+        "--memory-format channels_last needs --backend cuda (oneDNN picks the cpu "
+        "backend's layouts itself)");
+  }
+  if (o.conv_engine == "graph" && o.backend != "cuda") {
+    throw UsageError("--conv-engine graph needs --backend cuda (cuDNN's graph API)");
+  }
+  if (o.activation_type == "bf16" && (o.backend != "cuda" || o.precision != "bf16")) {
+    throw UsageError(
+        "--activation-type bf16 needs --backend cuda --precision bf16 (parameters, gradients "
+        "and the optimizer stay fp32)");
+  }
+}
+
+}  // namespace
+
 void validate(const TrainOptions& o) {
   if (o.dataset != "synthetic") {
     const char* given = o.input_shape    ? "--input-shape"
@@ -195,34 +229,7 @@ void validate(const TrainOptions& o) {
   if (!(o.fusion_mb > 0.0 && o.fusion_mb <= kMaxFusionMb)) {
     throw UsageError(fmt::format("--fusion-mb must be in (0, {}]", kMaxFusionMb));
   }
-  if (o.precision != "fp32" && o.precision != "bf16") {
-    throw UsageError("--precision is fp32 or bf16");
-  }
-  if (o.precision == "bf16" && o.backend != "cuda") {
-    throw UsageError("--precision bf16 needs --backend cuda (the cpu backend trains in fp32)");
-  }
-  if (o.memory_format != "nchw" && o.memory_format != "channels_last") {
-    throw UsageError("--memory-format is nchw or channels_last");
-  }
-  if (o.memory_format == "channels_last" && o.backend != "cuda") {
-    throw UsageError(
-        "--memory-format channels_last needs --backend cuda (oneDNN picks the cpu "
-        "backend's layouts itself)");
-  }
-  if (o.conv_engine != "legacy" && o.conv_engine != "graph") {
-    throw UsageError("--conv-engine is legacy or graph");
-  }
-  if (o.conv_engine == "graph" && o.backend != "cuda") {
-    throw UsageError("--conv-engine graph needs --backend cuda (cuDNN's graph API)");
-  }
-  if (o.activation_type != "fp32" && o.activation_type != "bf16") {
-    throw UsageError("--activation-type is fp32 or bf16");
-  }
-  if (o.activation_type == "bf16" && (o.backend != "cuda" || o.precision != "bf16")) {
-    throw UsageError(
-        "--activation-type bf16 needs --backend cuda --precision bf16 (parameters, gradients "
-        "and the optimizer stay fp32)");
-  }
+  validate_device_choices(o);
   if (o.cuda_graph == OnOff::On && o.backend != "cuda") {
     throw UsageError("--cuda-graph on needs --backend cuda");
   }
