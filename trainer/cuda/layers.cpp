@@ -157,10 +157,11 @@ class BatchNormLayer final : public DeviceLayer {
     if (persistent_) {
       SB_CHECK(cudnnBatchNormalizationBackwardEx(
           h, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, ops_, &kOne, &kZero, &kOne, &kZero, desc_.get(), x,
-          desc_.get(), fused_relu_ ? y : nullptr, desc_.get(), dy, nullptr, nullptr, desc_.get(),
-          target, param_desc_.get(), gamma_, beta_, gamma_grad_, beta_grad_, epsilon_,
-          save_mean_.data(), save_inv_var_.data(), fused_relu_ ? relu_desc_.get() : nullptr,
-          context_.workspace(), context_.workspace_bytes(), reserve_.data(), reserve_.bytes()));
+          fused_relu_ ? desc_.get() : nullptr, fused_relu_ ? y : nullptr, desc_.get(), dy, nullptr,
+          nullptr, desc_.get(), target, param_desc_.get(), gamma_, beta_, gamma_grad_, beta_grad_,
+          epsilon_, save_mean_.data(), save_inv_var_.data(),
+          fused_relu_ ? relu_desc_.get() : nullptr, context_.workspace(),
+          context_.workspace_bytes(), reserve_.data(), reserve_.bytes()));
       return;
     }
     SB_CHECK(cudnnBatchNormalizationBackward(
