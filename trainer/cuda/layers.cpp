@@ -109,14 +109,23 @@ class BatchNormLayer final : public DeviceLayer {
   void forward(const void* x, void* y, bool training) override {
     cudnnHandle_t h = context_.cudnn();
     if (training && persistent_) {
-      SB_CHECK(cudnnBatchNormalizationForwardTrainingEx(
-          h, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, ops_, &kOne, &kZero, desc_.get(), x, nullptr,
-          nullptr, desc_.get(), y, param_desc_.get(), gamma_, beta_, momentum_,
+      const cudnnStatus_t status = cudnnBatchNormalizationForwardTrainingEx(
+          h, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_OPS_BN, &kOne, &kZero, desc_.get(),
+          x, nullptr, nullptr, desc_.get(), y, param_desc_.get(), gamma_, beta_, momentum_,
           state_.running_mean.data(), state_.running_var.data(), epsilon_, save_mean_.data(),
-          save_inv_var_.data(), fused_relu_ ? relu_desc_.get() : nullptr, context_.workspace(),
-          context_.workspace_bytes(), reserve_.data(), reserve_.bytes()));
-      if (fused_relu_) return;  // y = relu(BN(x)) in one pass
-    } else if (training) {
+          save_inv_var_.data(), nullptr, context_.workspace(), context_.workspace_bytes(),
+          reserve_.data(), reserve_.bytes());
+      if (status == CUDNN_STATUS_SUCCESS) {
+        apply_relu(y);
+        return;
+      }
+      // Sized but refused when run: the plain calls from now on (this step's backward too).
+      if (status != CUDNN_STATUS_NOT_SUPPORTED)
+        check(status, "cudnnBatchNormalizationForwardTrainingEx", __FILE__, __LINE__);
+      say_plain(status);
+      persistent_ = false;
+    }
+    if (training) {
       // cuDNN updates the running variance from the unbiased batch variance, as PyTorch does.
       SB_CHECK(cudnnBatchNormalizationForwardTraining(
           h, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, desc_.get(), x, desc_.get(), y,
@@ -128,20 +137,12 @@ class BatchNormLayer final : public DeviceLayer {
           param_desc_.get(), gamma_, beta_, state_.running_mean.data(), state_.running_var.data(),
           epsilon_));
     }
-    if (relu_ && bf16_) {
-      activation_forward_bf16(static_cast<std::uint16_t*>(y), static_cast<std::uint16_t*>(y),
-                              out_.count(), 0, context_.stream());
-    } else if (relu_) {
-      SB_CHECK(cudnnActivationForward(h, relu_desc_.get(), &kOne, desc_.get(), y, &kZero,
-                                      desc_.get(), y));
-    }
+    apply_relu(y);
   }
 
   void backward(const void* x, const void* y, void* dy, void* dx) override {
     cudnnHandle_t h = context_.cudnn();
-    if (fused_relu_) {
-      // The persistent backward takes the ReLU's mask from y itself.
-    } else if (relu_ && bf16_) {
+    if (relu_ && bf16_) {
       activation_backward_bf16(static_cast<const std::uint16_t*>(y),
                                static_cast<std::uint16_t*>(dy), static_cast<std::uint16_t*>(dy),
                                out_.count(), 0, context_.stream());
@@ -156,11 +157,10 @@ class BatchNormLayer final : public DeviceLayer {
     }
     if (persistent_) {
       SB_CHECK(cudnnBatchNormalizationBackwardEx(
-          h, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, ops_, &kOne, &kZero, &kOne, &kZero, desc_.get(), x,
-          fused_relu_ ? desc_.get() : nullptr, fused_relu_ ? y : nullptr, desc_.get(), dy, nullptr,
-          nullptr, desc_.get(), target, param_desc_.get(), gamma_, beta_, gamma_grad_, beta_grad_,
-          epsilon_, save_mean_.data(), save_inv_var_.data(),
-          fused_relu_ ? relu_desc_.get() : nullptr, context_.workspace(),
+          h, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_OPS_BN, &kOne, &kZero, &kOne,
+          &kZero, desc_.get(), x, nullptr, nullptr, desc_.get(), dy, nullptr, nullptr, desc_.get(),
+          target, param_desc_.get(), gamma_, beta_, gamma_grad_, beta_grad_, epsilon_,
+          save_mean_.data(), save_inv_var_.data(), nullptr, context_.workspace(),
           context_.workspace_bytes(), reserve_.data(), reserve_.bytes()));
       return;
     }
@@ -184,59 +184,59 @@ class BatchNormLayer final : public DeviceLayer {
   // for channels_last), with their workspace (the context's) and this layer's reserve space,
   // written by forward and read by backward.
   bool persistent_ = false;
-  // With a ReLU, the persistent calls fuse it where cuDNN offers that for the type
-  // (CUDNN_BATCHNORM_OPS_BN_ACTIVATION), in training; inference applies it after.
-  cudnnBatchNormOps_t ops_ = CUDNN_BATCHNORM_OPS_BN;
-  bool fused_relu_ = false;
   DeviceArray<unsigned char> reserve_;
   float *gamma_ = nullptr, *beta_ = nullptr, *gamma_grad_ = nullptr, *beta_grad_ = nullptr;
 
   // The sizes the persistent calls need; a status other than success keeps the plain calls
   // (said under --verbose), never a wrong result.
+  // fp32 only (PyTorch's use for channels_last; bf16 data keep the plain calls). The sizes the
+  // persistent calls need; a status other than success keeps the plain calls (said under
+  // --verbose), never a wrong result. The ReLU stays a pass of its own: cuDNN fuses it
+  // (CUDNN_BATCHNORM_OPS_BN_ACTIVATION) for fp16 data only.
   void plan_persistent() {
-    cudnnStatus_t status = CUDNN_STATUS_NOT_SUPPORTED;
-    if (relu_) {
-      status = size_persistent(CUDNN_BATCHNORM_OPS_BN_ACTIVATION);
-      if (status != CUDNN_STATUS_SUCCESS && context_.verbose()) {
-        fmt::print(stderr,
-                   "scalebench-train: batch norm on {}: the ReLU not fused ({}); a pass of its "
-                   "own\n",
-                   out_.str(), cudnnGetErrorString(status));
-      }
-    }
-    if (status != CUDNN_STATUS_SUCCESS) status = size_persistent(CUDNN_BATCHNORM_OPS_BN);
-    if (status != CUDNN_STATUS_SUCCESS && context_.verbose()) {
-      fmt::print(stderr,
-                 "scalebench-train: batch norm on {}: no persistent NHWC kernels ({}); using "
-                 "the plain calls\n",
-                 out_.str(), cudnnGetErrorString(status));
-    }
-  }
-  // Asks the sizes the persistent calls need with `ops`; on success takes them and `ops`.
-  cudnnStatus_t size_persistent(cudnnBatchNormOps_t ops) {
+    if (bf16_) return;
     cudnnHandle_t h = context_.cudnn();
     const auto mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
-    const bool activation = ops != CUDNN_BATCHNORM_OPS_BN;
-    cudnnActivationDescriptor_t relu = activation ? relu_desc_.get() : nullptr;
+    const auto ops = CUDNN_BATCHNORM_OPS_BN;
     std::size_t forward_bytes = 0, backward_bytes = 0, reserve_bytes = 0;
     cudnnStatus_t status = cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
-        h, mode, ops, desc_.get(), nullptr, desc_.get(), param_desc_.get(), relu, &forward_bytes);
+        h, mode, ops, desc_.get(), nullptr, desc_.get(), param_desc_.get(), nullptr,
+        &forward_bytes);
     if (status == CUDNN_STATUS_SUCCESS) {
       status = cudnnGetBatchNormalizationBackwardExWorkspaceSize(
-          h, mode, ops, desc_.get(), activation ? desc_.get() : nullptr, desc_.get(), nullptr,
-          desc_.get(), param_desc_.get(), relu, &backward_bytes);
+          h, mode, ops, desc_.get(), nullptr, desc_.get(), nullptr, desc_.get(), param_desc_.get(),
+          nullptr, &backward_bytes);
     }
     if (status == CUDNN_STATUS_SUCCESS) {
-      status = cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, ops, relu, desc_.get(),
-                                                                    &reserve_bytes);
+      status = cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, ops, nullptr,
+                                                                    desc_.get(), &reserve_bytes);
     }
-    if (status != CUDNN_STATUS_SUCCESS) return status;
-    context_.reserve_workspace(std::max(forward_bytes, backward_bytes));
+    if (status != CUDNN_STATUS_SUCCESS) {
+      say_plain(status);
+      return;
+    }
+    // Never a null workspace: with one the *Ex calls are the plain ones (cudnn_ops.h).
+    context_.reserve_workspace(std::max({forward_bytes, backward_bytes, std::size_t{256}}));
     reserve_ = DeviceArray<unsigned char>(std::max<std::size_t>(reserve_bytes, 1));
     persistent_ = true;
-    ops_ = ops;
-    fused_relu_ = activation;
-    return status;
+  }
+  // The fused ReLU of the batch norm, in place.
+  void apply_relu(void* y) {
+    if (!relu_) return;
+    if (bf16_) {
+      activation_forward_bf16(static_cast<std::uint16_t*>(y), static_cast<std::uint16_t*>(y),
+                              out_.count(), 0, context_.stream());
+      return;
+    }
+    SB_CHECK(cudnnActivationForward(context_.cudnn(), relu_desc_.get(), &kOne, desc_.get(), y,
+                                    &kZero, desc_.get(), y));
+  }
+  void say_plain(cudnnStatus_t status) const {
+    if (!context_.verbose()) return;
+    fmt::print(stderr,
+               "scalebench-train: batch norm on {}: no persistent NHWC kernels ({}); using the "
+               "plain calls\n",
+               out_.str(), cudnnGetErrorString(status));
   }
 };
 
