@@ -266,7 +266,8 @@ inline void compare_networks(const model::ModelDescription& description, std::ui
       options.layout = setups[g].layout;
       options.conv_engine = setups[g].engine;
       options.activations = setups[g].activations;
-      options.verbose = true;  // which plans, and any fallback, in the test's output
+      options.verbose = true;        // which plans, and any fallback, in the test's output
+      options.graph_candidates = 1;  // numbers, not speed: no autotune of several plans
       gpus[g] = std::make_unique<cuda::CudaNetwork>(
           description, model::initial_parameters(description.graph, seed), optimizer, 0, options);
       const std::span<float> p = gpus[g]->parameters();

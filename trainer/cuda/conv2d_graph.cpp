@@ -188,8 +188,8 @@ class GraphConvLayer final : public DeviceLayer {
     AutotuneOptions tune;
     tune.deterministic = context_.deterministic();
     // Heuristics mode A ranks its proposals; finalizing one can compile it (NVRTC, seconds), and
-    // ResNet-50 has ~70 problems: the first five of each, not PyTorch's ten.
-    tune.max_candidates = 5;
+    // ResNet-50 has ~70 problems: the first five of each (DeviceOptions), not PyTorch's ten.
+    tune.max_candidates = context_.graph_candidates();
     // Forward with the bias and the ReLU fused, or with what of them cuDNN can fuse.
     std::vector<std::pair<bool, bool>> attempts{{o.bias, o.relu}};  // the most fused first
     if (o.relu && o.bias) attempts.emplace_back(true, false);

@@ -127,6 +127,9 @@ struct DeviceOptions {
   // Convolutions through the legacy API (cudnnFind, the verified path) or the graph API with
   // fused epilogues (--conv-engine graph, conv2d_graph.cpp).
   ConvEngine conv_engine = ConvEngine::legacy;
+  // How many of the heuristics' plans the graph API finalizes and times per problem (the first
+  // is the heuristics' best guess; tests that check numbers, not speed, take 1).
+  int graph_candidates = 5;
   // Say on stderr which plans were chosen, and why something fell back (--verbose).
   bool verbose = false;
   // The element type of stored activations and their gradients (--activation-type; bf16 only
@@ -150,6 +153,7 @@ class Context {
   bool deterministic() const { return options_.deterministic; }
   Layout layout() const { return options_.layout; }
   ConvEngine conv_engine() const { return options_.conv_engine; }
+  int graph_candidates() const { return options_.graph_candidates; }
   bool verbose() const { return options_.verbose; }
   DType activation_type() const { return options_.activations; }
   // A bf16 scratch slot of at least `count` elements, grown (never shrunk) at plan time.
