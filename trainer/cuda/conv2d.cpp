@@ -188,8 +188,7 @@ class ConvLayer final : public DeviceLayer {
     context.reserve_workspace(algorithms_.workspace);
     if (bf16_io_ && has_bias_) {  // the bias gradient's partial sums, before the products use it
       context.reserve_workspace(channel_sums_scratch_bytes(
-          static_cast<std::size_t>(out_.n), static_cast<std::size_t>(out_.c),
-          static_cast<std::size_t>(out_.h) * static_cast<std::size_t>(out_.w)));
+          static_cast<std::size_t>(out_.n), static_cast<std::size_t>(out_.c), out_.plane()));
     }
   }
 

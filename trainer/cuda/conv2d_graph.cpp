@@ -220,7 +220,7 @@ class GraphConvLayer final : public DeviceLayer {
         {forward_->workspace_bytes(), data_->workspace_bytes(), filter_->workspace_bytes()}));
     if (bf16_io_ && o.bias) {  // the bias gradient's partial sums, before the products use it
       context_.reserve_workspace(channel_sums_scratch_bytes(
-          static_cast<std::size_t>(s.n), static_cast<std::size_t>(s.k), plane()));
+          static_cast<std::size_t>(s.n), static_cast<std::size_t>(s.k), out_.plane()));
     }
     if (context_.verbose()) {
       fmt::print(stderr, "scalebench-train: conv2d {}: forward {}{}{}, data {}, filter {}\n",
@@ -229,9 +229,6 @@ class GraphConvLayer final : public DeviceLayer {
     }
   }
 
-  std::size_t plane() const {
-    return static_cast<std::size_t>(out_.h) * static_cast<std::size_t>(out_.w);
-  }
   float* weights_for_plan() {
     if (aligned_weights_.size() == 0) return weights_;
     copy(weights_, aligned_weights_.data(), weight_count_);

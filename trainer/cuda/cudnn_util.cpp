@@ -39,20 +39,12 @@ void require_conv_input(const model::Conv2dOptions& o, const Shape& in) {
   }
 }
 
-namespace {
-
-std::size_t plane_of(const Shape& s) {
-  return static_cast<std::size_t>(s.h) * static_cast<std::size_t>(s.w);
-}
-
-}  // namespace
-
 void bias_relu_forward_bf16(const Context& context, void* y, const Shape& out, const float* bias,
                             bool relu) {
   auto* y16 = static_cast<std::uint16_t*>(y);
   if (bias != nullptr) {
     add_channel_bias_bf16(y16, bias, static_cast<std::size_t>(out.n),
-                          static_cast<std::size_t>(out.c), plane_of(out),
+                          static_cast<std::size_t>(out.c), out.plane(),
                           context.layout() == Layout::nhwc, context.stream());
   }
   if (relu) activation_forward_bf16(y16, y16, out.count(), 0, context.stream());
@@ -67,7 +59,7 @@ void bias_relu_backward_bf16(const Context& context, const void* y, void* dy, co
   }
   if (bias_grad != nullptr) {
     channel_sums_bf16(dy16, bias_grad, static_cast<std::size_t>(out.n),
-                      static_cast<std::size_t>(out.c), plane_of(out),
+                      static_cast<std::size_t>(out.c), out.plane(),
                       context.layout() == Layout::nhwc, context.workspace(), context.stream());
   }
 }

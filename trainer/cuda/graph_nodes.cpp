@@ -58,7 +58,7 @@ DeviceConcat::DeviceConcat(Context& context, const std::vector<Shape>& inputs)
 }
 
 DeviceConcat::Rows DeviceConcat::rows(std::size_t k) const {
-  const std::size_t plane = static_cast<std::size_t>(shape_.h) * static_cast<std::size_t>(shape_.w);
+  const std::size_t plane = shape_.plane();
   const auto channels = static_cast<std::size_t>(inputs_[k].c);
   const std::size_t value = bytes_of(context_.activation_type());
   if (context_.layout() == Layout::nhwc) {

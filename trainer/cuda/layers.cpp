@@ -301,10 +301,9 @@ class DropoutLayer final : public DeviceLayer {
         device_key_(1) {
     out_ = in;
     // Channels last: the kernel maps each stored element to its N×C×H×W index, the CPU's.
-    const auto plane = static_cast<std::size_t>(in.h) * static_cast<std::size_t>(in.w);
-    if (context.layout() == Layout::nhwc && plane > 1 && in.c > 1) {
+    if (context.layout() == Layout::nhwc && in.channels_last_differs()) {
       nhwc_channels_ = static_cast<std::size_t>(in.c);
-      plane_ = plane;
+      plane_ = in.plane();
     }
   }
   void prepare_step() override {
@@ -355,7 +354,7 @@ class FlattenLayer final : public DeviceLayer {
  public:
   FlattenLayer(Context& context, const Shape& in) : context_(context), in_(in) {
     out_ = {in.n, in.c * in.h * in.w, 1, 1};
-    reorder_ = context.layout() == Layout::nhwc && in.c > 1 && in.h * in.w > 1;
+    reorder_ = context.layout() == Layout::nhwc && in.channels_last_differs();
   }
   void forward(const void* x, void* y, bool) override {
     const DType t = context_.activation_type();
@@ -378,9 +377,7 @@ class FlattenLayer final : public DeviceLayer {
  private:
   std::size_t batch() const { return static_cast<std::size_t>(in_.n); }
   std::size_t channels() const { return static_cast<std::size_t>(in_.c); }
-  std::size_t plane() const {
-    return static_cast<std::size_t>(in_.h) * static_cast<std::size_t>(in_.w);
-  }
+  std::size_t plane() const { return in_.plane(); }
   void copy(const void* from, void* to) {
     SB_CHECK(cudaMemcpyAsync(to, from, out_.count() * bytes_of(context_.activation_type()),
                              cudaMemcpyDeviceToDevice, context_.stream()));
@@ -413,7 +410,7 @@ class DenseLayer final : public DeviceLayer {
       throw std::invalid_argument(
           fmt::format("dense expects {} features per image, got {}", op.in, in.str()));
     }
-    if (context.layout() == Layout::nhwc && in.c > 1 && in.h * in.w > 1) {
+    if (context.layout() == Layout::nhwc && in.channels_last_differs()) {
       // Its weights read channel-major features; only Flatten reorders N×H×W×C to those.
       throw BackendError(fmt::format(
           "backend cuda: a dense layer straight on a {} tensor reads it channel-major; with "
@@ -470,7 +467,7 @@ class DenseLayer final : public DeviceLayer {
   }
 
   void backward(const void* x, const void*, void* dy, void* dx) override {
-    if (bf16_ || bf16_io_) {
+    if (bf16_) {  // bf16 activations come with bf16 precision only
       backward_bf16(x, dy, dx);
       return;
     }

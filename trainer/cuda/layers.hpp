@@ -33,6 +33,10 @@ struct Shape {
     return static_cast<std::size_t>(n) * static_cast<std::size_t>(c) * static_cast<std::size_t>(h) *
            static_cast<std::size_t>(w);
   }
+  // H·W, the values of one channel of one image.
+  std::size_t plane() const { return static_cast<std::size_t>(h) * static_cast<std::size_t>(w); }
+  // Whether N×H×W×C is other memory than N×C×H×W (not for one channel or one pixel).
+  bool channels_last_differs() const { return c > 1 && plane() > 1; }
   bool operator==(const Shape&) const = default;
   std::string str() const;
 };

@@ -251,7 +251,7 @@ CudaNetwork::Plan& CudaNetwork::plan(std::size_t batch) {
     throw std::logic_error("the last node of a model must give batch × classes logits");
   }
   p->images = PinnedArray<float>(in.count());
-  if ((context_.layout() == Layout::nhwc && in.c > 1 && in.h * in.w > 1) ||
+  if ((context_.layout() == Layout::nhwc && in.channels_last_differs()) ||
       p->types[0] != DType::f32)
     p->images_nchw = DeviceArray<float>(in.count());
   p->host_labels = PinnedArray<std::int32_t>(batch);
@@ -302,10 +302,10 @@ void CudaNetwork::forward(Plan& p, std::size_t batch, bool training) {
     if (p.images_nchw.size() > 0) {  // the data set's fp32 N×C×H×W, reordered or converted
       SB_CHECK(cudaMemcpyAsync(p.images_nchw.data(), p.images.data(), input_count * sizeof(float),
                                cudaMemcpyHostToDevice, stream));
-      const std::size_t plane = static_cast<std::size_t>(in.h) * static_cast<std::size_t>(in.w);
-      if (context_.layout() == Layout::nhwc && in.c > 1 && plane > 1) {
+      if (context_.layout() == Layout::nhwc && in.channels_last_differs()) {
         nchw_to_nhwc(p.images_nchw.data(), DType::f32, p.activations[0], p.types[0],
-                     static_cast<std::size_t>(in.n), static_cast<std::size_t>(in.c), plane, stream);
+                     static_cast<std::size_t>(in.n), static_cast<std::size_t>(in.c), in.plane(),
+                     stream);
       } else {
         convert(p.images_nchw.data(), DType::f32, p.activations[0], p.types[0], input_count,
                 stream);
